@@ -1,0 +1,1217 @@
+/*
+ * dcache.c - rcuwalk's userspace dentry cache and its RCU-walk.
+ *
+ * Design
+ * ======
+ * One dentry per (parent dentry, name) that this process has asked the
+ * kernel about, hashed in an RCU lock-free hash table (liburcu cds_lfht, key =
+ * parent pointer + name).  Dentries are path positions: a symlink is a
+ * dentry of its own whose target is walked from the symlink's directory, so a
+ * dentry's parent chain is always a symlink-free absolute path ("canonical
+ * path"), which is what we hand to the kernel on a miss.
+ *
+ * Lookups follow Nick Piggin's RCU-walk (fs/namei.c): inside an urcu-bp
+ * read-side section, component by component, taking no lock and writing
+ * nothing shared, validating each dentry with its d_seq hand over hand.  When
+ * the walk finds a gap (unknown name, unknown attributes, unknown permission)
+ * it returns a "miss" and the slow path asks the kernel about exactly that gap
+ * (one lstat of a canonical path), inserts the answer under the writer mutex,
+ * and restarts the walk.  Anything the cache cannot answer exactly - an
+ * error other than ENOENT/ENOTDIR, a filesystem without inotify coverage, a
+ * directory that could not be watched, a path too long to rebuild - makes the
+ * walk return DCACHE_PASS and the caller makes the real syscall: the kernel's
+ * own answer is always exact.
+ *
+ * Coherence: before the kernel is asked about an entry of directory P, P is
+ * watched (ops->watch_dir) and P->dir_gen is sampled; the answer is inserted
+ * only if no event for P arrived meanwhile (dir_gen unchanged, checked under
+ * the writer mutex that event processing also takes).  Any change after the
+ * kernel's answer produces an event on P's watch, which kills the dentry.
+ *
+ * Locks and invariants
+ * ====================
+ *  dcache_mutex (the writer mutex) serialises every change: insertion and
+ *    killing of dentries, publication of attributes, the children and LRU
+ *    lists, the watch map, the byte count, the cwd reference.  Readers never
+ *    take it.  It nests inside nothing of ours; ops callbacks run under it and
+ *    must not call back into the cache.
+ *  RCU (urcu-bp): readers run under rcu_read_lock().  A dentry, an attribute
+ *    block or a cwd reference is first unpublished (unhashed / pointer
+ *    cleared) under dcache_mutex and then freed with call_rcu(), so a reader
+ *    that found it may keep reading it until its read-side section ends.
+ *  d_seq: even when stable.  Writers (under dcache_mutex) make it odd, change
+ *    the mutable state (D_DEAD, attr pointer cleared, access bits cleared,
+ *    D_SEARCHED cleared), and make it even again.  Readers sample it with
+ *    d_seq_begin() before using a dentry and check it with d_seq_retry()
+ *    after reading what they need; a changed d_seq means "start over".
+ *    Adding information (publishing attributes, setting an access bit or
+ *    D_SEARCHED) does not bump d_seq: a reader that missed it just misses.
+ *  Immutable after hashing: parent, name, hash, type, link target, dev.
+ *  A dentry is hashed only while its parent directory is watched (its
+ *    wd >= 0), so every change that could make it wrong reaches us as an
+ *    event; a directory's own attributes are cached only while it is watched
+ *    itself (entries created inside it change its mtime/nlink/size).
+ *  Every hashed dentry is on its parent's children list: killing a directory
+ *    kills its subtree.
+ */
+#define _GNU_SOURCE
+#define _LGPL_SOURCE
+#include <urcu-bp.h>
+#include <urcu/rculfhash.h>
+#include <urcu/list.h>
+#include <urcu/uatomic.h>
+#include <urcu/compiler.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "dcache.h"
+
+#define MAX_SYMLINKS 40        /* per lookup, as the kernel's MAXSYMLINKS */
+#define MAX_WALK_ATTEMPTS 256  /* misses + retries per lookup before passing through */
+#define DEFAULT_MAX_BYTES (64UL << 20)
+
+enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER };
+
+/* d_flags bits (read by readers with atomic loads, written under dcache_mutex) */
+#define D_DEAD      0x01u /* unhashed; never valid again */
+#define D_SEARCHED  0x02u /* the kernel walked through this directory for us */
+#define D_NOCACHE   0x04u /* nothing below / no attributes: unwatched or uncacheable fs */
+#define D_NOATTR    0x08u /* attributes never cached (hard-linked file: nlink > 1) */
+
+struct dentry {
+	struct cds_lfht_node hnode;
+	struct dentry *parent;
+	struct dcache_attr *attr;   /* RCU-published; NULL = not known */
+	const char *link;           /* symlink target (in the same allocation) */
+	unsigned int seq;           /* d_seq */
+	unsigned int flags;         /* D_* */
+	unsigned int access_ok;     /* bit m: access(m) == 0; bit 8+m: with AT_EACCESS */
+	unsigned char type;         /* enum d_type */
+	unsigned char referenced;   /* CLOCK bit, set by readers only when clear */
+	/* writer-side state, under dcache_mutex */
+	int wd;                     /* watch id of this directory, -1 if none */
+	unsigned int dir_gen;       /* bumped by every event about an entry of this dir */
+	dev_t dev;                  /* st_dev of the object (for mount-point detection) */
+	struct cds_list_head children;
+	struct cds_list_head sibling;
+	struct cds_list_head lru;
+	size_t bytes;
+	struct rcu_head rcu;
+	unsigned long hash;
+	unsigned int namelen;
+	char name[];
+};
+
+struct dcache_attr {
+	struct stat st;
+	struct rcu_head rcu;
+};
+
+struct cwd_ref {
+	struct dentry *d;
+	struct rcu_head rcu;
+};
+
+/* watch id -> dentries using it (several paths may reach one inode) */
+struct wd_entry {
+	int wd;
+	struct dentry *d;
+	struct wd_entry *next;
+};
+#define WD_BUCKETS 1024
+
+static pthread_mutex_t dcache_mutex = PTHREAD_MUTEX_INITIALIZER;
+static const struct dcache_ops *dc_ops;
+static size_t dc_max_bytes = DEFAULT_MAX_BYTES;
+
+/* Published under dcache_mutex, read under RCU. */
+static struct cds_lfht *dc_table;
+static struct dentry *dc_root;
+static struct cwd_ref *dc_cwd;
+/* Writer-side, under dcache_mutex. */
+static unsigned long dc_cwd_gen;
+static size_t dc_bytes;
+static size_t dc_count;
+static CDS_LIST_HEAD(dc_lru);
+static struct wd_entry *dc_wd_map[WD_BUCKETS];
+
+/* ---------------------------------------------------------------------- */
+/* Per-thread statistics: a block per thread from a static pool (no malloc,
+ * so first use is async-signal-safe), shared atomic overflow block beyond. */
+
+#define STAT_BLOCKS 256
+struct stat_block {
+	uint64_t c[5];
+};
+static struct stat_block stat_pool[STAT_BLOCKS + 1];
+static unsigned int stat_pool_used;
+static __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
+
+void dcache_stat_inc(enum dcache_stat_id id)
+{
+	struct stat_block *b = tls_stats;
+
+	if (caa_unlikely(!b)) {
+		unsigned int i = uatomic_add_return(&stat_pool_used, 1) - 1;
+
+		b = &stat_pool[i < STAT_BLOCKS ? i : STAT_BLOCKS];
+		tls_stats = b;
+	}
+	if (caa_likely(b != &stat_pool[STAT_BLOCKS]))
+		CMM_STORE_SHARED(b->c[id], b->c[id] + 1); /* owner-only writer */
+	else
+		uatomic_inc(&b->c[id]);
+}
+
+void dcache_stats_sum(struct dcache_stats *out)
+{
+	uint64_t c[5] = { 0 };
+
+	for (unsigned int i = 0; i <= STAT_BLOCKS; i++)
+		for (int k = 0; k < 5; k++)
+			c[k] += CMM_LOAD_SHARED(stat_pool[i].c[k]);
+	out->hits = c[DCACHE_STAT_HIT];
+	out->neg_hits = c[DCACHE_STAT_NEG_HIT];
+	out->misses = c[DCACHE_STAT_MISS];
+	out->passthrough = c[DCACHE_STAT_PASS];
+	out->invalidations = c[DCACHE_STAT_INVAL];
+}
+
+/* ---------------------------------------------------------------------- */
+/* d_seq helpers */
+
+/* Reader: sample d_seq, waiting out a writer in progress. */
+static inline unsigned int d_seq_begin(const struct dentry *d)
+{
+	unsigned int s;
+
+	while ((s = CMM_LOAD_SHARED(d->seq)) & 1)
+		caa_cpu_relax();
+	cmm_smp_rmb();
+	return s;
+}
+
+/* Reader: true if d changed since d_seq_begin() returned s. */
+static inline bool d_seq_retry(const struct dentry *d, unsigned int s)
+{
+	cmm_smp_rmb();
+	return CMM_LOAD_SHARED(d->seq) != s;
+}
+
+/* Writer, under dcache_mutex. */
+static inline void d_write_begin(struct dentry *d)
+{
+	CMM_STORE_SHARED(d->seq, d->seq + 1);
+	cmm_smp_wmb();
+}
+
+static inline void d_write_end(struct dentry *d)
+{
+	cmm_smp_wmb();
+	CMM_STORE_SHARED(d->seq, d->seq + 1);
+}
+
+static inline unsigned int d_flags(const struct dentry *d)
+{
+	return CMM_LOAD_SHARED(d->flags);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Hashing */
+
+static inline unsigned long name_hash(const struct dentry *parent, const char *name, size_t len)
+{
+	/* FNV-1a over the name, seeded with the parent's address. */
+	uint64_t h = 0xcbf29ce484222325ULL ^ ((uintptr_t)parent * 0x9e3779b97f4a7c15ULL);
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)name[i];
+		h *= 0x100000001b3ULL;
+	}
+	return (unsigned long)(h ^ (h >> 29));
+}
+
+struct d_key {
+	const struct dentry *parent;
+	const char *name;
+	size_t len;
+};
+
+static int d_match(struct cds_lfht_node *node, const void *key)
+{
+	const struct dentry *d = caa_container_of(node, struct dentry, hnode);
+	const struct d_key *k = key;
+
+	return d->parent == k->parent && d->namelen == k->len && memcmp(d->name, k->name, k->len) == 0;
+}
+
+/* Find the hashed child `name` of `parent`.  Call under rcu_read_lock(). */
+static struct dentry *d_lookup_rcu(struct cds_lfht *ht, const struct dentry *parent,
+				   const char *name, size_t len)
+{
+	struct d_key key = { parent, name, len };
+	struct cds_lfht_iter iter;
+	struct cds_lfht_node *node;
+
+	cds_lfht_lookup(ht, name_hash(parent, name, len), d_match, &key, &iter);
+	node = cds_lfht_iter_get_node(&iter);
+	return node ? caa_container_of(node, struct dentry, hnode) : NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Freeing (after a grace period) */
+
+static void free_dentry_rcu(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct dentry, rcu));
+}
+
+static void free_attr_rcu(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct dcache_attr, rcu));
+}
+
+static void free_cwd_rcu(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct cwd_ref, rcu));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Watch map.  All under dcache_mutex. */
+
+static void wd_map_add_locked(int wd, struct dentry *d)
+{
+	struct wd_entry *e = malloc(sizeof(*e));
+
+	if (!e)
+		return; /* caller checks d->wd via wd_map_has() */
+	e->wd = wd;
+	e->d = d;
+	e->next = dc_wd_map[(unsigned int)wd % WD_BUCKETS];
+	dc_wd_map[(unsigned int)wd % WD_BUCKETS] = e;
+}
+
+/* Remove d's entry for wd; release the watch when nobody else uses it. */
+static void wd_map_del_locked(int wd, struct dentry *d)
+{
+	struct wd_entry **pp = &dc_wd_map[(unsigned int)wd % WD_BUCKETS];
+	bool others = false;
+
+	while (*pp) {
+		struct wd_entry *e = *pp;
+
+		if (e->wd == wd && e->d == d) {
+			*pp = e->next;
+			free(e);
+			continue;
+		}
+		if (e->wd == wd)
+			others = true;
+		pp = &e->next;
+	}
+	if (!others && dc_ops && dc_ops->unwatch_dir)
+		dc_ops->unwatch_dir(wd);
+}
+
+/* Collect the dentries watching `wd` into out[] (at most max). */
+static size_t wd_map_get_locked(int wd, struct dentry **out, size_t max)
+{
+	size_t n = 0;
+
+	for (struct wd_entry *e = dc_wd_map[(unsigned int)wd % WD_BUCKETS]; e; e = e->next)
+		if (e->wd == wd && n < max)
+			out[n++] = e->d;
+	return n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Killing and dropping.  All under dcache_mutex. */
+
+static void drop_attr_locked(struct dentry *d, bool clear_search)
+{
+	struct dcache_attr *old = d->attr;
+
+	if (!old && !d->access_ok && !(clear_search && (d->flags & D_SEARCHED)))
+		return;
+	d_write_begin(d);
+	rcu_assign_pointer(d->attr, NULL);
+	CMM_STORE_SHARED(d->access_ok, 0);
+	if (clear_search)
+		CMM_STORE_SHARED(d->flags, d->flags & ~D_SEARCHED);
+	d_write_end(d);
+	if (old) {
+		dc_bytes -= sizeof(*old);
+		call_rcu(&old->rcu, free_attr_rcu);
+	}
+	dcache_stat_inc(DCACHE_STAT_INVAL);
+}
+
+static void kill_locked(struct dentry *d);
+
+static void kill_children_locked(struct dentry *d)
+{
+	while (!cds_list_empty(&d->children))
+		kill_locked(cds_list_first_entry(&d->children, struct dentry, sibling));
+}
+
+/* Unhash d and its subtree; free after a grace period.  d != root. */
+static void kill_locked(struct dentry *d)
+{
+	kill_children_locked(d);
+	d_write_begin(d);
+	CMM_STORE_SHARED(d->flags, d->flags | D_DEAD);
+	d_write_end(d);
+	cds_lfht_del(dc_table, &d->hnode);
+	cds_list_del(&d->sibling);
+	cds_list_del(&d->lru);
+	if (d->wd >= 0)
+		wd_map_del_locked(d->wd, d);
+	if (dc_cwd && dc_cwd->d == d) {
+		struct cwd_ref *old = dc_cwd;
+
+		rcu_assign_pointer(dc_cwd, NULL);
+		call_rcu(&old->rcu, free_cwd_rcu);
+	}
+	if (d->attr) {
+		dc_bytes -= sizeof(*d->attr);
+		call_rcu(&d->attr->rcu, free_attr_rcu);
+	}
+	dc_bytes -= d->bytes;
+	dc_count--;
+	call_rcu(&d->rcu, free_dentry_rcu);
+	dcache_stat_inc(DCACHE_STAT_INVAL);
+}
+
+/* Forget everything below the root, and the root's own state. */
+static void kill_all_locked(void)
+{
+	if (!dc_root)
+		return;
+	kill_children_locked(dc_root);
+	drop_attr_locked(dc_root, true);
+	if (dc_cwd) {
+		struct cwd_ref *old = dc_cwd;
+
+		rcu_assign_pointer(dc_cwd, NULL);
+		call_rcu(&old->rcu, free_cwd_rcu);
+	}
+	dc_cwd_gen++;
+}
+
+/* Second-chance eviction down to 7/8 of the cap: leaves only, so that a
+ * directory goes once its children have gone. */
+static void evict_locked(void)
+{
+	size_t target = dc_max_bytes / 8 * 7;
+	size_t budget = 2 * dc_count + 16;
+	struct dentry *d, *tmp;
+
+	cds_list_for_each_entry_safe(d, tmp, &dc_lru, lru) {
+		if (dc_bytes <= target || budget-- == 0)
+			break;
+		if (d == dc_root || !cds_list_empty(&d->children))
+			continue;
+		if (CMM_LOAD_SHARED(d->referenced)) {
+			CMM_STORE_SHARED(d->referenced, 0);
+			cds_list_move(&d->lru, dc_lru.prev); /* to the tail */
+			continue;
+		}
+		/* tmp may be d's parent only if d was its last child: re-read. */
+		kill_locked(d);
+		tmp = cds_list_first_entry(&dc_lru, struct dentry, lru);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Allocation and insertion.  Under dcache_mutex. */
+
+static struct dentry *d_alloc(struct dentry *parent, const char *name, size_t len,
+			      unsigned char type, const char *link, size_t linklen)
+{
+	size_t sz = sizeof(struct dentry) + len + 1 + (link ? linklen + 1 : 0);
+	struct dentry *d = calloc(1, sz);
+
+	if (!d)
+		return NULL;
+	d->parent = parent ? parent : d;
+	d->type = type;
+	d->wd = -1;
+	d->namelen = (unsigned int)len;
+	memcpy(d->name, name, len);
+	d->name[len] = '\0';
+	if (link) {
+		char *l = d->name + len + 1;
+
+		memcpy(l, link, linklen);
+		l[linklen] = '\0';
+		d->link = l;
+	}
+	d->bytes = sz;
+	CDS_INIT_LIST_HEAD(&d->children);
+	CDS_INIT_LIST_HEAD(&d->sibling);
+	CDS_INIT_LIST_HEAD(&d->lru);
+	cds_lfht_node_init(&d->hnode);
+	d->hash = name_hash(d->parent, name, len);
+	return d;
+}
+
+static void d_hash_locked(struct dentry *d)
+{
+	cds_lfht_add(dc_table, d->hash, &d->hnode);
+	cds_list_add_tail(&d->sibling, &d->parent->children);
+	cds_list_add_tail(&d->lru, &dc_lru);
+	dc_bytes += d->bytes;
+	dc_count++;
+	if (dc_bytes > dc_max_bytes)
+		evict_locked();
+}
+
+/* Create the table and the root.  Returns false if the cache is unusable. */
+static bool ensure_table(void)
+{
+	struct stat st;
+	sigset_t all, old;
+	bool ok;
+
+	if (caa_likely(CMM_LOAD_SHARED(dc_root) != NULL))
+		return true;
+	if (!dc_ops)
+		return false;
+	pthread_mutex_lock(&dcache_mutex);
+	if (!dc_root) {
+		/* Threads liburcu starts here (hash resize, call_rcu) inherit an
+		 * all-blocked mask: signals meant for the program never land there. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		if (!dc_table)
+			dc_table = cds_lfht_new(1024, 1024, 0,
+						CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
+		(void)get_default_call_rcu_data();
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (dc_table) {
+			struct dentry *r = d_alloc(NULL, "/", 1, D_DIR, NULL, 0);
+
+			if (r) {
+				if (dc_ops->kernel_lstat("/", &st) != 0 || !S_ISDIR(st.st_mode) ||
+				    !dc_ops->fs_cacheable("/", st.st_dev))
+					r->flags |= D_NOCACHE;
+				r->dev = st.st_dev;
+				r->namelen = 0; /* canonical path building treats root as "" */
+				cds_list_add_tail(&r->lru, &dc_lru);
+				dc_bytes += r->bytes;
+				rcu_assign_pointer(dc_root, r);
+			}
+		}
+	}
+	ok = dc_root != NULL;
+	pthread_mutex_unlock(&dcache_mutex);
+	return ok;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Canonical paths */
+
+/* Write d's absolute path into buf.  Under rcu_read_lock().  Returns length,
+ * -ENAMETOOLONG, or -EAGAIN if a dentry on the chain died. */
+static long d_path_rcu(const struct dentry *d, char *buf, size_t size)
+{
+	size_t pos = size - 1;
+	const struct dentry *root = rcu_dereference(dc_root);
+
+	buf[pos] = '\0';
+	if (d == root) {
+		buf[0] = '/';
+		buf[1] = '\0';
+		return 1;
+	}
+	while (d != root) {
+		unsigned int s = d_seq_begin(d);
+
+		if (d_flags(d) & D_DEAD)
+			return -EAGAIN;
+		if (pos < d->namelen + 1)
+			return -ENAMETOOLONG;
+		pos -= d->namelen;
+		memcpy(buf + pos, d->name, d->namelen);
+		buf[--pos] = '/';
+		if (d_seq_retry(d, s))
+			return -EAGAIN;
+		d = d->parent;
+	}
+	memmove(buf, buf + pos, size - pos);
+	return (long)(size - 1 - pos);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The walk */
+
+enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD };
+
+struct miss {
+	enum miss_kind kind;
+	struct dentry *d;       /* directory (CHILD, SEARCH) or object (ATTR, ACCESS) */
+	const char *name;       /* CHILD */
+	size_t len;
+	int amode;              /* ACCESS: bit index */
+};
+
+#define WALK_RETRY (-2)
+#define WALK_MISS  (-3)
+
+struct frame {
+	const char *p; /* rest of an outer path, resumed when the nested body ends */
+};
+
+static inline const char *skip_slashes(const char *p)
+{
+	while (*p == '/')
+		p++;
+	return p;
+}
+
+/*
+ * One RCU-walk attempt.  Under rcu_read_lock().  Returns 0 / errno (answer),
+ * DCACHE_PASS, WALK_RETRY (a dentry changed under us) or WALK_MISS (*m says
+ * what the kernel must be asked).
+ */
+static int walk_rcu(const char *path, unsigned int qflags, int amode, struct stat *st,
+		    struct miss *m)
+{
+	struct frame stack[MAX_SYMLINKS + 1];
+	int depth = 0, links = 0;
+	bool follow = qflags & DCACHE_Q_FOLLOW;
+	bool want_dir = qflags & DCACHE_Q_DIRECTORY;
+	struct dentry *root = rcu_dereference(dc_root);
+	struct dentry *cur, *res;
+	unsigned int cur_seq, res_seq;
+	const char *p = path;
+
+	if (d_flags(root) & D_NOCACHE)
+		return DCACHE_PASS;
+	if (*p == '/') {
+		cur = root;
+	} else {
+		struct cwd_ref *c = rcu_dereference(dc_cwd);
+
+		if (!c) {
+			m->kind = MISS_CWD;
+			return WALK_MISS;
+		}
+		cur = c->d;
+	}
+	cur_seq = d_seq_begin(cur);
+	if (d_flags(cur) & D_DEAD)
+		return WALK_RETRY;
+
+	for (;;) {
+		const char *name, *next;
+		size_t len;
+		bool last;
+		struct dentry *d;
+		unsigned int s;
+
+		p = skip_slashes(p);
+		if (!*p) {
+			if (depth == 0) {
+				/* Only "/" (or the cwd, impossible: "" is rejected) ends here. */
+				res = cur;
+				res_seq = cur_seq;
+				break;
+			}
+			p = stack[--depth].p;
+			continue;
+		}
+		name = p;
+		next = strchrnul(p, '/');
+		len = (size_t)(next - p);
+		p = next;
+		last = depth == 0 && !*skip_slashes(p);
+		if (last && *p == '/')
+			want_dir = follow = true; /* trailing slash: directory, followed */
+
+		/* May we look anything up in cur?  (may_lookup: exec permission) */
+		if (!(d_flags(cur) & D_SEARCHED)) {
+			if (d_seq_retry(cur, cur_seq))
+				return WALK_RETRY;
+			m->kind = MISS_SEARCH;
+			m->d = cur;
+			return WALK_MISS;
+		}
+
+		if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'))) {
+			d = len == 1 ? cur : cur->parent;
+			s = d_seq_begin(d);
+			if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
+				return WALK_RETRY;
+			if (last) {
+				res = d;
+				res_seq = s;
+				break;
+			}
+			cur = d;
+			cur_seq = s;
+			continue;
+		}
+		if (len > NAME_MAX)
+			return DCACHE_PASS; /* filesystem-specific ENAMETOOLONG: the kernel's call */
+		if (d_flags(cur) & D_NOCACHE)
+			return DCACHE_PASS;
+
+		d = d_lookup_rcu(rcu_dereference(dc_table), cur, name, len);
+		if (!d) {
+			if (d_seq_retry(cur, cur_seq))
+				return WALK_RETRY;
+			m->kind = MISS_CHILD;
+			m->d = cur;
+			m->name = name;
+			m->len = len;
+			return WALK_MISS;
+		}
+		s = d_seq_begin(d);
+		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
+			return WALK_RETRY;
+		if (!CMM_LOAD_SHARED(d->referenced))
+			CMM_STORE_SHARED(d->referenced, 1);
+
+		if (d->type == D_NEG) {
+			/* A missing name answers itself and every path below it. */
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			return ENOENT;
+		}
+		if (d->type == D_LNK && (!last || follow)) {
+			const char *body = d->link;
+
+			if (++links > MAX_SYMLINKS)
+				return ELOOP;
+			/* More follows in this frame: come back to it.  Otherwise
+			 * the body replaces the frame (a trailing symlink, or the
+			 * last component of a nested body); a trailing slash in a
+			 * trailing symlink's body then asks for a directory. */
+			if (!last && *skip_slashes(p))
+				stack[depth++].p = p;
+			if (*body == '/') {
+				cur = root;
+				cur_seq = d_seq_begin(cur);
+			}
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			p = body;
+			continue;
+		}
+		if (last) {
+			res = d;
+			res_seq = s;
+			break;
+		}
+		if (d->type != D_DIR) {
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			return ENOTDIR;
+		}
+		cur = d;
+		cur_seq = s;
+	}
+
+	/* res is the final object, valid as of res_seq. */
+	if (want_dir && res->type != D_DIR) {
+		if (d_seq_retry(res, res_seq))
+			return WALK_RETRY;
+		return ENOTDIR;
+	}
+	if (qflags & DCACHE_Q_NEGONLY)
+		return DCACHE_PASS; /* success needs the kernel (an fd) */
+	if (qflags & (DCACHE_Q_ACCESS | DCACHE_Q_EACCESS)) {
+		unsigned int bit = (unsigned int)amode + ((qflags & DCACHE_Q_EACCESS) ? 8 : 0);
+
+		if (amode != 0 && !(CMM_LOAD_SHARED(res->access_ok) & (1u << bit))) {
+			if (d_flags(res) & (D_NOCACHE | D_NOATTR))
+				return DCACHE_PASS;
+			if (d_seq_retry(res, res_seq))
+				return WALK_RETRY;
+			m->kind = MISS_ACCESS;
+			m->d = res;
+			m->amode = (int)bit;
+			return WALK_MISS;
+		}
+	}
+	if (qflags & DCACHE_Q_STAT) {
+		struct dcache_attr *a;
+
+		if (d_flags(res) & (D_NOCACHE | D_NOATTR))
+			return DCACHE_PASS;
+		a = rcu_dereference(res->attr);
+		if (!a) {
+			if (d_seq_retry(res, res_seq))
+				return WALK_RETRY;
+			m->kind = MISS_ATTR;
+			m->d = res;
+			return WALK_MISS;
+		}
+		*st = a->st;
+	}
+	if (d_seq_retry(res, res_seq))
+		return WALK_RETRY;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The slow path: ask the kernel about one gap, insert the answer. */
+
+static unsigned char type_of(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return D_DIR;
+	if (S_ISREG(mode))
+		return D_REG;
+	if (S_ISLNK(mode))
+		return D_LNK;
+	return D_OTHER;
+}
+
+/* Make sure directory d is watched.  Under dcache_mutex and rcu_read_lock().
+ * Returns false (and marks d D_NOCACHE) if it cannot be. */
+static bool ensure_watch_locked(struct dentry *d, const char *dpath)
+{
+	int wd;
+
+	if (d->wd >= 0)
+		return true;
+	if (d->flags & D_NOCACHE)
+		return false;
+	wd = dc_ops->watch_dir(dpath);
+	if (wd < 0) {
+		/* No watch, no coherence: nothing below d is cached.  A later
+		 * event on d's parent recreates d and tries again. */
+		d_write_begin(d);
+		CMM_STORE_SHARED(d->flags, d->flags | D_NOCACHE);
+		d_write_end(d);
+		return false;
+	}
+	d->wd = wd;
+	wd_map_add_locked(wd, d);
+	return true;
+}
+
+/* Is d (hashed, alive) still what we sampled? */
+static bool unchanged_locked(struct dentry *d, unsigned int seq)
+{
+	return !(d->flags & D_DEAD) && d->seq == seq;
+}
+
+/*
+ * Fill the gap described by m.  Under rcu_read_lock(), not under the mutex.
+ * Returns 0 if something was learned (walk again) or DCACHE_PASS.
+ */
+static int populate_rcu(struct miss *m)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	long n;
+	int r;
+
+	dcache_stat_inc(DCACHE_STAT_MISS);
+	if (m->kind == MISS_CWD) {
+		unsigned long gen;
+		struct dentry *d;
+
+		pthread_mutex_lock(&dcache_mutex);
+		gen = dc_cwd_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+		if (dc_ops->kernel_getcwd(path, sizeof(path)) != 0 || path[0] != '/')
+			return DCACHE_PASS;
+		/* Resolve the (canonical) cwd; recursion is one level deep
+		 * because the path is absolute. */
+		for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
+			struct miss m2 = { 0 };
+			struct stat dummy;
+			struct dentry *res = NULL;
+
+			r = walk_rcu(path, DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0, &dummy, &m2);
+			if (r == WALK_RETRY)
+				continue;
+			if (r == WALK_MISS) {
+				if (populate_rcu(&m2) != 0)
+					return DCACHE_PASS;
+				continue;
+			}
+			if (r != 0)
+				return DCACHE_PASS;
+			/* Find the dentry: the canonical path has no symlinks,
+			 * so a plain descent from the root reaches it. */
+			d = rcu_dereference(dc_root);
+			for (const char *p = skip_slashes(path); *p && d; p = skip_slashes(p)) {
+				const char *e = strchrnul(p, '/');
+
+				d = d_lookup_rcu(rcu_dereference(dc_table), d, p, (size_t)(e - p));
+				p = e;
+			}
+			res = d;
+			if (!res || res->type != D_DIR)
+				return DCACHE_PASS;
+			pthread_mutex_lock(&dcache_mutex);
+			if (gen == dc_cwd_gen && !(res->flags & D_DEAD)) {
+				struct cwd_ref *c = malloc(sizeof(*c)), *old = dc_cwd;
+
+				if (c) {
+					c->d = res;
+					rcu_assign_pointer(dc_cwd, c);
+					if (old)
+						call_rcu(&old->rcu, free_cwd_rcu);
+				}
+			}
+			pthread_mutex_unlock(&dcache_mutex);
+			return 0;
+		}
+		return DCACHE_PASS;
+	}
+
+	n = d_path_rcu(m->d, path, sizeof(path));
+	if (n == -EAGAIN)
+		return 0; /* walk again; it will see the change */
+	if (n < 0)
+		return DCACHE_PASS;
+
+	switch (m->kind) {
+	case MISS_CHILD: {
+		struct dentry *p = m->d, *d;
+		unsigned int gen;
+		char target[PATH_MAX];
+		long tlen = 0;
+		unsigned char type;
+		unsigned int flags = 0;
+
+		if ((size_t)n + 1 + m->len >= sizeof(path))
+			return DCACHE_PASS;
+		pthread_mutex_lock(&dcache_mutex);
+		if ((p->flags & D_DEAD) || !ensure_watch_locked(p, path)) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS;
+		}
+		gen = p->dir_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+
+		if (n > 1)
+			path[n++] = '/';
+		memcpy(path + n, m->name, m->len);
+		path[n + (long)m->len] = '\0';
+		r = dc_ops->kernel_lstat(path, &st);
+		if (r == 0) {
+			type = type_of(st.st_mode);
+			if (type == D_LNK) {
+				tlen = dc_ops->kernel_readlink(path, target, sizeof(target));
+				if (tlen <= 0 || (size_t)tlen >= sizeof(target))
+					return DCACHE_PASS;
+			}
+			if (type != D_DIR && st.st_nlink > 1)
+				flags |= D_NOATTR; /* other names change it without an event here */
+			if (st.st_dev != p->dev && !dc_ops->fs_cacheable(path, st.st_dev))
+				flags |= D_NOCACHE; /* a mount point of a filesystem we cannot watch */
+		} else if (r == -ENOENT) {
+			type = D_NEG;
+		} else {
+			return DCACHE_PASS; /* EACCES, ENOTDIR (p changed), EIO...: the kernel answers */
+		}
+
+		pthread_mutex_lock(&dcache_mutex);
+		if ((p->flags & D_DEAD) || p->dir_gen != gen) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS; /* an event raced with the kernel's answer */
+		}
+		if (!(p->flags & D_SEARCHED))
+			CMM_STORE_SHARED(p->flags, p->flags | D_SEARCHED);
+		if (!d_lookup_rcu(dc_table, p, m->name, m->len)) {
+			d = d_alloc(p, m->name, m->len, type, type == D_LNK ? target : NULL, (size_t)tlen);
+			if (d) {
+				d->flags = flags;
+				d->dev = st.st_dev;
+				if (type != D_DIR && type != D_NEG && !(flags & (D_NOATTR | D_NOCACHE))) {
+					struct dcache_attr *a = malloc(sizeof(*a));
+
+					if (a) {
+						a->st = st;
+						d->attr = a;
+						dc_bytes += sizeof(*a);
+					}
+				}
+				d_hash_locked(d);
+			}
+		}
+		pthread_mutex_unlock(&dcache_mutex);
+		return 0;
+	}
+	case MISS_SEARCH: {
+		struct dentry *d = m->d;
+		unsigned int seq, pgen;
+
+		if ((size_t)n + 2 >= sizeof(path))
+			return DCACHE_PASS;
+		pthread_mutex_lock(&dcache_mutex);
+		if ((d->flags & D_DEAD) || !ensure_watch_locked(d, path)) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS;
+		}
+		seq = d->seq;
+		pgen = d->parent->dir_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+		strcpy(path + n, n > 1 ? "/." : ".");
+		if (dc_ops->kernel_lstat(path, &st) != 0)
+			return DCACHE_PASS; /* EACCES: not searchable; the kernel says so */
+		pthread_mutex_lock(&dcache_mutex);
+		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen)
+			CMM_STORE_SHARED(d->flags, d->flags | D_SEARCHED);
+		pthread_mutex_unlock(&dcache_mutex);
+		return 0;
+	}
+	case MISS_ATTR: {
+		struct dentry *d = m->d;
+		unsigned int seq, pgen;
+
+		pthread_mutex_lock(&dcache_mutex);
+		if ((d->flags & D_DEAD) || (d->type == D_DIR && !ensure_watch_locked(d, path))) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS;
+		}
+		seq = d->seq;
+		pgen = d->parent->dir_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+		if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type)
+			return DCACHE_PASS; /* changed under us: an event is on its way */
+		pthread_mutex_lock(&dcache_mutex);
+		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && !d->attr) {
+			if (d->type != D_DIR && st.st_nlink > 1) {
+				d->flags |= D_NOATTR;
+			} else {
+				struct dcache_attr *a = malloc(sizeof(*a));
+
+				if (a) {
+					a->st = st;
+					dc_bytes += sizeof(*a);
+					rcu_assign_pointer(d->attr, a);
+				}
+			}
+		}
+		pthread_mutex_unlock(&dcache_mutex);
+		return 0;
+	}
+	case MISS_ACCESS: {
+		struct dentry *d = m->d;
+		unsigned int seq, pgen;
+		int bit = m->amode;
+
+		pthread_mutex_lock(&dcache_mutex);
+		if ((d->flags & D_DEAD) || (d->type == D_DIR && !ensure_watch_locked(d, path))) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS;
+		}
+		seq = d->seq;
+		pgen = d->parent->dir_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+		r = dc_ops->kernel_access(path, bit & 7,
+					  AT_SYMLINK_NOFOLLOW | ((bit & 8) ? AT_EACCESS : 0));
+		if (r != 0)
+			return DCACHE_PASS; /* failures are not cached */
+		pthread_mutex_lock(&dcache_mutex);
+		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen)
+			CMM_STORE_SHARED(d->access_ok, d->access_ok | (1u << bit));
+		pthread_mutex_unlock(&dcache_mutex);
+		return 0;
+	}
+	default:
+		return DCACHE_PASS;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Public entry points */
+
+int dcache_init(const struct dcache_ops *ops, size_t max_bytes)
+{
+	dc_ops = ops;
+	if (max_bytes)
+		dc_max_bytes = max_bytes;
+	return 0;
+}
+
+int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
+{
+	struct stat tmp;
+	int r = DCACHE_PASS;
+
+	if (!st)
+		st = &tmp;
+	if (strnlen(path, PATH_MAX) >= PATH_MAX)
+		r = ENAMETOOLONG; /* getname(): before anything else */
+	else if (!*path)
+		r = ENOENT;
+	else if ((unsigned)amode > 7 || !ensure_table())
+		r = DCACHE_PASS;
+	else {
+		rcu_read_lock();
+		for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
+			struct miss m = { 0 };
+
+			r = walk_rcu(path, flags, amode, st, &m);
+			if (r == WALK_RETRY)
+				continue;
+			if (r != WALK_MISS)
+				break;
+			r = DCACHE_PASS;
+			if (populate_rcu(&m) != 0)
+				break;
+		}
+		if (r < 0)
+			r = DCACHE_PASS;
+		rcu_read_unlock();
+	}
+	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+	return r;
+}
+
+#define MAX_ALIASES 64
+
+void dcache_event_child(int wd, const char *name, enum dcache_event ev)
+{
+	struct dentry *dirs[MAX_ALIASES];
+	size_t n;
+
+	pthread_mutex_lock(&dcache_mutex);
+	if (!dc_table) {
+		pthread_mutex_unlock(&dcache_mutex);
+		return;
+	}
+	rcu_read_lock();
+	n = wd_map_get_locked(wd, dirs, MAX_ALIASES);
+	for (size_t i = 0; i < n; i++) {
+		struct dentry *dir = dirs[i], *c;
+
+		dir->dir_gen++;
+		c = d_lookup_rcu(dc_table, dir, name, strlen(name));
+		if (c && (c->flags & D_DEAD))
+			c = NULL;
+		switch (ev) {
+		case DCACHE_EV_ENTRY:
+			if (c)
+				kill_locked(c);
+			drop_attr_locked(dir, false); /* its mtime, size, nlink moved */
+			break;
+		case DCACHE_EV_ATTR:
+		case DCACHE_EV_GONE:
+			/* Permissions of a directory decide what lies below it. */
+			if (c && (c->type == D_DIR || c->type == D_NEG))
+				kill_locked(c);
+			else if (c)
+				drop_attr_locked(c, false);
+			break;
+		case DCACHE_EV_DATA:
+			if (c)
+				drop_attr_locked(c, false);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	pthread_mutex_unlock(&dcache_mutex);
+}
+
+void dcache_event_self(int wd, enum dcache_event ev)
+{
+	struct dentry *dirs[MAX_ALIASES];
+	size_t n;
+
+	pthread_mutex_lock(&dcache_mutex);
+	if (!dc_table) {
+		pthread_mutex_unlock(&dcache_mutex);
+		return;
+	}
+	rcu_read_lock(); /* cds_lfht_del() wants it */
+	n = wd_map_get_locked(wd, dirs, MAX_ALIASES);
+	for (size_t i = 0; i < n; i++) {
+		struct dentry *d = dirs[i];
+
+		d->dir_gen++;
+		if (ev == DCACHE_EV_GONE && d != dc_root) {
+			kill_locked(d);
+		} else if (ev == DCACHE_EV_DATA) {
+			drop_attr_locked(d, false);
+		} else {
+			/* chmod of the directory (or the root went away): what we
+			 * learned through it may no longer hold. */
+			kill_children_locked(d);
+			drop_attr_locked(d, true);
+			if (ev == DCACHE_EV_GONE && d->wd >= 0) {
+				int w = d->wd;
+
+				d->wd = -1;
+				wd_map_del_locked(w, d);
+			}
+		}
+	}
+	rcu_read_unlock();
+	pthread_mutex_unlock(&dcache_mutex);
+}
+
+void dcache_invalidate_all(void)
+{
+	pthread_mutex_lock(&dcache_mutex);
+	rcu_read_lock();
+	kill_all_locked();
+	rcu_read_unlock();
+	pthread_mutex_unlock(&dcache_mutex);
+}
+
+void dcache_cwd_changed(void)
+{
+	pthread_mutex_lock(&dcache_mutex);
+	dc_cwd_gen++;
+	if (dc_cwd) {
+		struct cwd_ref *old = dc_cwd;
+
+		rcu_assign_pointer(dc_cwd, NULL);
+		call_rcu(&old->rcu, free_cwd_rcu);
+	}
+	pthread_mutex_unlock(&dcache_mutex);
+}
+
+void dcache_fork_prepare(void)
+{
+	pthread_mutex_lock(&dcache_mutex);
+}
+
+void dcache_fork_parent(void)
+{
+	pthread_mutex_unlock(&dcache_mutex);
+}
+
+void dcache_fork_child(void)
+{
+	/* The child starts empty: the parent's dentries stay where they are
+	 * (copy-on-write pages, never touched again) - freeing them would walk
+	 * and write every page.  The table is abandoned likewise. */
+	pthread_mutex_init(&dcache_mutex, NULL);
+	dc_table = NULL;
+	dc_root = NULL;
+	dc_cwd = NULL;
+	dc_cwd_gen++;
+	dc_bytes = 0;
+	dc_count = 0;
+	CDS_INIT_LIST_HEAD(&dc_lru);
+	memset(dc_wd_map, 0, sizeof(dc_wd_map));
+}
+
+size_t dcache_memory_bytes(void)
+{
+	return CMM_LOAD_SHARED(dc_bytes);
+}
+
+size_t dcache_count(void)
+{
+	return CMM_LOAD_SHARED(dc_count);
+}

@@ -1,0 +1,150 @@
+/*
+ * dcache.h - rcuwalk's userspace dentry cache: the public contract of cache/.
+ *
+ * The cache maps (parent dentry, name) to what the kernel told this process
+ * about that name: a positive dentry (type, lstat attributes, symlink target)
+ * or a negative one (ENOENT).  Paths are resolved component by component
+ * without writing anything shared ("RCU-walk"): readers run inside an urcu-bp
+ * read-side section and validate every dentry they pass with its d_seq.
+ *
+ * cache/ knows nothing of libc symbol interposition or inotify.  What it needs
+ * from the outside world (ask the kernel, make sure a directory is watched
+ * before asking about its entries) goes through struct dcache_ops, filled in
+ * by preload/ and invalidate/ at initialisation.
+ *
+ * Contexts used below:
+ *   any thread   - may be called from any thread, registered with urcu-bp or
+ *                  not; takes the RCU read lock itself.
+ *   writer       - takes the dcache writer mutex; may allocate and make
+ *                  syscalls through the ops.  Not async-signal-safe.
+ *   ops context  - called by the cache with the writer mutex held: must not
+ *                  call back into any dcache_* function.
+ */
+#ifndef RCUWALK_DCACHE_H
+#define RCUWALK_DCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Returned by dcache_lookup() when the cache cannot answer exactly. */
+#define DCACHE_PASS (-1)
+
+/* dcache_lookup() flags. */
+#define DCACHE_Q_FOLLOW   0x1u /* follow a final symlink (stat, not lstat) */
+#define DCACHE_Q_STAT     0x2u /* fill *st with the final object's attributes */
+#define DCACHE_Q_ACCESS   0x4u /* check `amode` like access(2): real ids */
+#define DCACHE_Q_EACCESS  0x8u /* check `amode` with effective ids (AT_EACCESS) */
+#define DCACHE_Q_NEGONLY  0x10u /* answer only errors; success -> DCACHE_PASS (open) */
+#define DCACHE_Q_DIRECTORY 0x20u /* the final object must be a directory (O_DIRECTORY) */
+
+/* What an inotify event means for the cache (dcache_event_*). */
+enum dcache_event {
+	DCACHE_EV_ENTRY, /* a name appeared, disappeared or moved (create/delete/move) */
+	DCACHE_EV_ATTR,  /* attributes/permissions changed (IN_ATTRIB) */
+	DCACHE_EV_DATA,  /* contents changed: size/mtime (IN_MODIFY, IN_CLOSE_WRITE) */
+	DCACHE_EV_GONE,  /* the watched directory itself went away (delete/move/unmount/ignored) */
+};
+
+/*
+ * Calls out of the cache.  All are made from writer context with the writer
+ * mutex held (ops context) and may block.  Each returns 0 / a length / a
+ * watch id on success and a negative errno on failure.
+ */
+struct dcache_ops {
+	/* Watch directory `path` (absolute, symlink-free) so that every later
+	 * change in it reaches dcache_event_*(); must be in place before it
+	 * returns.  Returns a watch id >= 0 (the same id for the same inode). */
+	int (*watch_dir)(const char *path);
+	/* Drop one reference to watch `wd`; the last dentry using it is gone. */
+	void (*unwatch_dir)(int wd);
+	/* lstat(2) of `path` as the kernel answers it now. */
+	int (*kernel_lstat)(const char *path, struct stat *st);
+	/* readlink(2) of `path`: bytes written (not NUL-terminated) or -errno. */
+	long (*kernel_readlink)(const char *path, char *buf, size_t size);
+	/* faccessat(AT_FDCWD, path, mode, flags) as the kernel answers it now. */
+	int (*kernel_access)(const char *path, int mode, int flags);
+	/* getcwd(2) into buf: 0 or -errno (an unreachable cwd is an error). */
+	int (*kernel_getcwd)(char *buf, size_t size);
+	/* 1 if names on the filesystem of device `dev` (reached through `path`)
+	 * may be cached: every change to it produces inotify events here. */
+	int (*fs_cacheable)(const char *path, dev_t dev);
+};
+
+/* Per-thread counters, summed by dcache_stats_sum(). */
+struct dcache_stats {
+	uint64_t hits;          /* answered from the cache with success */
+	uint64_t neg_hits;      /* answered from the cache with an error */
+	uint64_t misses;        /* kernel asked to populate the cache */
+	uint64_t passthrough;   /* the caller had to ask the kernel itself */
+	uint64_t invalidations; /* dentries killed or attributes dropped */
+};
+
+enum dcache_stat_id {
+	DCACHE_STAT_HIT,
+	DCACHE_STAT_NEG_HIT,
+	DCACHE_STAT_MISS,
+	DCACHE_STAT_PASS,
+	DCACHE_STAT_INVAL,
+};
+
+/* Install the ops and the memory cap (bytes; 0 = default 64 MiB).  Call once,
+ * before any other dcache_* function; cheap (allocates lazily).  Any thread. */
+int dcache_init(const struct dcache_ops *ops, size_t max_bytes);
+
+/*
+ * Resolve `path` (absolute, or relative to the cwd) as the kernel would for
+ * the call described by `flags`; `amode` is access(2)'s mode for
+ * DCACHE_Q_ACCESS/EACCESS.  Returns 0 (success; *st filled for DCACHE_Q_STAT),
+ * a positive errno that the kernel would return (ENOENT, ENOTDIR, ELOOP, ...),
+ * or DCACHE_PASS when the caller must make the real syscall.  Populates the
+ * cache on misses through the ops.  Any thread except ops context; the
+ * caller guarantees `path` is a readable NUL-terminated string.
+ */
+int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st);
+
+/*
+ * Invalidation, called by the event reader (invalidate/) for watch `wd`.
+ * `name` is the entry inside the watched directory that changed.  Bumps the
+ * affected dentries' d_seq, unhashes them (with their subtree for
+ * DCACHE_EV_ENTRY/ATTR on a directory) and frees them after a grace period.
+ * Writer context.
+ */
+void dcache_event_child(int wd, const char *name, enum dcache_event ev);
+/* The watched directory `wd` itself changed (attributes, or it is gone). */
+void dcache_event_self(int wd, enum dcache_event ev);
+/* Forget everything (queue overflow, credential change).  Writer context. */
+void dcache_invalidate_all(void);
+
+/* The process changed its working directory: forget the cached cwd.
+ * Writer context (takes the writer mutex). */
+void dcache_cwd_changed(void);
+
+/* Fork support: dcache_fork_prepare() takes the writer mutex (call before
+ * fork(), before the urcu-bp/call_rcu "before fork" hooks), dcache_fork_parent()
+ * releases it, dcache_fork_child() resets the child to an empty cache without
+ * touching the parent's memory. */
+void dcache_fork_prepare(void);
+void dcache_fork_parent(void);
+void dcache_fork_child(void);
+
+/* Add one to this thread's counter `id`.  Any thread; writes thread-local
+ * memory only. */
+void dcache_stat_inc(enum dcache_stat_id id);
+/* Sum every thread's counters into *out (racy snapshot).  Any thread. */
+void dcache_stats_sum(struct dcache_stats *out);
+
+/* Bytes the cache currently holds for dentries and attributes. */
+size_t dcache_memory_bytes(void);
+/* Number of hashed dentries (positive and negative). */
+size_t dcache_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RCUWALK_DCACHE_H */

@@ -1,0 +1,71 @@
+/*
+ * inval.h - rcuwalk's coherence engine: inotify watches and the event reader.
+ *
+ * invalidate/ owns one inotify instance per process (created lazily, on the
+ * first watch the cache asks for) and one reader thread that turns events into
+ * calls of cache/'s invalidation API (dcache_event_*).  Events are read and
+ * applied under one mutex, so that a thread that drains the queue itself
+ * (inval_drain) knows that, when it returns, every event queued before the
+ * call has been applied to the cache.
+ *
+ * inotify(7) is used directly, not libinotifytools: that library keeps its
+ * state in process globals, which a host program that uses it too (e.g.
+ * inotifywait run under the shim) would share with us.
+ */
+#ifndef RCUWALK_INVAL_H
+#define RCUWALK_INVAL_H
+
+#include "dcache.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fill ops->watch_dir and ops->unwatch_dir with the inotify implementation.
+ * Call before dcache_init().  Creates nothing yet. */
+void inval_fill_ops(struct dcache_ops *ops);
+
+/* Read every queued event and apply it before returning, in the calling
+ * thread.  No-op (no syscall) before the first watch exists.  Any thread,
+ * not from ops context; takes the reader mutex, then the dcache writer mutex. */
+void inval_drain(void);
+
+/* Mark that this process just changed the filesystem (or reaped a child that
+ * may have): the next inval_sync() drains the queue first.  Any thread; one
+ * atomic store, async-signal-safe. */
+void inval_note_change(void);
+
+/* If inval_note_change() was called since the last drain, drain now.  Called
+ * before every cache lookup; costs one atomic load when nothing is pending. */
+void inval_sync(void);
+
+/* fork(): take / release the reader mutex around fork() so that the child
+ * does not inherit it locked.  Taken before the dcache mutex (lock order). */
+void inval_fork_prepare(void);
+void inval_fork_parent(void);
+
+/* fork(): the child must not read the parent's inotify instance.  Closes this
+ * process's copy of the inotify fd and forgets the reader thread (which does
+ * not exist in the child); a later watch creates a new instance.  Call in the
+ * child right after fork(), before dcache_fork_child(). */
+void inval_fork_child(void);
+
+/* Whether the inotify instance and its reader thread are running. */
+int inval_active(void);
+
+/* Stop the reader thread and close the instance (tests; not needed at exit). */
+void inval_shutdown(void);
+
+/* Counters: watches currently held, events read, watch failures. */
+struct inval_stats {
+	unsigned long watches;
+	unsigned long events;
+	unsigned long watch_failures;
+	unsigned long overflows;
+};
+void inval_stats_get(struct inval_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RCUWALK_INVAL_H */

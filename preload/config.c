@@ -1,0 +1,157 @@
+/*
+ * config.c - configuration, the kernel ops handed to cache/, statistics.
+ *
+ * The kernel ops use raw syscall(2): they must never re-enter the shim, and
+ * they need no symbol resolution (so they work before the constructor and
+ * inside dlsym).
+ *
+ * Locks: fs_table is written only from ops context (under the dcache writer
+ * mutex), so it needs no lock of its own.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "dcache.h"
+#include "inval.h"
+#include "preload.h"
+
+static int raw_lstat(const char *path, struct stat *st)
+{
+	return syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+}
+
+static long raw_readlink(const char *path, char *buf, size_t size)
+{
+	long n = syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
+
+	return n >= 0 ? n : -errno;
+}
+
+static int raw_access(const char *path, int mode, int flags)
+{
+	return syscall(SYS_faccessat2, AT_FDCWD, path, mode, flags) == 0 ? 0 : -errno;
+}
+
+static int raw_getcwd(char *buf, size_t size)
+{
+	return syscall(SYS_getcwd, buf, size) > 0 ? 0 : -errno;
+}
+
+/*
+ * Filesystems whose every change passes through this kernel's VFS and so
+ * produces inotify events here.  Everything else (NFS, CIFS, FUSE, 9p, proc,
+ * sysfs, cgroup, devpts, ...) is passed through, never cached.
+ */
+static int fs_type_cacheable(unsigned long type)
+{
+	switch (type) {
+	case 0xEF53:     /* ext2/3/4 */
+	case 0x58465342: /* xfs */
+	case 0x9123683E: /* btrfs */
+	case 0x01021994: /* tmpfs */
+	case 0xF2F52010: /* f2fs */
+	case 0x794c7630: /* overlayfs */
+	case 0x2FC12FC1: /* zfs */
+	case 0x3153464a: /* jfs */
+	case 0x52654973: /* reiserfs */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+#define FS_TABLE 64
+static struct {
+	dev_t dev;
+	int verdict;
+} fs_table[FS_TABLE];
+static int fs_used;
+
+/* ops->fs_cacheable: under the dcache writer mutex. */
+static int fs_cacheable(const char *path, dev_t dev)
+{
+	struct statfs sfs;
+	int v;
+
+	for (int i = 0; i < fs_used; i++)
+		if (fs_table[i].dev == dev)
+			return fs_table[i].verdict;
+	if (syscall(SYS_statfs, path, &sfs) != 0)
+		return 0;
+	v = fs_type_cacheable((unsigned long)sfs.f_type);
+	if (fs_used < FS_TABLE) {
+		fs_table[fs_used].dev = dev;
+		fs_table[fs_used].verdict = v;
+		fs_used++;
+	}
+	return v;
+}
+
+static struct dcache_ops ops = {
+	.kernel_lstat = raw_lstat,
+	.kernel_readlink = raw_readlink,
+	.kernel_access = raw_access,
+	.kernel_getcwd = raw_getcwd,
+	.fs_cacheable = fs_cacheable,
+};
+
+static char stats_path[PATH_MAX];
+
+/* Set by preload_init(); read by every wrapper (shim.c). */
+int preload_enabled;
+
+void preload_init(void)
+{
+	const char *s = getenv("RCUWALK_DISABLE");
+	size_t max_bytes = 0;
+
+	if (s && *s && strcmp(s, "0") != 0)
+		return;
+	s = getenv("RCUWALK_STATS");
+	if (s && *s && strlen(s) < sizeof(stats_path))
+		strcpy(stats_path, s);
+	s = getenv("RCUWALK_MAX_MB");
+	if (s && *s) {
+		unsigned long mb = strtoul(s, NULL, 10);
+
+		if (mb > 0 && mb < (1UL << 20))
+			max_bytes = mb << 20;
+	}
+	inval_fill_ops(&ops);
+	dcache_init(&ops, max_bytes);
+	__atomic_store_n(&preload_enabled, 1, __ATOMIC_RELEASE);
+}
+
+void preload_write_stats(void)
+{
+	struct dcache_stats s;
+	char line[256];
+	int fd, n;
+
+	if (!stats_path[0])
+		return;
+	dcache_stats_sum(&s);
+	n = snprintf(line, sizeof(line),
+		     "rcuwalk-stats v1 pid=%ld hits=%llu neg_hits=%llu misses=%llu "
+		     "passthrough=%llu invalidations=%llu saved=%llu\n",
+		     (long)getpid(), (unsigned long long)s.hits, (unsigned long long)s.neg_hits,
+		     (unsigned long long)s.misses, (unsigned long long)s.passthrough,
+		     (unsigned long long)s.invalidations,
+		     (unsigned long long)(s.hits + s.neg_hits));
+	fd = (int)syscall(SYS_openat, AT_FDCWD, stats_path,
+			  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (n > 0)
+		(void)!syscall(SYS_write, fd, line, (size_t)n);
+	syscall(SYS_close, fd);
+}

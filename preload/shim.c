@@ -1,0 +1,623 @@
+/*
+ * shim.c - the exported libc-named wrappers of librcuwalk.so.
+ *
+ * Each lookup wrapper (open/stat/access families) asks cache/ first and falls
+ * through to the real libc function whenever the cache says DCACHE_PASS, the
+ * call has a form the cache does not model (a real dirfd, AT_EMPTY_PATH,
+ * unknown flags, a pointer the kernel would refuse), the shim is disabled, or
+ * the thread is already inside the shim (recursion through dlsym, or a signal
+ * handler that interrupted us: the guard below).
+ *
+ * Mutating wrappers make the real call and then note the change; the next
+ * lookup in any thread drains the inotify queue first (inval_sync), and since
+ * the kernel queued the event inside the mutating syscall, the process sees
+ * its own change as soon as the call has returned.  Reaping a child (wait*,
+ * system, pclose) is noted the same way: the child's events are queued too.
+ *
+ * Invariants:
+ *  - in_shim (initial-exec TLS) is non-zero while this thread runs cache or
+ *    invalidate code; any wrapper entered then passes straight through.
+ *  - errno is preserved on success and set exactly as the kernel would on an
+ *    error answered from the cache.
+ *  - chdir/credential changes only bump an epoch (async-signal-safe); the next
+ *    lookup acts on it.
+ */
+#define _GNU_SOURCE
+#define _LGPL_SOURCE
+#include <urcu-bp.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include "dcache.h"
+#include "inval.h"
+#include "preload.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+_Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat64 layout differs");
+
+extern int preload_enabled;
+static __thread int in_shim __attribute__((tls_model("initial-exec")));
+static unsigned int cwd_epoch, cwd_seen;
+static unsigned int cred_epoch, cred_seen;
+static int ids_equal;
+
+/* ---------------------------------------------------------------------- */
+/* Real functions, resolved once with dlsym(RTLD_NEXT). */
+
+static void *real_sym(void **slot, const char *name)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(!p, 0)) {
+		in_shim++; /* dlsym may allocate, and an allocator may stat */
+		p = dlsym(RTLD_NEXT, name);
+		in_shim--;
+		__atomic_store_n(slot, p, __ATOMIC_RELEASE);
+	}
+	return p;
+}
+
+#define REAL_DECL(name) static void *real_##name##_p
+#define CALL_REAL(name, ...)                                                         \
+	({                                                                            \
+		__typeof__(&name) f_ = (__typeof__(&name))real_sym(&real_##name##_p, #name); \
+		f_ ? f_(__VA_ARGS__) : (errno = ENOSYS, (__typeof__(f_(__VA_ARGS__)))-1); \
+	})
+
+/* ---------------------------------------------------------------------- */
+/* The cache side */
+
+static inline int bad_ptr(const void *p)
+{
+	/* What the kernel would refuse with EFAULT; it answers those itself. */
+	return (uintptr_t)p < 4096 || (uintptr_t)p >= 0x800000000000ULL;
+}
+
+static void refresh_ids(void)
+{
+	ids_equal = getuid() == geteuid() && getgid() == getegid();
+}
+
+/* Apply chdir / credential changes noted by wrappers.  Inside the shim. */
+static void apply_epochs(void)
+{
+	unsigned int e = __atomic_load_n(&cwd_epoch, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(e != __atomic_load_n(&cwd_seen, __ATOMIC_RELAXED), 0)) {
+		__atomic_store_n(&cwd_seen, e, __ATOMIC_RELAXED);
+		dcache_cwd_changed();
+	}
+	e = __atomic_load_n(&cred_epoch, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(e != __atomic_load_n(&cred_seen, __ATOMIC_RELAXED), 0)) {
+		/* Nothing learned under one identity is served to another. */
+		__atomic_store_n(&cred_seen, e, __ATOMIC_RELAXED);
+		refresh_ids();
+		dcache_invalidate_all();
+	}
+}
+
+static inline int cache_usable(void)
+{
+	return __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !in_shim;
+}
+
+/* Ask the cache.  Returns 1 with *ret (and errno) set if it answered. */
+static int try_cache(const char *path, unsigned int q, int amode, struct stat *st, int *ret)
+{
+	int saved = errno, r;
+
+	if (!cache_usable())
+		return 0;
+	in_shim++;
+	apply_epochs();
+	inval_sync();
+	r = dcache_lookup(path, q, amode, st);
+	in_shim--;
+	errno = saved;
+	if (r == DCACHE_PASS)
+		return 0;
+	if (r == 0) {
+		*ret = 0;
+	} else {
+		errno = r;
+		*ret = -1;
+	}
+	return 1;
+}
+
+/* The cache models AT_FDCWD-relative and absolute paths only. */
+static inline int cacheable_path(int dirfd, const char *path)
+{
+	return !bad_ptr(path) && (dirfd == AT_FDCWD || path[0] == '/');
+}
+
+static inline void note_change(void)
+{
+	if (__atomic_load_n(&preload_enabled, __ATOMIC_RELAXED))
+		inval_note_change();
+}
+
+/* fds this process opened for writing: a write through them changes a cached
+ * file's size/mtime.  Bits are set/cleared racily by open/close of that fd
+ * number, which the program itself serialises. */
+#define FD_BITS 65536
+static unsigned long writable_fds[FD_BITS / (8 * sizeof(unsigned long))];
+#define FD_WORD(fd) writable_fds[(unsigned)(fd) / (8 * sizeof(unsigned long))]
+#define FD_MASK(fd) (1UL << ((unsigned)(fd) % (8 * sizeof(unsigned long))))
+
+static inline int fd_writable(int fd)
+{
+	return fd < 0 || fd >= FD_BITS || (__atomic_load_n(&FD_WORD(fd), __ATOMIC_RELAXED) & FD_MASK(fd));
+}
+
+static inline void fd_set_writable(int fd, int on)
+{
+	if (fd < 0 || fd >= FD_BITS)
+		return;
+	if (on)
+		__atomic_fetch_or(&FD_WORD(fd), FD_MASK(fd), __ATOMIC_RELAXED);
+	else if (__atomic_load_n(&FD_WORD(fd), __ATOMIC_RELAXED) & FD_MASK(fd))
+		__atomic_fetch_and(&FD_WORD(fd), ~FD_MASK(fd), __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------------- */
+/* stat family */
+
+REAL_DECL(fstatat);
+
+static int do_fstatat(int dirfd, const char *path, struct stat *buf, int flags)
+{
+	int ret;
+
+	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && cacheable_path(dirfd, path) &&
+	    !bad_ptr(buf) &&
+	    try_cache(path, DCACHE_Q_STAT | ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
+		      0, buf, &ret))
+		return ret;
+	return CALL_REAL(fstatat, dirfd, path, buf, flags);
+}
+
+EXPORT int stat(const char *path, struct stat *buf) { return do_fstatat(AT_FDCWD, path, buf, 0); }
+EXPORT int stat64(const char *path, struct stat64 *buf)
+{
+	return do_fstatat(AT_FDCWD, path, (struct stat *)buf, 0);
+}
+EXPORT int lstat(const char *path, struct stat *buf)
+{
+	return do_fstatat(AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW);
+}
+EXPORT int lstat64(const char *path, struct stat64 *buf)
+{
+	return do_fstatat(AT_FDCWD, path, (struct stat *)buf, AT_SYMLINK_NOFOLLOW);
+}
+EXPORT int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
+{
+	return do_fstatat(dirfd, path, buf, flags);
+}
+EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *buf, int flags)
+{
+	return do_fstatat(dirfd, path, (struct stat *)buf, flags);
+}
+
+/* Pre-2.33 binaries (Debian's make) call these.  _STAT_VER_LINUX is 1 on
+ * x86_64, where struct stat is the kernel's: other versions go to fstatat
+ * only if they match. */
+#define STAT_VER 1
+int __xstat(int ver, const char *path, struct stat *buf);
+int __xstat64(int ver, const char *path, struct stat64 *buf);
+int __lxstat(int ver, const char *path, struct stat *buf);
+int __lxstat64(int ver, const char *path, struct stat64 *buf);
+int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags);
+int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags);
+static int xstat_ver_ok(int ver)
+{
+	if (ver == STAT_VER)
+		return 1;
+	errno = EINVAL;
+	return 0;
+}
+EXPORT int __xstat(int ver, const char *path, struct stat *buf)
+{
+	return xstat_ver_ok(ver) ? do_fstatat(AT_FDCWD, path, buf, 0) : -1;
+}
+EXPORT int __xstat64(int ver, const char *path, struct stat64 *buf)
+{
+	return xstat_ver_ok(ver) ? do_fstatat(AT_FDCWD, path, (struct stat *)buf, 0) : -1;
+}
+EXPORT int __lxstat(int ver, const char *path, struct stat *buf)
+{
+	return xstat_ver_ok(ver) ? do_fstatat(AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW) : -1;
+}
+EXPORT int __lxstat64(int ver, const char *path, struct stat64 *buf)
+{
+	return xstat_ver_ok(ver) ? do_fstatat(AT_FDCWD, path, (struct stat *)buf, AT_SYMLINK_NOFOLLOW) : -1;
+}
+EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags)
+{
+	return xstat_ver_ok(ver) ? do_fstatat(dirfd, path, buf, flags) : -1;
+}
+EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags)
+{
+	return xstat_ver_ok(ver) ? do_fstatat(dirfd, path, (struct stat *)buf, flags) : -1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* access family */
+
+REAL_DECL(faccessat);
+
+static int do_faccessat(int dirfd, const char *path, int mode, int flags)
+{
+	int ret;
+
+	/* access() checks with the real ids; the cache's permission facts were
+	 * learned with the effective ones: only equal ids make them the same. */
+	if (!(mode & ~7) && !(flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW)) &&
+	    ((flags & AT_EACCESS) || ids_equal) && cacheable_path(dirfd, path) &&
+	    try_cache(path,
+		      ((flags & AT_EACCESS) ? DCACHE_Q_EACCESS : DCACHE_Q_ACCESS) |
+			      ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
+		      mode, NULL, &ret))
+		return ret;
+	return CALL_REAL(faccessat, dirfd, path, mode, flags);
+}
+
+EXPORT int access(const char *path, int mode) { return do_faccessat(AT_FDCWD, path, mode, 0); }
+EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
+{
+	return do_faccessat(dirfd, path, mode, flags);
+}
+EXPORT int euidaccess(const char *path, int mode)
+{
+	return do_faccessat(AT_FDCWD, path, mode, AT_EACCESS);
+}
+EXPORT int eaccess(const char *path, int mode) { return do_faccessat(AT_FDCWD, path, mode, AT_EACCESS); }
+
+/* ---------------------------------------------------------------------- */
+/* open family */
+
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+REAL_DECL(openat);
+REAL_DECL(__open_2);
+REAL_DECL(__openat_2);
+
+static inline int open_needs_mode(int flags)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+static int open_writes(int flags)
+{
+	return open_needs_mode(flags) || (flags & O_TRUNC) || (flags & O_ACCMODE) != O_RDONLY;
+}
+
+static int do_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	int ret, fd;
+
+	if (!open_writes(flags) && cacheable_path(dirfd, path) &&
+	    try_cache(path,
+		      DCACHE_Q_NEGONLY | ((flags & O_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW) |
+			      ((flags & O_DIRECTORY) ? DCACHE_Q_DIRECTORY : 0),
+		      0, NULL, &ret))
+		return ret;
+	fd = CALL_REAL(openat, dirfd, path, flags, mode);
+	if (open_writes(flags)) {
+		int saved = errno;
+
+		note_change();
+		if (fd >= 0)
+			fd_set_writable(fd, (flags & O_ACCMODE) != O_RDONLY);
+		errno = saved;
+	} else if (fd >= 0) {
+		fd_set_writable(fd, 0);
+	}
+	return fd;
+}
+
+static mode_t va_mode(int flags, va_list ap)
+{
+	return open_needs_mode(flags) ? (mode_t)va_arg(ap, int) : 0;
+}
+
+EXPORT int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = va_mode(flags, ap);
+	va_end(ap);
+	return do_openat(AT_FDCWD, path, flags, mode);
+}
+EXPORT int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = va_mode(flags, ap);
+	va_end(ap);
+	return do_openat(AT_FDCWD, path, flags | O_LARGEFILE, mode);
+}
+EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = va_mode(flags, ap);
+	va_end(ap);
+	return do_openat(dirfd, path, flags, mode);
+}
+EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = va_mode(flags, ap);
+	va_end(ap);
+	return do_openat(dirfd, path, flags | O_LARGEFILE, mode);
+}
+/* Fortified callers: O_CREAT without a mode is glibc's to abort on. */
+EXPORT int __open_2(const char *path, int flags)
+{
+	if (open_needs_mode(flags))
+		return CALL_REAL(__open_2, path, flags);
+	return do_openat(AT_FDCWD, path, flags, 0);
+}
+EXPORT int __open64_2(const char *path, int flags)
+{
+	if (open_needs_mode(flags))
+		return CALL_REAL(__open_2, path, flags | O_LARGEFILE);
+	return do_openat(AT_FDCWD, path, flags | O_LARGEFILE, 0);
+}
+EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+	if (open_needs_mode(flags))
+		return CALL_REAL(__openat_2, dirfd, path, flags);
+	return do_openat(dirfd, path, flags, 0);
+}
+EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+	if (open_needs_mode(flags))
+		return CALL_REAL(__openat_2, dirfd, path, flags | O_LARGEFILE);
+	return do_openat(dirfd, path, flags | O_LARGEFILE, 0);
+}
+EXPORT int creat(const char *path, mode_t mode)
+{
+	return do_openat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+EXPORT int creat64(const char *path, mode_t mode)
+{
+	return do_openat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Mutators: the real call, then note the change (errno untouched). */
+
+#define MUTATOR(ret, name, params, ...)          \
+	REAL_DECL(name);                          \
+	EXPORT ret name params                    \
+	{                                         \
+		ret r_ = CALL_REAL(name, __VA_ARGS__); \
+		note_change();                    \
+		return r_;                        \
+	}
+
+MUTATOR(int, unlink, (const char *p), p)
+MUTATOR(int, unlinkat, (int fd, const char *p, int fl), fd, p, fl)
+MUTATOR(int, rename, (const char *a, const char *b), a, b)
+MUTATOR(int, renameat, (int fa, const char *a, int fb, const char *b), fa, a, fb, b)
+MUTATOR(int, renameat2, (int fa, const char *a, int fb, const char *b, unsigned int fl), fa, a, fb, b, fl)
+MUTATOR(int, mkdir, (const char *p, mode_t m), p, m)
+MUTATOR(int, mkdirat, (int fd, const char *p, mode_t m), fd, p, m)
+MUTATOR(int, rmdir, (const char *p), p)
+MUTATOR(int, symlink, (const char *t, const char *p), t, p)
+MUTATOR(int, symlinkat, (const char *t, int fd, const char *p), t, fd, p)
+MUTATOR(int, link, (const char *a, const char *b), a, b)
+MUTATOR(int, linkat, (int fa, const char *a, int fb, const char *b, int fl), fa, a, fb, b, fl)
+MUTATOR(int, mknod, (const char *p, mode_t m, dev_t d), p, m, d)
+MUTATOR(int, mknodat, (int fd, const char *p, mode_t m, dev_t d), fd, p, m, d)
+MUTATOR(int, chmod, (const char *p, mode_t m), p, m)
+MUTATOR(int, fchmodat, (int fd, const char *p, mode_t m, int fl), fd, p, m, fl)
+MUTATOR(int, fchmod, (int fd, mode_t m), fd, m)
+MUTATOR(int, chown, (const char *p, uid_t u, gid_t g), p, u, g)
+MUTATOR(int, lchown, (const char *p, uid_t u, gid_t g), p, u, g)
+MUTATOR(int, fchownat, (int fd, const char *p, uid_t u, gid_t g, int fl), fd, p, u, g, fl)
+MUTATOR(int, fchown, (int fd, uid_t u, gid_t g), fd, u, g)
+MUTATOR(int, truncate, (const char *p, off_t l), p, l)
+MUTATOR(int, truncate64, (const char *p, off64_t l), p, l)
+MUTATOR(int, ftruncate, (int fd, off_t l), fd, l)
+MUTATOR(int, ftruncate64, (int fd, off64_t l), fd, l)
+MUTATOR(int, utime, (const char *p, const struct utimbuf *t), p, t)
+MUTATOR(int, utimes, (const char *p, const struct timeval t[2]), p, t)
+MUTATOR(int, lutimes, (const char *p, const struct timeval t[2]), p, t)
+MUTATOR(int, futimesat, (int fd, const char *p, const struct timeval t[2]), fd, p, t)
+MUTATOR(int, utimensat, (int fd, const char *p, const struct timespec t[2], int fl), fd, p, t, fl)
+MUTATOR(int, futimens, (int fd, const struct timespec t[2]), fd, t)
+MUTATOR(int, system, (const char *cmd), cmd)
+MUTATOR(int, pclose, (FILE *f), f)
+
+/* Writes through an fd this process opened for writing change a file's
+ * size and mtime: note them (IN_MODIFY is queued inside write()). */
+#define FD_WRITER(ret, name, params, fdarg, ...) \
+	REAL_DECL(name);                          \
+	EXPORT ret name params                    \
+	{                                         \
+		ret r_ = CALL_REAL(name, __VA_ARGS__); \
+		if (r_ > 0 && fd_writable(fdarg)) \
+			note_change();            \
+		return r_;                        \
+	}
+
+FD_WRITER(ssize_t, write, (int fd, const void *b, size_t n), fd, fd, b, n)
+FD_WRITER(ssize_t, pwrite, (int fd, const void *b, size_t n, off_t o), fd, fd, b, n, o)
+FD_WRITER(ssize_t, pwrite64, (int fd, const void *b, size_t n, off64_t o), fd, fd, b, n, o)
+FD_WRITER(ssize_t, writev, (int fd, const struct iovec *v, int n), fd, fd, v, n)
+FD_WRITER(ssize_t, pwritev, (int fd, const struct iovec *v, int n, off_t o), fd, fd, v, n, o)
+
+REAL_DECL(close);
+EXPORT int close(int fd)
+{
+	fd_set_writable(fd, 0);
+	return CALL_REAL(close, fd);
+}
+
+REAL_DECL(dup);
+EXPORT int dup(int fd)
+{
+	int r = CALL_REAL(dup, fd);
+
+	if (r >= 0)
+		fd_set_writable(r, fd_writable(fd));
+	return r;
+}
+REAL_DECL(dup2);
+EXPORT int dup2(int fd, int fd2)
+{
+	int r = CALL_REAL(dup2, fd, fd2);
+
+	if (r >= 0 && r != fd)
+		fd_set_writable(r, fd_writable(fd));
+	return r;
+}
+REAL_DECL(dup3);
+EXPORT int dup3(int fd, int fd2, int fl)
+{
+	int r = CALL_REAL(dup3, fd, fd2, fl);
+
+	if (r >= 0)
+		fd_set_writable(r, fd_writable(fd));
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Process state */
+
+REAL_DECL(chdir);
+EXPORT int chdir(const char *p)
+{
+	int r = CALL_REAL(chdir, p);
+
+	__atomic_fetch_add(&cwd_epoch, 1, __ATOMIC_RELEASE);
+	return r;
+}
+REAL_DECL(fchdir);
+EXPORT int fchdir(int fd)
+{
+	int r = CALL_REAL(fchdir, fd);
+
+	__atomic_fetch_add(&cwd_epoch, 1, __ATOMIC_RELEASE);
+	return r;
+}
+
+#define CRED(name, params, ...)                    \
+	REAL_DECL(name);                            \
+	EXPORT int name params                      \
+	{                                           \
+		int r_ = CALL_REAL(name, __VA_ARGS__); \
+		__atomic_fetch_add(&cred_epoch, 1, __ATOMIC_RELEASE); \
+		return r_;                          \
+	}
+CRED(setuid, (uid_t u), u)
+CRED(seteuid, (uid_t u), u)
+CRED(setreuid, (uid_t a, uid_t b), a, b)
+CRED(setresuid, (uid_t a, uid_t b, uid_t c), a, b, c)
+CRED(setgid, (gid_t g), g)
+CRED(setegid, (gid_t g), g)
+CRED(setregid, (gid_t a, gid_t b), a, b)
+CRED(setresgid, (gid_t a, gid_t b, gid_t c), a, b, c)
+CRED(setgroups, (size_t n, const gid_t *l), n, l)
+CRED(setfsuid, (uid_t u), u)
+CRED(setfsgid, (gid_t g), g)
+
+/* Reaping a child: its changes are in the inotify queue already. */
+#define REAPER(ret, name, params, ...)                  \
+	REAL_DECL(name);                                 \
+	EXPORT ret name params                           \
+	{                                                \
+		ret r_ = CALL_REAL(name, __VA_ARGS__);    \
+		note_change();                           \
+		return r_;                               \
+	}
+REAPER(pid_t, wait, (int *s), s)
+REAPER(pid_t, waitpid, (pid_t p, int *s, int o), p, s, o)
+REAPER(pid_t, wait3, (int *s, int o, struct rusage *ru), s, o, ru)
+REAPER(pid_t, wait4, (pid_t p, int *s, int o, struct rusage *ru), p, s, o, ru)
+REAPER(int, waitid, (idtype_t t, id_t i, siginfo_t *si, int o), t, i, si, o)
+
+/*
+ * fork(): the child must not inherit our mutexes locked by another thread,
+ * nor read the parent's inotify instance.  Following liburcu's advice (and
+ * LTTng-UST), the urcu-bp and call_rcu fork hooks are called from here rather
+ * than from pthread_atfork handlers.  Lock order: inval read mutex, dcache
+ * writer mutex, call_rcu, urcu-bp registry.
+ */
+REAL_DECL(fork);
+EXPORT pid_t fork(void)
+{
+	int on = __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !in_shim;
+	pid_t pid;
+	int saved;
+
+	if (!on)
+		return CALL_REAL(fork);
+	in_shim++;
+	inval_fork_prepare();
+	dcache_fork_prepare();
+	urcu_bp_call_rcu_before_fork();
+	urcu_bp_before_fork();
+	pid = CALL_REAL(fork);
+	saved = errno;
+	if (pid == 0) {
+		urcu_bp_after_fork_child();
+		urcu_bp_call_rcu_after_fork_child();
+		inval_fork_child();
+		dcache_fork_child();
+	} else {
+		urcu_bp_after_fork_parent();
+		urcu_bp_call_rcu_after_fork_parent();
+		dcache_fork_parent();
+		inval_fork_parent();
+	}
+	in_shim--;
+	errno = saved;
+	return pid;
+}
+
+/* ---------------------------------------------------------------------- */
+
+__attribute__((constructor)) static void shim_init(void)
+{
+	refresh_ids();
+	preload_init();
+}
+
+__attribute__((destructor)) static void shim_fini(void)
+{
+	in_shim++;
+	preload_write_stats();
+}
