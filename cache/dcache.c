@@ -53,6 +53,17 @@
  *    itself (entries created inside it change its mtime/nlink/size).
  *  Every hashed dentry is on its parent's children list: killing a directory
  *    kills its subtree.
+ *
+ * Lock order (fork safety)
+ * ========================
+ *  rcu_read_lock -> [inval read_mutex ->] dcache_mutex.  A thread may wait for
+ *  dcache_mutex inside a read-side section (the slow path does), so nobody
+ *  may hold dcache_mutex while waiting for a grace period, and nobody may
+ *  register with urcu-bp (which takes liburcu's registry lock) while holding
+ *  it: writer entry points enter the read-side section before the mutex.
+ *  fork() (shim.c) therefore runs liburcu's fork hooks first, while our
+ *  mutexes are free, and takes read_mutex and dcache_mutex after them.
+ *  liburcu allocations that take liburcu mutexes happen under dc_init_mutex.
  */
 #define _GNU_SOURCE
 #define _LGPL_SOURCE
@@ -71,6 +82,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <stdio.h>
 
 #include "dcache.h"
 
@@ -474,7 +486,14 @@ static void d_hash_locked(struct dentry *d)
 		evict_locked();
 }
 
-/* Create the table and the root.  Returns false if the cache is unusable. */
+/*
+ * Create the table and the root.  Returns false if the cache is unusable.
+ * liburcu's allocations (table, call_rcu data) take liburcu's own mutexes,
+ * which its fork hooks hold across fork(); they are therefore made under
+ * dc_init_mutex, never under dcache_mutex (see the fork order in shim.c).
+ */
+static pthread_mutex_t dc_init_mutex = PTHREAD_MUTEX_INITIALIZER;
+
 static bool ensure_table(void)
 {
 	struct stat st;
@@ -485,12 +504,14 @@ static bool ensure_table(void)
 		return true;
 	if (!dc_ops)
 		return false;
-	pthread_mutex_lock(&dcache_mutex);
+	pthread_mutex_lock(&dc_init_mutex);
 	if (!dc_root) {
 		/* Threads liburcu starts here (hash resize, call_rcu) inherit an
 		 * all-blocked mask: signals meant for the program never land there. */
 		sigfillset(&all);
 		pthread_sigmask(SIG_BLOCK, &all, &old);
+		rcu_read_lock(); /* register this thread with urcu-bp now */
+		rcu_read_unlock();
 		if (!dc_table)
 			dc_table = cds_lfht_new(1024, 1024, 0,
 						CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
@@ -505,14 +526,16 @@ static bool ensure_table(void)
 					r->flags |= D_NOCACHE;
 				r->dev = st.st_dev;
 				r->namelen = 0; /* canonical path building treats root as "" */
+				pthread_mutex_lock(&dcache_mutex);
 				cds_list_add_tail(&r->lru, &dc_lru);
 				dc_bytes += r->bytes;
 				rcu_assign_pointer(dc_root, r);
+				pthread_mutex_unlock(&dcache_mutex);
 			}
 		}
 	}
 	ok = dc_root != NULL;
-	pthread_mutex_unlock(&dcache_mutex);
+	pthread_mutex_unlock(&dc_init_mutex);
 	return ok;
 }
 
@@ -563,6 +586,7 @@ struct miss {
 	int amode;              /* ACCESS: bit index */
 };
 
+#define DCACHE_Q_FIND_ 0x100u /* internal: report the final dentry, answer nothing */
 #define WALK_RETRY (-2)
 #define WALK_MISS  (-3)
 
@@ -727,6 +751,10 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 			return WALK_RETRY;
 		return ENOTDIR;
 	}
+	if (qflags & DCACHE_Q_FIND_) {
+		m->d = res; /* dcache_forget_attrs(): valid under the caller's RCU section */
+		return 0;
+	}
 	if (qflags & DCACHE_Q_NEGONLY)
 		return DCACHE_PASS; /* success needs the kernel (an fd) */
 	if (qflags & (DCACHE_Q_ACCESS | DCACHE_Q_EACCESS)) {
@@ -809,7 +837,9 @@ static bool unchanged_locked(struct dentry *d, unsigned int seq)
 
 /*
  * Fill the gap described by m.  Under rcu_read_lock(), not under the mutex.
- * Returns 0 if something was learned (walk again) or DCACHE_PASS.
+ * Returns 0 if something was learned (walk again), DCACHE_PASS, or a positive
+ * errno that the kernel just answered for the very question asked (a failed
+ * access check: replayed once, never cached).
  */
 static int populate_rcu(struct miss *m)
 {
@@ -818,7 +848,6 @@ static int populate_rcu(struct miss *m)
 	long n;
 	int r;
 
-	dcache_stat_inc(DCACHE_STAT_MISS);
 	if (m->kind == MISS_CWD) {
 		unsigned long gen;
 		struct dentry *d;
@@ -1017,8 +1046,10 @@ static int populate_rcu(struct miss *m)
 		pthread_mutex_unlock(&dcache_mutex);
 		r = dc_ops->kernel_access(path, bit & 7,
 					  AT_SYMLINK_NOFOLLOW | ((bit & 8) ? AT_EACCESS : 0));
+		if (r == -EACCES || r == -EROFS || r == -ETXTBSY)
+			return -r; /* the kernel's answer about this object; not cached */
 		if (r != 0)
-			return DCACHE_PASS; /* failures are not cached */
+			return DCACHE_PASS;
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen)
 			CMM_STORE_SHARED(d->access_ok, d->access_ok | (1u << bit));
@@ -1055,6 +1086,8 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 	else if ((unsigned)amode > 7 || !ensure_table())
 		r = DCACHE_PASS;
 	else {
+		bool kernel_answered = false;
+
 		rcu_read_lock();
 		for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
 			struct miss m = { 0 };
@@ -1064,31 +1097,86 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 				continue;
 			if (r != WALK_MISS)
 				break;
-			r = DCACHE_PASS;
-			if (populate_rcu(&m) != 0)
+			r = populate_rcu(&m);
+			if (r != 0) {
+				kernel_answered = r > 0;
 				break;
+			}
+			dcache_stat_inc(DCACHE_STAT_MISS);
 		}
 		if (r < 0)
 			r = DCACHE_PASS;
 		rcu_read_unlock();
+		if (kernel_answered) {
+			dcache_stat_inc(DCACHE_STAT_PASS);
+			return r;
+		}
 	}
 	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
 	return r;
 }
 
+void dcache_forget_attrs(const char *path, int follow)
+{
+	if (strnlen(path, PATH_MAX) >= PATH_MAX || !*path || !CMM_LOAD_SHARED(dc_root))
+		return;
+	rcu_read_lock();
+	for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
+		struct miss m = { 0 };
+		int r = walk_rcu(path, DCACHE_Q_FIND_ | (follow ? DCACHE_Q_FOLLOW : 0), 0, NULL, &m);
+
+		if (r == WALK_RETRY)
+			continue;
+		if (r == 0 && m.d) {
+			pthread_mutex_lock(&dcache_mutex);
+			if (!(m.d->flags & D_DEAD))
+				drop_attr_locked(m.d, false);
+			pthread_mutex_unlock(&dcache_mutex);
+		}
+		break; /* not cached along this path: nothing to forget */
+	}
+	rcu_read_unlock();
+}
+
 #define MAX_ALIASES 64
+
+/*
+ * A name that appeared in dir may be a hard link to a file whose attributes
+ * we cache under another name in the same directory: the link changed that
+ * file's st_nlink/st_ctime without an event of its own.  Ask the kernel what
+ * the new name is (event thread, under dcache_mutex and RCU) and drop the
+ * attributes of its same-inode siblings.  Links made from other directories
+ * by other processes are not seen: see README, coherence contract.
+ */
+static void forget_same_inode_locked(struct dentry *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	long n = d_path_rcu(dir, path, sizeof(path));
+	struct dentry *c;
+
+	if (n < 0 || (size_t)n + 2 + strlen(name) >= sizeof(path))
+		return;
+	snprintf(path + n, sizeof(path) - (size_t)n, "%s%s", n > 1 ? "/" : "", name);
+	if (dc_ops->kernel_lstat(path, &st) != 0 || S_ISDIR(st.st_mode) || st.st_nlink < 2)
+		return;
+	cds_list_for_each_entry(c, &dir->children, sibling)
+		if (c->attr && c->attr->st.st_ino == st.st_ino && c->attr->st.st_dev == st.st_dev)
+			drop_attr_locked(c, false);
+}
 
 void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 {
 	struct dentry *dirs[MAX_ALIASES];
 	size_t n;
 
+	rcu_read_lock(); /* before the mutex: see "Lock order" */
 	pthread_mutex_lock(&dcache_mutex);
 	if (!dc_table) {
 		pthread_mutex_unlock(&dcache_mutex);
+		rcu_read_unlock();
 		return;
 	}
-	rcu_read_lock();
 	n = wd_map_get_locked(wd, dirs, MAX_ALIASES);
 	for (size_t i = 0; i < n; i++) {
 		struct dentry *dir = dirs[i], *c;
@@ -1102,6 +1190,7 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 			if (c)
 				kill_locked(c);
 			drop_attr_locked(dir, false); /* its mtime, size, nlink moved */
+			forget_same_inode_locked(dir, name);
 			break;
 		case DCACHE_EV_ATTR:
 		case DCACHE_EV_GONE:
@@ -1117,8 +1206,8 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 			break;
 		}
 	}
-	rcu_read_unlock();
 	pthread_mutex_unlock(&dcache_mutex);
+	rcu_read_unlock();
 }
 
 void dcache_event_self(int wd, enum dcache_event ev)
@@ -1126,12 +1215,13 @@ void dcache_event_self(int wd, enum dcache_event ev)
 	struct dentry *dirs[MAX_ALIASES];
 	size_t n;
 
+	rcu_read_lock(); /* before the mutex: see "Lock order" */
 	pthread_mutex_lock(&dcache_mutex);
 	if (!dc_table) {
 		pthread_mutex_unlock(&dcache_mutex);
+		rcu_read_unlock();
 		return;
 	}
-	rcu_read_lock(); /* cds_lfht_del() wants it */
 	n = wd_map_get_locked(wd, dirs, MAX_ALIASES);
 	for (size_t i = 0; i < n; i++) {
 		struct dentry *d = dirs[i];
@@ -1154,21 +1244,22 @@ void dcache_event_self(int wd, enum dcache_event ev)
 			}
 		}
 	}
-	rcu_read_unlock();
 	pthread_mutex_unlock(&dcache_mutex);
+	rcu_read_unlock();
 }
 
 void dcache_invalidate_all(void)
 {
-	pthread_mutex_lock(&dcache_mutex);
 	rcu_read_lock();
+	pthread_mutex_lock(&dcache_mutex);
 	kill_all_locked();
-	rcu_read_unlock();
 	pthread_mutex_unlock(&dcache_mutex);
+	rcu_read_unlock();
 }
 
 void dcache_cwd_changed(void)
 {
+	rcu_read_lock();
 	pthread_mutex_lock(&dcache_mutex);
 	dc_cwd_gen++;
 	if (dc_cwd) {
@@ -1178,6 +1269,7 @@ void dcache_cwd_changed(void)
 		call_rcu(&old->rcu, free_cwd_rcu);
 	}
 	pthread_mutex_unlock(&dcache_mutex);
+	rcu_read_unlock();
 }
 
 void dcache_fork_prepare(void)
@@ -1196,6 +1288,7 @@ void dcache_fork_child(void)
 	 * (copy-on-write pages, never touched again) - freeing them would walk
 	 * and write every page.  The table is abandoned likewise. */
 	pthread_mutex_init(&dcache_mutex, NULL);
+	pthread_mutex_init(&dc_init_mutex, NULL);
 	dc_table = NULL;
 	dc_root = NULL;
 	dc_cwd = NULL;

@@ -36,7 +36,9 @@
 
 static pthread_mutex_t read_mutex = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int inotify_fd = -1;
-static atomic_int pending;
+/* change_gen counts noted changes; drained_gen is the change_gen value that
+ * the last completed drain covered (written under read_mutex). */
+static atomic_ulong change_gen, drained_gen;
 static pthread_t reader;
 static int reader_started;
 static atomic_ulong st_watches, st_events, st_watch_failures, st_overflows;
@@ -194,16 +196,30 @@ void inval_drain(void)
 void inval_note_change(void)
 {
 	if (atomic_load_explicit(&inotify_fd, memory_order_relaxed) >= 0)
-		atomic_store(&pending, 1);
+		atomic_fetch_add(&change_gen, 1);
 }
 
 void inval_sync(void)
 {
-	if (__builtin_expect(atomic_load_explicit(&pending, memory_order_acquire), 0)) {
-		/* Clear first: a change noted after this point drains again. */
-		atomic_store(&pending, 0);
-		inval_drain();
+	unsigned long want = atomic_load_explicit(&change_gen, memory_order_acquire);
+	int fd;
+
+	if (__builtin_expect(want == atomic_load_explicit(&drained_gen, memory_order_acquire), 1))
+		return;
+	fd = atomic_load(&inotify_fd);
+	if (fd < 0)
+		return;
+	/* Another thread may be draining already: its drain covers our change
+	 * only if it sampled change_gen after we noted it, hence the re-check
+	 * under the mutex rather than a "pending" flag cleared by the drainer. */
+	pthread_mutex_lock(&read_mutex);
+	if ((long)(atomic_load(&drained_gen) - want) < 0) {
+		unsigned long now = atomic_load(&change_gen);
+
+		read_all_locked(fd);
+		atomic_store(&drained_gen, now);
 	}
+	pthread_mutex_unlock(&read_mutex);
 }
 
 void inval_fork_prepare(void)
@@ -226,7 +242,7 @@ void inval_fork_child(void)
 	if (fd >= 0)
 		close(fd);
 	atomic_store(&inotify_fd, -1);
-	atomic_store(&pending, 0);
+	atomic_store(&drained_gen, atomic_load(&change_gen));
 	reader_started = 0;
 	atomic_store(&st_watches, 0);
 }

@@ -437,8 +437,38 @@ MUTATOR(int, mkdirat, (int fd, const char *p, mode_t m), fd, p, m)
 MUTATOR(int, rmdir, (const char *p), p)
 MUTATOR(int, symlink, (const char *t, const char *p), t, p)
 MUTATOR(int, symlinkat, (const char *t, int fd, const char *p), t, fd, p)
-MUTATOR(int, link, (const char *a, const char *b), a, b)
-MUTATOR(int, linkat, (int fa, const char *a, int fb, const char *b, int fl), fa, a, fb, b, fl)
+/* A new name for an inode changes st_nlink/st_ctime of its other names, but
+ * the event reaches only the new name's directory: forget the source's
+ * attributes explicitly (another process linking to a file cached here with
+ * nlink 1 is a documented limit of the contract). */
+static void forget_link_source(int dirfd, const char *path, int follow)
+{
+	if (!cache_usable() || !cacheable_path(dirfd, path))
+		return;
+	in_shim++;
+	dcache_forget_attrs(path, follow);
+	in_shim--;
+}
+REAL_DECL(link);
+EXPORT int link(const char *a, const char *b)
+{
+	int r = CALL_REAL(link, a, b), saved = errno;
+
+	note_change();
+	forget_link_source(AT_FDCWD, a, 0);
+	errno = saved;
+	return r;
+}
+REAL_DECL(linkat);
+EXPORT int linkat(int fa, const char *a, int fb, const char *b, int fl)
+{
+	int r = CALL_REAL(linkat, fa, a, fb, b, fl), saved = errno;
+
+	note_change();
+	forget_link_source(fa, a, fl & AT_SYMLINK_FOLLOW);
+	errno = saved;
+	return r;
+}
 MUTATOR(int, mknod, (const char *p, mode_t m, dev_t d), p, m, d)
 MUTATOR(int, mknodat, (int fd, const char *p, mode_t m, dev_t d), fd, p, m, d)
 MUTATOR(int, chmod, (const char *p, mode_t m), p, m)
@@ -458,6 +488,20 @@ MUTATOR(int, lutimes, (const char *p, const struct timeval t[2]), p, t)
 MUTATOR(int, futimesat, (int fd, const char *p, const struct timeval t[2]), fd, p, t)
 MUTATOR(int, utimensat, (int fd, const char *p, const struct timespec t[2], int fl), fd, p, t, fl)
 MUTATOR(int, futimens, (int fd, const struct timespec t[2]), fd, t)
+MUTATOR(int, fallocate, (int fd, int mode, off_t o, off_t l), fd, mode, o, l)
+MUTATOR(int, fallocate64, (int fd, int mode, off64_t o, off64_t l), fd, mode, o, l)
+MUTATOR(int, posix_fallocate, (int fd, off_t o, off_t l), fd, o, l)
+MUTATOR(int, posix_fallocate64, (int fd, off64_t o, off64_t l), fd, o, l)
+MUTATOR(int, remove, (const char *p), p)
+MUTATOR(int, mkfifo, (const char *p, mode_t m), p, m)
+MUTATOR(int, mkfifoat, (int fd, const char *p, mode_t m), fd, p, m)
+MUTATOR(int, mkstemp, (char *t), t)
+MUTATOR(int, mkstemp64, (char *t), t)
+MUTATOR(int, mkostemp, (char *t, int fl), t, fl)
+MUTATOR(int, mkostemp64, (char *t, int fl), t, fl)
+MUTATOR(int, mkstemps, (char *t, int n), t, n)
+MUTATOR(int, mkostemps, (char *t, int n, int fl), t, n, fl)
+MUTATOR(char *, mkdtemp, (char *t), t)
 MUTATOR(int, system, (const char *cmd), cmd)
 MUTATOR(int, pclose, (FILE *f), f)
 
@@ -478,6 +522,56 @@ FD_WRITER(ssize_t, pwrite, (int fd, const void *b, size_t n, off_t o), fd, fd, b
 FD_WRITER(ssize_t, pwrite64, (int fd, const void *b, size_t n, off64_t o), fd, fd, b, n, o)
 FD_WRITER(ssize_t, writev, (int fd, const struct iovec *v, int n), fd, fd, v, n)
 FD_WRITER(ssize_t, pwritev, (int fd, const struct iovec *v, int n, off_t o), fd, fd, v, n, o)
+
+/* stdio reaches the kernel through glibc-internal open/write/close: a stream
+ * opened for writing notes a change when opened, flushed and closed (data
+ * still in the stdio buffer has not reached the kernel, so the kernel's
+ * answer is the cache's).  Writes that stdio flushes by itself when its
+ * buffer fills are seen within the inotify thread's latency. */
+static int stdio_mode_writes(const char *mode)
+{
+	return !bad_ptr(mode) && strpbrk(mode, "wa+") != NULL;
+}
+#define STDIO_OPEN(name, params, mode, ...)                  \
+	REAL_DECL(name);                                      \
+	EXPORT FILE *name params                              \
+	{                                                     \
+		FILE *file_ = CALL_REAL(name, __VA_ARGS__);     \
+		if (stdio_mode_writes(mode)) {                \
+			int saved_ = errno;                   \
+			note_change();                        \
+			if (file_)                            \
+				fd_set_writable(fileno(file_), 1); \
+			errno = saved_;                       \
+		}                                             \
+		return file_;                                 \
+	}
+STDIO_OPEN(fopen, (const char *p, const char *m), m, p, m)
+STDIO_OPEN(fopen64, (const char *p, const char *m), m, p, m)
+STDIO_OPEN(freopen, (const char *p, const char *m, FILE *f), m, p, m, f)
+STDIO_OPEN(freopen64, (const char *p, const char *m, FILE *f), m, p, m, f)
+
+REAL_DECL(fflush);
+EXPORT int fflush(FILE *f)
+{
+	int r = CALL_REAL(fflush, f);
+
+	if (!f || fd_writable(fileno(f)))
+		note_change();
+	return r;
+}
+REAL_DECL(fclose);
+EXPORT int fclose(FILE *f)
+{
+	int fd = f ? fileno(f) : -1, w = fd >= 0 && fd_writable(fd);
+	int r = CALL_REAL(fclose, f);
+
+	if (w) {
+		note_change();
+		fd_set_writable(fd, 0);
+	}
+	return r;
+}
 
 REAL_DECL(close);
 EXPORT int close(int fd)
@@ -573,8 +667,10 @@ REAPER(int, waitid, (idtype_t t, id_t i, siginfo_t *si, int o), t, i, si, o)
  * fork(): the child must not inherit our mutexes locked by another thread,
  * nor read the parent's inotify instance.  Following liburcu's advice (and
  * LTTng-UST), the urcu-bp and call_rcu fork hooks are called from here rather
- * than from pthread_atfork handlers.  Lock order: inval read mutex, dcache
- * writer mutex, call_rcu, urcu-bp registry.
+ * than from pthread_atfork handlers.  Order: liburcu's hooks first (they wait
+ * for the call_rcu and resize threads, which wait for grace periods, which
+ * wait for readers, which may be waiting for dcache_mutex), then our read
+ * mutex and dcache mutex, which no holder keeps while waiting on liburcu.
  */
 REAL_DECL(fork);
 EXPORT pid_t fork(void)
@@ -586,10 +682,10 @@ EXPORT pid_t fork(void)
 	if (!on)
 		return CALL_REAL(fork);
 	in_shim++;
-	inval_fork_prepare();
-	dcache_fork_prepare();
 	urcu_bp_call_rcu_before_fork();
 	urcu_bp_before_fork();
+	inval_fork_prepare();
+	dcache_fork_prepare();
 	pid = CALL_REAL(fork);
 	saved = errno;
 	if (pid == 0) {
