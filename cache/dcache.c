@@ -1297,6 +1297,8 @@ void dcache_fork_child(void)
 	dc_count = 0;
 	CDS_INIT_LIST_HEAD(&dc_lru);
 	memset(dc_wd_map, 0, sizeof(dc_wd_map));
+	/* Counters are per process: the parent reports its own at exit. */
+	memset(stat_pool, 0, sizeof(stat_pool));
 }
 
 size_t dcache_memory_bytes(void)
