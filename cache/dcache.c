@@ -86,6 +86,18 @@
 
 #include "dcache.h"
 
+/*
+ * Shared accesses go through compiler atomics rather than liburcu's volatile
+ * CMM_* / rcu_dereference macros: same code on x86-64 (plain moves), but
+ * ThreadSanitizer understands them.  Publication (a dentry into the table, an
+ * attribute block, the cwd reference) is a release store paired with an
+ * acquire load; for hashed dentries the pair is d->seq (see d_alloc/d_match).
+ */
+#define LOAD_RELAXED(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define STORE_RELAXED(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define LOAD_ACQUIRE(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE_RELEASE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
 #define MAX_SYMLINKS 40        /* per lookup, as the kernel's MAXSYMLINKS */
 #define MAX_WALK_ATTEMPTS 256  /* misses + retries per lookup before passing through */
 #define DEFAULT_MAX_BYTES (64UL << 20)
@@ -172,15 +184,15 @@ void dcache_stat_inc(enum dcache_stat_id id)
 	struct stat_block *b = tls_stats;
 
 	if (caa_unlikely(!b)) {
-		unsigned int i = uatomic_add_return(&stat_pool_used, 1) - 1;
+		unsigned int i = __atomic_fetch_add(&stat_pool_used, 1, __ATOMIC_RELAXED);
 
 		b = &stat_pool[i < STAT_BLOCKS ? i : STAT_BLOCKS];
 		tls_stats = b;
 	}
 	if (caa_likely(b != &stat_pool[STAT_BLOCKS]))
-		CMM_STORE_SHARED(b->c[id], b->c[id] + 1); /* owner-only writer */
+		STORE_RELAXED(b->c[id], b->c[id] + 1); /* owner-only writer */
 	else
-		uatomic_inc(&b->c[id]);
+		__atomic_fetch_add(&b->c[id], 1, __ATOMIC_RELAXED);
 }
 
 void dcache_stats_sum(struct dcache_stats *out)
@@ -189,7 +201,7 @@ void dcache_stats_sum(struct dcache_stats *out)
 
 	for (unsigned int i = 0; i <= STAT_BLOCKS; i++)
 		for (int k = 0; k < 5; k++)
-			c[k] += CMM_LOAD_SHARED(stat_pool[i].c[k]);
+			c[k] += LOAD_RELAXED(stat_pool[i].c[k]);
 	out->hits = c[DCACHE_STAT_HIT];
 	out->neg_hits = c[DCACHE_STAT_NEG_HIT];
 	out->misses = c[DCACHE_STAT_MISS];
@@ -205,35 +217,33 @@ static inline unsigned int d_seq_begin(const struct dentry *d)
 {
 	unsigned int s;
 
-	while ((s = CMM_LOAD_SHARED(d->seq)) & 1)
+	while ((s = LOAD_ACQUIRE(d->seq)) & 1)
 		caa_cpu_relax();
-	cmm_smp_rmb();
 	return s;
 }
 
 /* Reader: true if d changed since d_seq_begin() returned s. */
 static inline bool d_seq_retry(const struct dentry *d, unsigned int s)
 {
-	cmm_smp_rmb();
-	return CMM_LOAD_SHARED(d->seq) != s;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return LOAD_RELAXED(d->seq) != s;
 }
 
 /* Writer, under dcache_mutex. */
 static inline void d_write_begin(struct dentry *d)
 {
-	CMM_STORE_SHARED(d->seq, d->seq + 1);
-	cmm_smp_wmb();
+	STORE_RELAXED(d->seq, d->seq + 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 static inline void d_write_end(struct dentry *d)
 {
-	cmm_smp_wmb();
-	CMM_STORE_SHARED(d->seq, d->seq + 1);
+	STORE_RELEASE(d->seq, d->seq + 1);
 }
 
 static inline unsigned int d_flags(const struct dentry *d)
 {
-	return CMM_LOAD_SHARED(d->flags);
+	return LOAD_RELAXED(d->flags);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -262,6 +272,7 @@ static int d_match(struct cds_lfht_node *node, const void *key)
 	const struct dentry *d = caa_container_of(node, struct dentry, hnode);
 	const struct d_key *k = key;
 
+	(void)LOAD_ACQUIRE(d->seq); /* pairs with d_alloc's release: fields are set */
 	return d->parent == k->parent && d->namelen == k->len && memcmp(d->name, k->name, k->len) == 0;
 }
 
@@ -354,10 +365,10 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
 	if (!old && !d->access_ok && !(clear_search && (d->flags & D_SEARCHED)))
 		return;
 	d_write_begin(d);
-	rcu_assign_pointer(d->attr, NULL);
-	CMM_STORE_SHARED(d->access_ok, 0);
+	STORE_RELEASE(d->attr, NULL);
+	STORE_RELAXED(d->access_ok, 0);
 	if (clear_search)
-		CMM_STORE_SHARED(d->flags, d->flags & ~D_SEARCHED);
+		STORE_RELAXED(d->flags, d->flags & ~D_SEARCHED);
 	d_write_end(d);
 	if (old) {
 		dc_bytes -= sizeof(*old);
@@ -379,7 +390,7 @@ static void kill_locked(struct dentry *d)
 {
 	kill_children_locked(d);
 	d_write_begin(d);
-	CMM_STORE_SHARED(d->flags, d->flags | D_DEAD);
+	STORE_RELAXED(d->flags, d->flags | D_DEAD);
 	d_write_end(d);
 	cds_lfht_del(dc_table, &d->hnode);
 	cds_list_del(&d->sibling);
@@ -389,7 +400,7 @@ static void kill_locked(struct dentry *d)
 	if (dc_cwd && dc_cwd->d == d) {
 		struct cwd_ref *old = dc_cwd;
 
-		rcu_assign_pointer(dc_cwd, NULL);
+		STORE_RELEASE(dc_cwd, NULL);
 		call_rcu(&old->rcu, free_cwd_rcu);
 	}
 	if (d->attr) {
@@ -412,7 +423,7 @@ static void kill_all_locked(void)
 	if (dc_cwd) {
 		struct cwd_ref *old = dc_cwd;
 
-		rcu_assign_pointer(dc_cwd, NULL);
+		STORE_RELEASE(dc_cwd, NULL);
 		call_rcu(&old->rcu, free_cwd_rcu);
 	}
 	dc_cwd_gen++;
@@ -431,8 +442,8 @@ static void evict_locked(void)
 			break;
 		if (d == dc_root || !cds_list_empty(&d->children))
 			continue;
-		if (CMM_LOAD_SHARED(d->referenced)) {
-			CMM_STORE_SHARED(d->referenced, 0);
+		if (LOAD_RELAXED(d->referenced)) {
+			STORE_RELAXED(d->referenced, 0);
 			cds_list_move(&d->lru, dc_lru.prev); /* to the tail */
 			continue;
 		}
@@ -475,8 +486,15 @@ static struct dentry *d_alloc(struct dentry *parent, const char *name, size_t le
 	return d;
 }
 
+/* Publish d's initialised fields to readers that find it in the table. */
+static void d_publish(struct dentry *d)
+{
+	STORE_RELEASE(d->seq, d->seq);
+}
+
 static void d_hash_locked(struct dentry *d)
 {
+	d_publish(d);
 	cds_lfht_add(dc_table, d->hash, &d->hnode);
 	cds_list_add_tail(&d->sibling, &d->parent->children);
 	cds_list_add_tail(&d->lru, &dc_lru);
@@ -500,7 +518,7 @@ static bool ensure_table(void)
 	sigset_t all, old;
 	bool ok;
 
-	if (caa_likely(CMM_LOAD_SHARED(dc_root) != NULL))
+	if (caa_likely(LOAD_ACQUIRE(dc_root) != NULL))
 		return true;
 	if (!dc_ops)
 		return false;
@@ -529,7 +547,7 @@ static bool ensure_table(void)
 				pthread_mutex_lock(&dcache_mutex);
 				cds_list_add_tail(&r->lru, &dc_lru);
 				dc_bytes += r->bytes;
-				rcu_assign_pointer(dc_root, r);
+				STORE_RELEASE(dc_root, r);
 				pthread_mutex_unlock(&dcache_mutex);
 			}
 		}
@@ -547,7 +565,7 @@ static bool ensure_table(void)
 static long d_path_rcu(const struct dentry *d, char *buf, size_t size)
 {
 	size_t pos = size - 1;
-	const struct dentry *root = rcu_dereference(dc_root);
+	const struct dentry *root = LOAD_ACQUIRE(dc_root);
 
 	buf[pos] = '\0';
 	if (d == root) {
@@ -613,7 +631,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 	int depth = 0, links = 0;
 	bool follow = qflags & DCACHE_Q_FOLLOW;
 	bool want_dir = qflags & DCACHE_Q_DIRECTORY;
-	struct dentry *root = rcu_dereference(dc_root);
+	struct dentry *root = LOAD_ACQUIRE(dc_root);
 	struct dentry *cur, *res;
 	unsigned int cur_seq, res_seq;
 	const char *p = path;
@@ -623,7 +641,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 	if (*p == '/') {
 		cur = root;
 	} else {
-		struct cwd_ref *c = rcu_dereference(dc_cwd);
+		struct cwd_ref *c = LOAD_ACQUIRE(dc_cwd);
 
 		if (!c) {
 			m->kind = MISS_CWD;
@@ -689,7 +707,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		if (d_flags(cur) & D_NOCACHE)
 			return DCACHE_PASS;
 
-		d = d_lookup_rcu(rcu_dereference(dc_table), cur, name, len);
+		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
 		if (!d) {
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
@@ -702,8 +720,8 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		s = d_seq_begin(d);
 		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
 			return WALK_RETRY;
-		if (!CMM_LOAD_SHARED(d->referenced))
-			CMM_STORE_SHARED(d->referenced, 1);
+		if (!LOAD_RELAXED(d->referenced))
+			STORE_RELAXED(d->referenced, 1);
 
 		if (d->type == D_NEG) {
 			/* A missing name answers itself and every path below it. */
@@ -760,7 +778,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 	if (qflags & (DCACHE_Q_ACCESS | DCACHE_Q_EACCESS)) {
 		unsigned int bit = (unsigned int)amode + ((qflags & DCACHE_Q_EACCESS) ? 8 : 0);
 
-		if (amode != 0 && !(CMM_LOAD_SHARED(res->access_ok) & (1u << bit))) {
+		if (amode != 0 && !(LOAD_RELAXED(res->access_ok) & (1u << bit))) {
 			if (d_flags(res) & (D_NOCACHE | D_NOATTR))
 				return DCACHE_PASS;
 			if (d_seq_retry(res, res_seq))
@@ -776,7 +794,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 
 		if (d_flags(res) & (D_NOCACHE | D_NOATTR))
 			return DCACHE_PASS;
-		a = rcu_dereference(res->attr);
+		a = LOAD_ACQUIRE(res->attr);
 		if (!a) {
 			if (d_seq_retry(res, res_seq))
 				return WALK_RETRY;
@@ -820,7 +838,7 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 		/* No watch, no coherence: nothing below d is cached.  A later
 		 * event on d's parent recreates d and tries again. */
 		d_write_begin(d);
-		CMM_STORE_SHARED(d->flags, d->flags | D_NOCACHE);
+		STORE_RELAXED(d->flags, d->flags | D_NOCACHE);
 		d_write_end(d);
 		return false;
 	}
@@ -876,11 +894,11 @@ static int populate_rcu(struct miss *m)
 				return DCACHE_PASS;
 			/* Find the dentry: the canonical path has no symlinks,
 			 * so a plain descent from the root reaches it. */
-			d = rcu_dereference(dc_root);
+			d = LOAD_ACQUIRE(dc_root);
 			for (const char *p = skip_slashes(path); *p && d; p = skip_slashes(p)) {
 				const char *e = strchrnul(p, '/');
 
-				d = d_lookup_rcu(rcu_dereference(dc_table), d, p, (size_t)(e - p));
+				d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), d, p, (size_t)(e - p));
 				p = e;
 			}
 			res = d;
@@ -892,7 +910,7 @@ static int populate_rcu(struct miss *m)
 
 				if (c) {
 					c->d = res;
-					rcu_assign_pointer(dc_cwd, c);
+					STORE_RELEASE(dc_cwd, c);
 					if (old)
 						call_rcu(&old->rcu, free_cwd_rcu);
 				}
@@ -956,7 +974,7 @@ static int populate_rcu(struct miss *m)
 			return DCACHE_PASS; /* an event raced with the kernel's answer */
 		}
 		if (!(p->flags & D_SEARCHED))
-			CMM_STORE_SHARED(p->flags, p->flags | D_SEARCHED);
+			STORE_RELAXED(p->flags, p->flags | D_SEARCHED);
 		if (!d_lookup_rcu(dc_table, p, m->name, m->len)) {
 			d = d_alloc(p, m->name, m->len, type, type == D_LNK ? target : NULL, (size_t)tlen);
 			if (d) {
@@ -983,8 +1001,10 @@ static int populate_rcu(struct miss *m)
 
 		if ((size_t)n + 2 >= sizeof(path))
 			return DCACHE_PASS;
+		/* chmod of d reaches us as IN_ATTRIB on its parent's watch, which
+		 * kills d; only the root, which has no parent, needs its own. */
 		pthread_mutex_lock(&dcache_mutex);
-		if ((d->flags & D_DEAD) || !ensure_watch_locked(d, path)) {
+		if ((d->flags & D_DEAD) || (d == dc_root && !ensure_watch_locked(d, path))) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
 		}
@@ -996,7 +1016,7 @@ static int populate_rcu(struct miss *m)
 			return DCACHE_PASS; /* EACCES: not searchable; the kernel says so */
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen)
-			CMM_STORE_SHARED(d->flags, d->flags | D_SEARCHED);
+			STORE_RELAXED(d->flags, d->flags | D_SEARCHED);
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
 	}
@@ -1017,14 +1037,14 @@ static int populate_rcu(struct miss *m)
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && !d->attr) {
 			if (d->type != D_DIR && st.st_nlink > 1) {
-				d->flags |= D_NOATTR;
+				STORE_RELAXED(d->flags, d->flags | D_NOATTR);
 			} else {
 				struct dcache_attr *a = malloc(sizeof(*a));
 
 				if (a) {
 					a->st = st;
 					dc_bytes += sizeof(*a);
-					rcu_assign_pointer(d->attr, a);
+					STORE_RELEASE(d->attr, a);
 				}
 			}
 		}
@@ -1036,8 +1056,10 @@ static int populate_rcu(struct miss *m)
 		unsigned int seq, pgen;
 		int bit = m->amode;
 
+		/* Permissions change with IN_ATTRIB, reported on the parent's watch
+		 * too: only the root needs a watch of its own for this. */
 		pthread_mutex_lock(&dcache_mutex);
-		if ((d->flags & D_DEAD) || (d->type == D_DIR && !ensure_watch_locked(d, path))) {
+		if ((d->flags & D_DEAD) || (d == dc_root && !ensure_watch_locked(d, path))) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
 		}
@@ -1052,7 +1074,7 @@ static int populate_rcu(struct miss *m)
 			return DCACHE_PASS;
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen)
-			CMM_STORE_SHARED(d->access_ok, d->access_ok | (1u << bit));
+			STORE_RELAXED(d->access_ok, d->access_ok | (1u << bit));
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
 	}
@@ -1118,7 +1140,7 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 
 void dcache_forget_attrs(const char *path, int follow)
 {
-	if (strnlen(path, PATH_MAX) >= PATH_MAX || !*path || !CMM_LOAD_SHARED(dc_root))
+	if (strnlen(path, PATH_MAX) >= PATH_MAX || !*path || !LOAD_ACQUIRE(dc_root))
 		return;
 	rcu_read_lock();
 	for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
@@ -1265,7 +1287,7 @@ void dcache_cwd_changed(void)
 	if (dc_cwd) {
 		struct cwd_ref *old = dc_cwd;
 
-		rcu_assign_pointer(dc_cwd, NULL);
+		STORE_RELEASE(dc_cwd, NULL);
 		call_rcu(&old->rcu, free_cwd_rcu);
 	}
 	pthread_mutex_unlock(&dcache_mutex);
@@ -1303,10 +1325,20 @@ void dcache_fork_child(void)
 
 size_t dcache_memory_bytes(void)
 {
-	return CMM_LOAD_SHARED(dc_bytes);
+	size_t b;
+
+	pthread_mutex_lock(&dcache_mutex);
+	b = dc_bytes;
+	pthread_mutex_unlock(&dcache_mutex);
+	return b;
 }
 
 size_t dcache_count(void)
 {
-	return CMM_LOAD_SHARED(dc_count);
+	size_t n;
+
+	pthread_mutex_lock(&dcache_mutex);
+	n = dc_count;
+	pthread_mutex_unlock(&dcache_mutex);
+	return n;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -69,6 +70,56 @@ static int fs_type_cacheable(unsigned long type)
 	}
 }
 
+/*
+ * The filesystem type of device `dev` by name, from /proc/self/mountinfo
+ * (statfs cannot tell devtmpfs from tmpfs: same f_type, and devtmpfs sees
+ * every write to /dev/null as IN_MODIFY in /dev).  Returns 1 cacheable,
+ * 0 not, -1 not found (btrfs subvolumes report anonymous devices).
+ * Raw syscalls only: this runs in ops context.
+ */
+static int mountinfo_verdict(dev_t dev)
+{
+	static const char *const ok[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs",
+					  "f2fs", "overlay", "zfs", "jfs", "reiserfs" };
+	static char buf[1 << 16];
+	char want[32];
+	long n = 0, r;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while (n < (long)sizeof(buf) - 1 &&
+	       (r = syscall(SYS_read, fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += r;
+	syscall(SYS_close, fd);
+	buf[n] = '\0';
+	snprintf(want, sizeof(want), " %u:%u ", major(dev), minor(dev));
+	for (char *line = buf; line && *line;) {
+		char *end = strchr(line, '\n'), *hit, *sep;
+
+		if (end)
+			*end = '\0';
+		hit = strstr(line, want);
+		sep = strstr(line, " - ");
+		/* field 3 is major:minor: it comes right after "ID PARENT" */
+		if (hit && sep && hit < sep) {
+			char type[32];
+			size_t len = strcspn(sep + 3, " ");
+
+			if (len >= sizeof(type))
+				return 0;
+			memcpy(type, sep + 3, len);
+			type[len] = '\0';
+			for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+				if (!strcmp(type, ok[i]))
+					return 1;
+			return 0;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return -1;
+}
+
 #define FS_TABLE 64
 static struct {
 	dev_t dev;
@@ -85,9 +136,9 @@ static int fs_cacheable(const char *path, dev_t dev)
 	for (int i = 0; i < fs_used; i++)
 		if (fs_table[i].dev == dev)
 			return fs_table[i].verdict;
-	if (syscall(SYS_statfs, path, &sfs) != 0)
-		return 0;
-	v = fs_type_cacheable((unsigned long)sfs.f_type);
+	v = mountinfo_verdict(dev);
+	if (v < 0)
+		v = syscall(SYS_statfs, path, &sfs) == 0 && fs_type_cacheable((unsigned long)sfs.f_type);
 	if (fs_used < FS_TABLE) {
 		fs_table[fs_used].dev = dev;
 		fs_table[fs_used].verdict = v;
