@@ -52,8 +52,9 @@ enum dcache_event {
 };
 
 /*
- * Calls out of the cache.  All are made from writer context with the writer
- * mutex held (ops context) and may block.  Each returns 0 / a length / a
+ * Calls out of the cache.  watch_dir, unwatch_dir and fs_cacheable run with
+ * the writer mutex held; the kernel_* calls may run with or without it.  None
+ * may call back into the cache (ops context); all may block.  Each returns 0 / a length / a
  * watch id on success and a negative errno on failure.
  */
 struct dcache_ops {
