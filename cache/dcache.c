@@ -222,18 +222,33 @@ static inline unsigned int d_seq_begin(const struct dentry *d)
 	return s;
 }
 
+/*
+ * The seqlock's fences order the reader's relaxed data loads before its
+ * re-check, and the writer's odd store before its data stores.  GCC's
+ * ThreadSanitizer does not support fences (-Wtsan): there every shared field
+ * is an atomic already (no data race to report), and seq_cst accesses of
+ * d_seq stand in for the fences.
+ */
+#ifdef __SANITIZE_THREAD__
+#define D_SEQ_FENCE(order) ((void)0)
+#define D_SEQ_ORDER __ATOMIC_SEQ_CST
+#else
+#define D_SEQ_FENCE(order) __atomic_thread_fence(order)
+#define D_SEQ_ORDER __ATOMIC_RELAXED
+#endif
+
 /* Reader: true if d changed since d_seq_begin() returned s. */
 static inline bool d_seq_retry(const struct dentry *d, unsigned int s)
 {
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return LOAD_RELAXED(d->seq) != s;
+	D_SEQ_FENCE(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&d->seq, D_SEQ_ORDER) != s;
 }
 
 /* Writer, under dcache_mutex. */
 static inline void d_write_begin(struct dentry *d)
 {
-	STORE_RELAXED(d->seq, d->seq + 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&d->seq, d->seq + 1, D_SEQ_ORDER);
+	D_SEQ_FENCE(__ATOMIC_RELEASE);
 }
 
 static inline void d_write_end(struct dentry *d)
@@ -1022,8 +1037,12 @@ static int populate_rcu(struct miss *m)
 	}
 	case MISS_ATTR: {
 		struct dentry *d = m->d;
-		unsigned int seq, pgen;
+		unsigned int seq, pgen, dgen;
 
+		/* A file's attributes change with events on its parent's watch; a
+		 * directory's also with events on its own (an entry created in it
+		 * moves its mtime/nlink, and drop_attr_locked() has nothing to drop
+		 * yet, so d_seq does not move): sample both generations. */
 		pthread_mutex_lock(&dcache_mutex);
 		if ((d->flags & D_DEAD) || (d->type == D_DIR && !ensure_watch_locked(d, path))) {
 			pthread_mutex_unlock(&dcache_mutex);
@@ -1031,11 +1050,13 @@ static int populate_rcu(struct miss *m)
 		}
 		seq = d->seq;
 		pgen = d->parent->dir_gen;
+		dgen = d->dir_gen;
 		pthread_mutex_unlock(&dcache_mutex);
 		if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type)
 			return DCACHE_PASS; /* changed under us: an event is on its way */
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && !d->attr) {
+		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->dir_gen == dgen &&
+		    !d->attr) {
 			if (d->type != D_DIR && st.st_nlink > 1) {
 				STORE_RELAXED(d->flags, d->flags | D_NOATTR);
 			} else {
@@ -1138,53 +1159,55 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 	return r;
 }
 
-void dcache_forget_attrs(const char *path, int follow)
+/* Drop the attributes of every dentry that caches inode (dev, ino).  Under
+ * dcache_mutex and rcu_read_lock().  O(dentries): used only when a new hard
+ * link appears (rare), where the other names may sit in any directory. */
+static void forget_inode_locked(dev_t dev, ino_t ino)
 {
-	if (strnlen(path, PATH_MAX) >= PATH_MAX || !*path || !LOAD_ACQUIRE(dc_root))
-		return;
-	rcu_read_lock();
-	for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
-		struct miss m = { 0 };
-		int r = walk_rcu(path, DCACHE_Q_FIND_ | (follow ? DCACHE_Q_FOLLOW : 0), 0, NULL, &m);
+	struct dentry *d;
 
-		if (r == WALK_RETRY)
-			continue;
-		if (r == 0 && m.d) {
-			pthread_mutex_lock(&dcache_mutex);
-			if (!(m.d->flags & D_DEAD))
-				drop_attr_locked(m.d, false);
-			pthread_mutex_unlock(&dcache_mutex);
-		}
-		break; /* not cached along this path: nothing to forget */
+	cds_list_for_each_entry(d, &dc_lru, lru) {
+		struct dcache_attr *a = d->attr;
+
+		if (a && a->st.st_ino == ino && a->st.st_dev == dev && !(d->flags & D_DEAD))
+			drop_attr_locked(d, false);
 	}
+}
+
+void dcache_forget_inode(dev_t dev, ino_t ino)
+{
+	if (!LOAD_ACQUIRE(dc_root))
+		return;
+	rcu_read_lock(); /* before the mutex: see "Lock order" */
+	pthread_mutex_lock(&dcache_mutex);
+	forget_inode_locked(dev, ino);
+	pthread_mutex_unlock(&dcache_mutex);
 	rcu_read_unlock();
 }
 
 #define MAX_ALIASES 64
 
 /*
- * A name that appeared in dir may be a hard link to a file whose attributes
- * we cache under another name in the same directory: the link changed that
- * file's st_nlink/st_ctime without an event of its own.  Ask the kernel what
- * the new name is (event thread, under dcache_mutex and RCU) and drop the
- * attributes of its same-inode siblings.  Links made from other directories
- * by other processes are not seen: see README, coherence contract.
+ * A name that appeared in dir may be a new hard link to a file whose
+ * attributes we cache under another name: the link changed that file's
+ * st_nlink/st_ctime without an event about the other names.  Ask the kernel
+ * what the new name is (event thread, under dcache_mutex and RCU) and drop the
+ * attributes of every cached name of that inode.  Links made by other
+ * processes into directories this process does not watch are not seen: see
+ * README, coherence contract.
  */
 static void forget_same_inode_locked(struct dentry *dir, const char *name)
 {
 	char path[PATH_MAX];
 	struct stat st;
 	long n = d_path_rcu(dir, path, sizeof(path));
-	struct dentry *c;
 
 	if (n < 0 || (size_t)n + 2 + strlen(name) >= sizeof(path))
 		return;
 	snprintf(path + n, sizeof(path) - (size_t)n, "%s%s", n > 1 ? "/" : "", name);
 	if (dc_ops->kernel_lstat(path, &st) != 0 || S_ISDIR(st.st_mode) || st.st_nlink < 2)
 		return;
-	cds_list_for_each_entry(c, &dir->children, sibling)
-		if (c->attr && c->attr->st.st_ino == st.st_ino && c->attr->st.st_dev == st.st_dev)
-			drop_attr_locked(c, false);
+	forget_inode_locked(st.st_dev, st.st_ino);
 }
 
 void dcache_event_child(int wd, const char *name, enum dcache_event ev)

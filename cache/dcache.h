@@ -119,10 +119,10 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st);
 void dcache_event_child(int wd, const char *name, enum dcache_event ev);
 /* The watched directory `wd` itself changed (attributes, or it is gone). */
 void dcache_event_self(int wd, enum dcache_event ev);
-/* Drop the cached attributes of the object `path` names, if cached (a change
- * that produces no event in its directory: a hard link made to it).  Any
- * thread except ops context; does not populate. */
-void dcache_forget_attrs(const char *path, int follow);
+/* Drop the cached attributes of every dentry of inode (dev, ino), under any
+ * name (a new hard link to it changed its st_nlink/st_ctime without an event
+ * about those names).  Any thread except ops context; O(cached dentries). */
+void dcache_forget_inode(dev_t dev, ino_t ino);
 /* Forget everything (queue overflow, credential change).  Writer context. */
 void dcache_invalidate_all(void);
 

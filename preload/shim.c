@@ -38,6 +38,7 @@
 #include <sys/fsuid.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -438,15 +439,20 @@ MUTATOR(int, rmdir, (const char *p), p)
 MUTATOR(int, symlink, (const char *t, const char *p), t, p)
 MUTATOR(int, symlinkat, (const char *t, int fd, const char *p), t, fd, p)
 /* A new name for an inode changes st_nlink/st_ctime of its other names, but
- * the event reaches only the new name's directory: forget the source's
- * attributes explicitly (another process linking to a file cached here with
- * nlink 1 is a documented limit of the contract). */
-static void forget_link_source(int dirfd, const char *path, int follow)
+ * the event reaches only the new name's directory: after a successful link,
+ * ask the kernel which inode the new name is and forget every cached name of
+ * it.  (Another process linking into a directory this process does not watch
+ * is a documented limit of the contract.) */
+static void forget_linked_inode(int r, int newdirfd, const char *newpath)
 {
-	if (!cache_usable() || !cacheable_path(dirfd, path))
+	struct stat st;
+
+	if (r != 0 || !cache_usable())
+		return;
+	if (syscall(SYS_newfstatat, newdirfd, newpath, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return;
 	in_shim++;
-	dcache_forget_attrs(path, follow);
+	dcache_forget_inode(st.st_dev, st.st_ino);
 	in_shim--;
 }
 REAL_DECL(link);
@@ -455,7 +461,7 @@ EXPORT int link(const char *a, const char *b)
 	int r = CALL_REAL(link, a, b), saved = errno;
 
 	note_change();
-	forget_link_source(AT_FDCWD, a, 0);
+	forget_linked_inode(r, AT_FDCWD, b);
 	errno = saved;
 	return r;
 }
@@ -465,7 +471,7 @@ EXPORT int linkat(int fa, const char *a, int fb, const char *b, int fl)
 	int r = CALL_REAL(linkat, fa, a, fb, b, fl), saved = errno;
 
 	note_change();
-	forget_link_source(fa, a, fl & AT_SYMLINK_FOLLOW);
+	forget_linked_inode(r, fb, b);
 	errno = saved;
 	return r;
 }

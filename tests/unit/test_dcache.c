@@ -1,0 +1,1433 @@
+/*
+ * test_dcache.c - unit tests of cache/ (with invalidate/'s inotify watches),
+ * linked directly: no preloading.
+ *
+ * The test fills a struct dcache_ops with raw-syscall kernel ops (as
+ * preload/config.c does) that count, per thread, how many times the cache
+ * asked the kernel; inval_fill_ops() provides the watches.  Every answer the
+ * cache gives is compared with the kernel's own answer (raw syscall(2)) for
+ * the same question: return value, errno, and the struct stat fields of the
+ * contract (never st_atim).
+ *
+ * The memory cap is process-wide (dcache_init is called once): this binary
+ * runs with a 1 MiB cap so that the eviction test can reach it; every other
+ * test stays far below it.
+ *
+ * Each test works in its own directory below mkdtemp("/tmp/rcuwalk-XXXXXX"),
+ * removed at the end.  Mutations are raw syscalls; like the shim, the helpers
+ * note each change (inval_note_change) and every lookup helper first applies
+ * the noted changes' events (inval_sync; the kernel queues the inotify event
+ * inside the mutating syscall).  Tests of invalidation also inval_drain()
+ * explicitly after the change they test.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "dcache.h"
+#include "inval.h"
+
+#ifndef AT_EACCESS
+#define AT_EACCESS 0x200
+#endif
+
+#define CAP_BYTES ((size_t)1 << 20) /* the whole binary's memory cap */
+
+/* ------------------------------------------------------------------------ */
+/* Counting raw-syscall ops                                                 */
+
+/* Calls of the kernel ops made by this thread (the populating slow path runs
+ * in the thread that looks up; event handling runs in the inotify reader or
+ * in whoever drains, so tests sample this around lookups only). */
+static __thread unsigned long t_kernel_calls;
+static __thread unsigned long t_watch_calls;
+
+/* A test may arm a hook that runs in this thread right after the kernel has
+ * answered lstat(g_hook_path): a change made by someone else just then. */
+static __thread const char *t_hook_path;
+static __thread void (*t_hook)(void);
+
+static int op_lstat(const char *path, struct stat *st)
+{
+	int r;
+
+	t_kernel_calls++;
+	r = syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+	if (t_hook && t_hook_path && strcmp(path, t_hook_path) == 0) {
+		void (*hook)(void) = t_hook;
+
+		t_hook = NULL;
+		hook();
+	}
+	return r;
+}
+
+static long op_readlink(const char *path, char *buf, size_t size)
+{
+	long n;
+
+	t_kernel_calls++;
+	n = syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
+	return n >= 0 ? n : -errno;
+}
+
+static int op_access(const char *path, int mode, int flags)
+{
+	t_kernel_calls++;
+	return syscall(SYS_faccessat2, AT_FDCWD, path, mode, flags) == 0 ? 0 : -errno;
+}
+
+static int op_getcwd(char *buf, size_t size)
+{
+	t_kernel_calls++;
+	return syscall(SYS_getcwd, buf, size) > 0 ? 0 : -errno;
+}
+
+static int op_fs_cacheable(const char *path, dev_t dev)
+{
+	return 1;
+}
+
+static int (*real_watch_dir)(const char *path);
+
+static int op_watch_dir(const char *path)
+{
+	t_watch_calls++;
+	return real_watch_dir(path);
+}
+
+static struct dcache_ops g_ops = {
+	.kernel_lstat = op_lstat,
+	.kernel_readlink = op_readlink,
+	.kernel_access = op_access,
+	.kernel_getcwd = op_getcwd,
+	.fs_cacheable = op_fs_cacheable,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Scratch directories and paths                                            */
+
+static char g_root[64];        /* mkdtemp() result */
+static char g_dir[128];        /* this test's directory */
+static char g_start_cwd[PATH_MAX];
+static unsigned g_ntest;
+
+#define RING 32
+static char g_ring[RING][2 * PATH_MAX];
+static unsigned g_ringi;
+
+/* g_dir + "/" + the formatted relative path (ring of static buffers). */
+static const char *P(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static const char *P(const char *fmt, ...)
+{
+	char *b = g_ring[g_ringi++ % RING];
+	int n = snprintf(b, sizeof(g_ring[0]), "%s/", g_dir);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(b + n, sizeof(g_ring[0]) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return b;
+}
+
+static char *repeat(char c, size_t n)
+{
+	char *b = g_ring[g_ringi++ % RING];
+
+	if (n >= sizeof(g_ring[0]))
+		n = sizeof(g_ring[0]) - 1;
+	memset(b, c, n);
+	b[n] = '\0';
+	return b;
+}
+
+/* Raw-syscall mutations; each asserts success and, as the shim does after a
+ * mutation, notes the change so that the next lookup (inval_sync()) applies
+ * its events first: a test's own changes are visible to its next lookup. */
+static void x_mkdir(const char *p)
+{
+	if (syscall(SYS_mkdirat, AT_FDCWD, p, 0755) != 0)
+		fail_msg("mkdir %s: %s", p, strerror(errno));
+	inval_note_change();
+}
+
+static void x_file(const char *p, size_t size)
+{
+	char buf[4096];
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		fail_msg("create %s: %s", p, strerror(errno));
+	memset(buf, 'x', sizeof(buf));
+	while (size) {
+		size_t n = size < sizeof(buf) ? size : sizeof(buf);
+
+		if (syscall(SYS_write, fd, buf, n) != (long)n)
+			fail_msg("write %s: %s", p, strerror(errno));
+		size -= n;
+	}
+	syscall(SYS_close, fd);
+	inval_note_change();
+}
+
+static void x_append(const char *p, size_t size)
+{
+	char buf[64] = { 0 };
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, p, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	if (fd < 0 || size > sizeof(buf) || syscall(SYS_write, fd, buf, size) != (long)size)
+		fail_msg("append %s: %s", p, strerror(errno));
+	syscall(SYS_close, fd);
+	inval_note_change();
+}
+
+static void x_symlink(const char *target, const char *p)
+{
+	if (syscall(SYS_symlinkat, target, AT_FDCWD, p) != 0)
+		fail_msg("symlink %s -> %s: %s", p, target, strerror(errno));
+	inval_note_change();
+}
+
+static void x_unlink(const char *p)
+{
+	if (syscall(SYS_unlinkat, AT_FDCWD, p, 0) != 0)
+		fail_msg("unlink %s: %s", p, strerror(errno));
+	inval_note_change();
+}
+
+static void x_rmdir(const char *p)
+{
+	if (syscall(SYS_unlinkat, AT_FDCWD, p, AT_REMOVEDIR) != 0)
+		fail_msg("rmdir %s: %s", p, strerror(errno));
+	inval_note_change();
+}
+
+static void x_rename(const char *a, const char *b)
+{
+	if (syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 0) != 0)
+		fail_msg("rename %s %s: %s", a, b, strerror(errno));
+	inval_note_change();
+}
+
+static void x_link(const char *a, const char *b)
+{
+	if (syscall(SYS_linkat, AT_FDCWD, a, AT_FDCWD, b, 0) != 0)
+		fail_msg("link %s %s: %s", a, b, strerror(errno));
+	inval_note_change();
+}
+
+static void x_chmod(const char *p, mode_t mode)
+{
+	if (syscall(SYS_fchmodat, AT_FDCWD, p, mode) != 0)
+		fail_msg("chmod %s: %s", p, strerror(errno));
+	inval_note_change();
+}
+
+static void x_truncate(const char *p, off_t size)
+{
+	if (syscall(SYS_truncate, p, size) != 0)
+		fail_msg("truncate %s: %s", p, strerror(errno));
+	inval_note_change();
+}
+
+static void x_utimes(const char *p, time_t sec)
+{
+	struct timespec ts[2] = { { sec, 0 }, { sec, 0 } };
+
+	if (syscall(SYS_utimensat, AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW) != 0)
+		fail_msg("utimensat %s: %s", p, strerror(errno));
+	inval_note_change();
+}
+
+static void x_chdir(const char *p)
+{
+	if (syscall(SYS_chdir, p) != 0)
+		fail_msg("chdir %s: %s", p, strerror(errno));
+}
+
+/* ------------------------------------------------------------------------ */
+/* The kernel's answer, and comparisons                                     */
+
+/* What the kernel answers for the question dcache_lookup() is asked. */
+static int kernel_query(const char *path, unsigned flags, int amode, struct stat *st)
+{
+	int fl = (flags & DCACHE_Q_FOLLOW) ? 0 : AT_SYMLINK_NOFOLLOW;
+
+	if (flags & (DCACHE_Q_ACCESS | DCACHE_Q_EACCESS)) {
+		if (flags & DCACHE_Q_EACCESS)
+			fl |= AT_EACCESS;
+		return syscall(SYS_faccessat2, AT_FDCWD, path, amode, fl) == 0 ? 0 : errno;
+	}
+	if (flags & DCACHE_Q_DIRECTORY) {
+		int fd = (int)syscall(SYS_openat, AT_FDCWD, path,
+				      O_PATH | O_DIRECTORY | O_CLOEXEC |
+				      ((flags & DCACHE_Q_FOLLOW) ? 0 : O_NOFOLLOW), 0);
+
+		if (fd < 0)
+			return errno;
+		syscall(SYS_close, fd);
+	}
+	return syscall(SYS_newfstatat, AT_FDCWD, path, st, fl) == 0 ? 0 : errno;
+}
+
+static void assert_stat_same_(const struct stat *c, const struct stat *k, const char *path,
+			      const char *file, int line)
+{
+	if (c->st_ino != k->st_ino || c->st_size != k->st_size || c->st_mode != k->st_mode ||
+	    c->st_nlink != k->st_nlink || c->st_mtim.tv_nsec != k->st_mtim.tv_nsec ||
+	    c->st_ctim.tv_nsec != k->st_ctim.tv_nsec)
+		print_message("stat mismatch for %s\n", path);
+	_assert_int_equal(c->st_dev, k->st_dev, file, line);
+	_assert_int_equal(c->st_ino, k->st_ino, file, line);
+	_assert_int_equal(c->st_mode, k->st_mode, file, line);
+	_assert_int_equal(c->st_nlink, k->st_nlink, file, line);
+	_assert_int_equal(c->st_uid, k->st_uid, file, line);
+	_assert_int_equal(c->st_gid, k->st_gid, file, line);
+	_assert_int_equal(c->st_rdev, k->st_rdev, file, line);
+	_assert_int_equal(c->st_size, k->st_size, file, line);
+	_assert_int_equal(c->st_blksize, k->st_blksize, file, line);
+	_assert_int_equal(c->st_blocks, k->st_blocks, file, line);
+	_assert_int_equal(c->st_mtim.tv_sec, k->st_mtim.tv_sec, file, line);
+	_assert_int_equal(c->st_mtim.tv_nsec, k->st_mtim.tv_nsec, file, line);
+	_assert_int_equal(c->st_ctim.tv_sec, k->st_ctim.tv_sec, file, line);
+	_assert_int_equal(c->st_ctim.tv_nsec, k->st_ctim.tv_nsec, file, line);
+}
+
+/* The cache must answer (not DCACHE_PASS) exactly as the kernel does.
+ * Returns the answer; *out (if given) receives the cache's struct stat. */
+static int same_(const char *path, unsigned flags, int amode, struct stat *out,
+		 const char *file, int line)
+{
+	struct stat cs, ks;
+	int c, k;
+
+	memset(&cs, 0, sizeof(cs));
+	memset(&ks, 0, sizeof(ks));
+	inval_sync();
+	c = dcache_lookup(path, flags, amode, &cs);
+	k = kernel_query(path, flags, amode, &ks);
+	if (c != k)
+		print_message("%s (flags %#x amode %d): cache %d (%s), kernel %d (%s)\n", path, flags,
+			      amode, c, c > 0 ? strerror(c) : c == 0 ? "ok" : "PASS", k,
+			      k ? strerror(k) : "ok");
+	_assert_true(c != DCACHE_PASS, "cache answered (not DCACHE_PASS)", file, line);
+	_assert_int_equal(c, k, file, line);
+	if (c == 0 && (flags & DCACHE_Q_STAT))
+		assert_stat_same_(&cs, &ks, path, file, line);
+	if (out)
+		*out = cs;
+	return c;
+}
+
+#define SAME(path, flags) same_((path), (flags), 0, NULL, __FILE__, __LINE__)
+#define SAME_ST(path, flags, st) same_((path), (flags), 0, (st), __FILE__, __LINE__)
+#define SAME_ACCESS(path, flags, amode) same_((path), (flags), (amode), NULL, __FILE__, __LINE__)
+
+#define Q_STAT (DCACHE_Q_FOLLOW | DCACHE_Q_STAT) /* stat(2) */
+#define Q_LSTAT DCACHE_Q_STAT                    /* lstat(2) */
+#define Q_OPEN (DCACHE_Q_FOLLOW | DCACHE_Q_NEGONLY) /* open(2) without O_CREAT */
+
+static int lookup(const char *path, unsigned flags, struct stat *st)
+{
+	inval_sync();
+	return dcache_lookup(path, flags, 0, st);
+}
+
+/* Kernel calls made by this thread since `since`. */
+static unsigned long calls_since(unsigned long since)
+{
+	return t_kernel_calls - since;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Setup                                                                    */
+
+static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	if (type == FTW_DP)
+		syscall(SYS_unlinkat, AT_FDCWD, p, AT_REMOVEDIR);
+	else
+		syscall(SYS_unlinkat, AT_FDCWD, p, 0);
+	return 0;
+}
+
+static int group_setup(void **state)
+{
+	strcpy(g_root, "/tmp/rcuwalk-XXXXXX");
+	if (!mkdtemp(g_root))
+		return -1;
+	if (!getcwd(g_start_cwd, sizeof(g_start_cwd)))
+		strcpy(g_start_cwd, "/");
+	umask(022);
+	inval_fill_ops(&g_ops);
+	real_watch_dir = g_ops.watch_dir;
+	g_ops.watch_dir = op_watch_dir;
+	return dcache_init(&g_ops, CAP_BYTES);
+}
+
+static int group_teardown(void **state)
+{
+	x_chdir(g_start_cwd);
+	inval_shutdown();
+	nftw(g_root, rm_entry, 64, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+/* A fresh directory for each test; nothing pending from the last one.  The
+ * path to it is cached first: /tmp changes all the time (other programs), and
+ * a name looked up in /tmp while an event arrives there is answered
+ * DCACHE_PASS - correct, but the tests assert that the cache answers. */
+static void warm_test_dir(void)
+{
+	struct stat st;
+
+	for (int i = 0; i < 1000 && dcache_lookup(g_dir, Q_LSTAT, 0, &st) != 0; i++)
+		usleep(1000);
+}
+
+static int test_setup(void **state)
+{
+	snprintf(g_dir, sizeof(g_dir), "%s/t%u", g_root, ++g_ntest);
+	if (syscall(SYS_mkdirat, AT_FDCWD, g_dir, 0755) != 0)
+		return -1;
+	inval_drain();
+	warm_test_dir();
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The walk                                                                 */
+
+static void test_dcache_walk_trailing_slash_on_file_is_enotdir(void **state)
+{
+	x_file(P("f"), 3);
+	x_symlink("f", P("lf"));
+	assert_int_equal(SAME(P("f/"), Q_STAT), ENOTDIR);
+	assert_int_equal(SAME(P("f/"), Q_LSTAT), ENOTDIR);
+	assert_int_equal(SAME(P("f//"), Q_STAT), ENOTDIR);
+	assert_int_equal(SAME(P("lf/"), Q_LSTAT), ENOTDIR); /* the slash follows the link */
+	assert_int_equal(SAME(P("f/"), Q_OPEN), ENOTDIR);
+	/* Without the slash the same names succeed. */
+	assert_int_equal(SAME(P("f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("lf"), Q_STAT), 0);
+}
+
+static void test_dcache_walk_trailing_slash_on_symlink_to_dir_follows(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("d"));
+	x_symlink("d", P("ld"));
+	assert_int_equal(SAME_ST(P("ld/"), Q_LSTAT, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(SAME_ST(P("ld"), Q_LSTAT, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+}
+
+static void test_dcache_walk_missing_middle_component_is_enoent(void **state)
+{
+	x_mkdir(P("a"));
+	x_mkdir(P("a/b"));
+	assert_int_equal(SAME(P("a/missing/b"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("a/missing/b/c/"), Q_LSTAT), ENOENT);
+	assert_int_equal(SAME(P("a/b/missing/c"), Q_OPEN), ENOENT);
+	assert_int_equal(SAME(P("a/b"), Q_STAT), 0);
+}
+
+static void test_dcache_walk_file_in_middle_is_enotdir(void **state)
+{
+	x_file(P("f"), 1);
+	assert_int_equal(SAME(P("f/x"), Q_STAT), ENOTDIR);
+	assert_int_equal(SAME(P("f/x/y"), Q_OPEN), ENOTDIR);
+	assert_int_equal(SAME(P("f/."), Q_STAT), ENOTDIR);
+	assert_int_equal(SAME(P("f/.."), Q_STAT), ENOTDIR);
+}
+
+static void test_dcache_walk_dot_and_double_slash_equal_kernel(void **state)
+{
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 9);
+	assert_int_equal(SAME(P("d/./f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("d//f"), Q_LSTAT), 0);
+	assert_int_equal(SAME(P("./d/.//f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("d/../d/f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("d/."), Q_STAT), 0);
+	assert_int_equal(SAME(P("d/.."), Q_LSTAT), 0);
+}
+
+static void test_dcache_walk_dotdot_after_symlink_uses_target_parent(void **state)
+{
+	struct stat st, k;
+
+	x_mkdir(P("x"));
+	x_mkdir(P("x/y"));
+	x_file(P("x/marker"), 11); /* what `..` of the link's target reaches */
+	x_file(P("marker"), 22);   /* what a textual `..` would reach */
+	x_symlink("x/y", P("l"));
+	assert_int_equal(SAME_ST(P("l/../marker"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 11);
+	assert_int_equal(syscall(SYS_newfstatat, AT_FDCWD, P("x/marker"), &k, 0), 0);
+	assert_int_equal(st.st_ino, k.st_ino);
+	/* Absolute link body, and a link inside a nested body. */
+	x_symlink(P("x/y"), P("abs"));
+	x_symlink("l", P("ll"));
+	assert_int_equal(SAME_ST(P("abs/../marker"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 11);
+	assert_int_equal(SAME_ST(P("ll/../marker"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 11);
+	/* `..` of x/y/ (no link) where the textual parent has no marker. */
+	assert_int_equal(SAME(P("l/../y/../../marker"), Q_STAT), 0);
+}
+
+static void test_dcache_walk_dotdot_at_root_stays_at_root(void **state)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	x_file(P("f"), 13);
+	snprintf(path, sizeof(path), "/../../..%s/f", g_dir);
+	assert_int_equal(SAME_ST(path, Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 13);
+	/* g_dir is /tmp/rcuwalk-XXXXXX/tN: five `..` climb past the root. */
+	snprintf(path, sizeof(path), "%s/../../../../..%s/missing", g_dir, g_dir);
+	assert_int_equal(SAME(path, Q_STAT), ENOENT);
+	snprintf(path, sizeof(path), "%s/../../../../..%s/f", g_dir, g_dir);
+	assert_int_equal(SAME(path, Q_LSTAT), 0);
+}
+
+static void test_dcache_walk_symlink_nofollow_reports_link_itself(void **state)
+{
+	struct stat st;
+
+	x_file(P("target"), 5);
+	x_symlink("target", P("l"));
+	assert_int_equal(SAME_ST(P("l"), Q_LSTAT, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(st.st_size, strlen("target"));
+	assert_int_equal(SAME_ST(P("l"), Q_STAT, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_size, 5);
+}
+
+static void test_dcache_walk_dangling_symlink_follow_is_enoent(void **state)
+{
+	x_symlink("nowhere", P("l"));
+	x_symlink("nowhere/deeper", P("l2"));
+	assert_int_equal(SAME(P("l"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("l"), Q_LSTAT), 0);
+	assert_int_equal(SAME(P("l/"), Q_LSTAT), ENOENT);
+	assert_int_equal(SAME(P("l2"), Q_OPEN), ENOENT);
+}
+
+static void test_dcache_walk_40_symlinks_resolve_41_are_eloop(void **state)
+{
+	struct stat st;
+
+	x_file(P("t"), 40);
+	x_symlink("t", P("s1"));
+	for (int i = 2; i <= 41; i++) {
+		char target[16];
+
+		snprintf(target, sizeof(target), "s%d", i - 1);
+		x_symlink(target, P("s%d", i));
+	}
+	assert_int_equal(SAME_ST(P("s40"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 40);
+	assert_int_equal(SAME(P("s41"), Q_STAT), ELOOP);
+	assert_int_equal(SAME(P("s41"), Q_OPEN), ELOOP);
+	assert_int_equal(SAME(P("s41"), Q_LSTAT), 0); /* not followed */
+}
+
+static void test_dcache_walk_40_nested_symlink_frames_resolve_41_are_eloop(void **state)
+{
+	/* d_k -> "d_{k-1}/." : every link is followed with more path after it
+	 * in its own body, so each level keeps a frame to come back to. */
+	x_mkdir(P("dir"));
+	x_file(P("dir/f"), 1);
+	x_symlink("dir/.", P("d1"));
+	for (int i = 2; i <= 41; i++) {
+		char target[32];
+
+		snprintf(target, sizeof(target), "d%d/.", i - 1);
+		x_symlink(target, P("d%d", i));
+	}
+	assert_int_equal(SAME(P("d40/f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("d39/f"), Q_LSTAT), 0);
+	assert_int_equal(SAME(P("d41/f"), Q_STAT), ELOOP);
+	assert_int_equal(SAME(P("d40/missing"), Q_STAT), ENOENT);
+}
+
+static void test_dcache_walk_symlink_loop_is_eloop(void **state)
+{
+	x_symlink("b", P("a"));
+	x_symlink("a", P("b"));
+	x_symlink(".", P("self"));
+	assert_int_equal(SAME(P("a"), Q_STAT), ELOOP);
+	assert_int_equal(SAME(P("a/x"), Q_LSTAT), ELOOP);
+	assert_int_equal(SAME(P("a"), Q_LSTAT), 0);
+	/* "self/self/.../f": 40 follows are fine, 41 are not. */
+	x_file(P("f"), 2);
+	{
+		char rel[41 * 5 + 2] = "";
+
+		for (int i = 0; i < 40; i++)
+			strcat(rel, "self/");
+		assert_int_equal(SAME(P("%sf", rel), Q_STAT), 0);
+		strcat(rel, "self/");
+		assert_int_equal(SAME(P("%sf", rel), Q_STAT), ELOOP);
+	}
+}
+
+static void test_dcache_walk_component_over_name_max_passes_through(void **state)
+{
+	const char *n300 = repeat('n', 300);
+	const char *n255 = repeat('m', NAME_MAX);
+	const char *n256 = repeat('k', NAME_MAX + 1);
+	struct stat st;
+
+	x_mkdir(P("d"));
+	x_file(P("f"), 1);
+	/* The kernel says ENAMETOOLONG there: the cache must not answer. */
+	assert_int_equal(lookup(P("d/%s", n300), Q_STAT, &st), DCACHE_PASS);
+	assert_int_equal(kernel_query(P("d/%s", n300), Q_STAT, 0, &st), ENAMETOOLONG);
+	assert_int_equal(lookup(P("d/%s", n256), Q_STAT, &st), DCACHE_PASS);
+	/* Where the kernel never reaches the long name, the cache answers. */
+	assert_int_equal(SAME(P("missing/%s", n300), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("f/%s", n300), Q_STAT), ENOTDIR);
+	/* NAME_MAX itself is a legal name. */
+	assert_int_equal(SAME(P("d/%s", n255), Q_STAT), ENOENT);
+	x_file(P("d/%s", n255), 4);
+	inval_drain();
+	assert_int_equal(SAME(P("d/%s", n255), Q_STAT), 0);
+}
+
+static void test_dcache_walk_path_max_is_enametoolong(void **state)
+{
+	char path[PATH_MAX + 8];
+	struct stat st;
+	size_t n;
+
+	x_file(P("f"), 1);
+	/* g_dir "/missing/x/x/.../x": PATH_MAX characters, no room for the NUL. */
+	n = (size_t)snprintf(path, sizeof(path), "%s/missing", g_dir);
+	while (n < PATH_MAX) {
+		path[n] = '/';
+		path[n + 1] = 'x';
+		n += 2;
+	}
+	path[PATH_MAX] = '\0';
+	assert_int_equal(strlen(path), PATH_MAX);
+	assert_int_equal(lookup(path, Q_STAT, &st), ENAMETOOLONG);
+	assert_int_equal(kernel_query(path, Q_STAT, 0, &st), ENAMETOOLONG);
+	/* One character shorter fits: the missing component answers. */
+	path[PATH_MAX - 1] = '\0';
+	assert_int_equal(SAME(path, Q_STAT), ENOENT);
+}
+
+static void test_dcache_walk_empty_path_is_enoent(void **state)
+{
+	unsigned long c0 = t_kernel_calls;
+
+	assert_int_equal(SAME("", Q_STAT), ENOENT);
+	assert_int_equal(SAME("", Q_LSTAT), ENOENT);
+	assert_int_equal(SAME("", Q_OPEN), ENOENT);
+	assert_int_equal(calls_since(c0), 0);
+}
+
+static void test_dcache_walk_directory_flag_on_file_is_enotdir(void **state)
+{
+	x_file(P("f"), 1);
+	x_mkdir(P("d"));
+	assert_int_equal(SAME(P("f"), DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY), ENOTDIR);
+	assert_int_equal(SAME(P("f"), Q_OPEN | DCACHE_Q_DIRECTORY), ENOTDIR);
+	assert_int_equal(SAME(P("d"), DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY), 0);
+}
+
+static void test_dcache_negonly_success_passes_through(void **state)
+{
+	struct stat st;
+
+	x_file(P("f"), 1);
+	assert_int_equal(lookup(P("f"), Q_OPEN, &st), DCACHE_PASS);
+	assert_int_equal(lookup(P("f"), Q_OPEN, &st), DCACHE_PASS); /* cached: still PASS */
+	assert_int_equal(SAME(P("nope"), Q_OPEN), ENOENT);
+}
+
+static void test_dcache_access_x_on_plain_file_is_eacces(void **state)
+{
+	x_file(P("f"), 1);
+	x_file(P("x"), 1);
+	x_chmod(P("x"), 0755);
+	assert_int_equal(SAME_ACCESS(P("f"), DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS, X_OK), EACCES);
+	assert_int_equal(SAME_ACCESS(P("x"), DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS, X_OK), 0);
+	assert_int_equal(SAME_ACCESS(P("x"), DCACHE_Q_FOLLOW | DCACHE_Q_EACCESS, X_OK), 0);
+	assert_int_equal(SAME_ACCESS(P("f"), DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS, F_OK), 0);
+	assert_int_equal(SAME_ACCESS(P("nope"), DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS, R_OK), ENOENT);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Caching                                                                  */
+
+static void test_dcache_second_lookup_asks_kernel_nothing(void **state)
+{
+	static const unsigned qs[] = { Q_STAT, Q_LSTAT };
+	unsigned long c0;
+	struct stat st;
+
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 10);
+	x_symlink("d/f", P("l"));
+	for (int pass = 0; pass < 2; pass++) {
+		c0 = t_kernel_calls;
+		for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+			assert_int_equal(SAME(P("d/f"), qs[i]), 0);
+			assert_int_equal(SAME(P("l"), qs[i]), 0);
+			assert_int_equal(SAME(P("d"), qs[i]), 0);
+			assert_int_equal(SAME(P("d/none"), qs[i]), ENOENT);
+		}
+		/* open(2): success needs the kernel, failure does not. */
+		assert_int_equal(lookup(P("l"), Q_OPEN, &st), DCACHE_PASS);
+		assert_int_equal(SAME(P("d/none"), Q_OPEN), ENOENT);
+		if (pass == 0)
+			assert_true(calls_since(c0) > 0);
+		else
+			assert_int_equal(calls_since(c0), 0);
+	}
+}
+
+static void test_dcache_first_lookup_asks_kernel(void **state)
+{
+	unsigned long c0;
+
+	x_file(P("f"), 1);
+	c0 = t_kernel_calls;
+	SAME(P("f"), Q_STAT);
+	assert_true(calls_since(c0) >= 1);
+}
+
+static void test_dcache_negative_dentry_answers_paths_below_without_kernel(void **state)
+{
+	unsigned long c0;
+
+	x_mkdir(P("d"));
+	assert_int_equal(SAME(P("d/gone"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("nodir"), Q_LSTAT), ENOENT);
+	c0 = t_kernel_calls;
+	assert_int_equal(SAME(P("d/gone/x"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("d/gone/x/y/z"), Q_LSTAT), ENOENT);
+	assert_int_equal(SAME(P("d/gone/"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("d/gone/.."), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("d/gone/x"), Q_OPEN), ENOENT);
+	assert_int_equal(SAME(P("nodir/child"), Q_OPEN), ENOENT);
+	assert_int_equal(SAME(P("nodir/child/grandchild"), Q_STAT), ENOENT);
+	/* SAME() asked the kernel itself, with raw syscalls: not through the ops. */
+	assert_int_equal(calls_since(c0), 0);
+}
+
+static void test_dcache_stats_count_hits_misses_and_negative_hits(void **state)
+{
+	struct dcache_stats a, b, c;
+	struct stat st;
+
+	x_file(P("f"), 1);
+	dcache_stats_sum(&a);
+	assert_int_equal(lookup(P("f"), Q_STAT, &st), 0);
+	dcache_stats_sum(&b);
+	assert_true(b.misses > a.misses);
+	assert_int_equal(b.hits, a.hits + 1);
+	assert_int_equal(lookup(P("f"), Q_STAT, &st), 0);
+	assert_int_equal(lookup(P("g"), Q_STAT, &st), ENOENT);
+	assert_int_equal(lookup(P("g"), Q_STAT, &st), ENOENT);
+	dcache_stats_sum(&c);
+	assert_int_equal(c.hits, b.hits + 1);
+	assert_int_equal(c.neg_hits, b.neg_hits + 2);
+	assert_int_equal(c.misses, b.misses + 1); /* only the first "g" */
+}
+
+/* ------------------------------------------------------------------------ */
+/* Invalidation                                                             */
+
+static void test_dcache_event_child_entry_kills_negative(void **state)
+{
+	unsigned long c0;
+	struct stat st;
+
+	assert_int_equal(SAME(P("n"), Q_STAT), ENOENT);
+	c0 = t_kernel_calls;
+	assert_int_equal(lookup(P("n"), Q_STAT, &st), ENOENT); /* cached */
+	assert_int_equal(calls_since(c0), 0);
+	x_file(P("n"), 6);
+	inval_drain();
+	assert_int_equal(SAME_ST(P("n"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 6);
+	/* And the negatives below it are gone with it. */
+	assert_int_equal(SAME(P("n/x"), Q_STAT), ENOTDIR);
+}
+
+static void test_dcache_mkdir_replaces_negative_and_children_resolve(void **state)
+{
+	assert_int_equal(SAME(P("d/f"), Q_STAT), ENOENT);
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 2);
+	inval_drain();
+	assert_int_equal(SAME(P("d/f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("d"), Q_LSTAT), 0);
+}
+
+static void test_dcache_unlink_event_makes_file_enoent(void **state)
+{
+	x_file(P("f"), 3);
+	assert_int_equal(SAME(P("f"), Q_STAT), 0);
+	x_unlink(P("f"));
+	inval_drain();
+	assert_int_equal(SAME(P("f"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("f"), Q_OPEN), ENOENT);
+}
+
+static void test_dcache_rename_directory_kills_subtree(void **state)
+{
+	struct stat before, after;
+
+	x_mkdir(P("a"));
+	x_mkdir(P("a/b"));
+	x_file(P("a/b/f"), 5);
+	assert_int_equal(SAME_ST(P("a/b/f"), Q_STAT, &before), 0);
+	assert_int_equal(SAME(P("a/b/none"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("c/b/f"), Q_STAT), ENOENT);
+	x_rename(P("a"), P("c"));
+	inval_drain();
+	assert_int_equal(SAME(P("a/b/f"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("a"), Q_LSTAT), ENOENT);
+	assert_int_equal(SAME_ST(P("c/b/f"), Q_STAT, &after), 0);
+	assert_int_equal(after.st_ino, before.st_ino);
+	/* And back: the old names resolve again, the new ones do not. */
+	x_rename(P("c"), P("a"));
+	inval_drain();
+	assert_int_equal(SAME(P("a/b/f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("c/b/f"), Q_STAT), ENOENT);
+}
+
+static void test_dcache_rename_directory_into_other_directory_kills_subtree(void **state)
+{
+	x_mkdir(P("p"));
+	x_mkdir(P("q"));
+	x_mkdir(P("p/d"));
+	x_file(P("p/d/f"), 5);
+	assert_int_equal(SAME(P("p/d/f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("q/d/f"), Q_STAT), ENOENT);
+	x_rename(P("p/d"), P("q/d"));
+	inval_drain();
+	assert_int_equal(SAME(P("p/d/f"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("q/d/f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("q/d/../../p"), Q_STAT), 0);
+}
+
+static void test_dcache_rename_file_over_existing_updates_inode(void **state)
+{
+	struct stat a, b;
+
+	x_file(P("a"), 1);
+	x_file(P("b"), 2);
+	assert_int_equal(SAME_ST(P("a"), Q_STAT, &a), 0);
+	assert_int_equal(SAME_ST(P("b"), Q_STAT, &b), 0);
+	x_rename(P("a"), P("b"));
+	inval_drain();
+	assert_int_equal(SAME_ST(P("b"), Q_STAT, &b), 0);
+	assert_int_equal(b.st_ino, a.st_ino);
+	assert_int_equal(b.st_size, 1);
+	assert_int_equal(SAME(P("a"), Q_STAT), ENOENT);
+}
+
+static void test_dcache_exchange_directories_swaps_children(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("p"));
+	x_mkdir(P("q"));
+	x_file(P("p/f"), 1);
+	x_file(P("q/f"), 2);
+	assert_int_equal(SAME_ST(P("p/f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 1);
+	assert_int_equal(SAME(P("q/f"), Q_STAT), 0);
+	if (syscall(SYS_renameat2, AT_FDCWD, P("p"), AT_FDCWD, P("q"), RENAME_EXCHANGE) != 0)
+		skip();
+	inval_drain();
+	assert_int_equal(SAME_ST(P("p/f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 2);
+	assert_int_equal(SAME_ST(P("q/f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 1);
+}
+
+static void test_dcache_rmdir_and_recreate_directory_is_exact(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 3);
+	assert_int_equal(SAME(P("d/f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("d/none"), Q_STAT), ENOENT);
+	x_unlink(P("d/f"));
+	x_rmdir(P("d"));
+	inval_drain();
+	assert_int_equal(SAME(P("d/f"), Q_STAT), ENOENT);
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 4);
+	x_file(P("d/none"), 5);
+	inval_drain();
+	assert_int_equal(SAME_ST(P("d/f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 4);
+	assert_int_equal(SAME(P("d/none"), Q_STAT), 0);
+}
+
+static void test_dcache_symlink_replaced_is_followed_to_new_target(void **state)
+{
+	struct stat st;
+
+	x_file(P("x"), 1);
+	x_file(P("y"), 2);
+	x_symlink("x", P("l"));
+	assert_int_equal(SAME_ST(P("l"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 1);
+	x_unlink(P("l"));
+	x_symlink("y", P("l"));
+	inval_drain();
+	assert_int_equal(SAME_ST(P("l"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 2);
+}
+
+static void test_dcache_chmod_event_drops_attributes(void **state)
+{
+	struct stat st;
+
+	x_file(P("f"), 1);
+	assert_int_equal(SAME_ST(P("f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	x_chmod(P("f"), 0600);
+	inval_drain();
+	assert_int_equal(SAME_ST(P("f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
+static void test_dcache_chmod_event_drops_access_answers(void **state)
+{
+	const unsigned q = DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS;
+	unsigned long c0;
+
+	x_file(P("f"), 1);
+	x_chmod(P("f"), 0755);
+	assert_int_equal(SAME_ACCESS(P("f"), q, X_OK), 0);
+	c0 = t_kernel_calls;
+	assert_int_equal(SAME_ACCESS(P("f"), q, X_OK), 0); /* cached */
+	assert_int_equal(calls_since(c0), 0);
+	x_chmod(P("f"), 0644);
+	inval_drain();
+	assert_int_equal(SAME_ACCESS(P("f"), q, X_OK), EACCES);
+}
+
+static void test_dcache_chmod_directory_kills_its_children(void **state)
+{
+	unsigned long c0;
+
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 1);
+	assert_int_equal(SAME(P("d/f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("d/none"), Q_STAT), ENOENT);
+	x_chmod(P("d"), 0700);
+	inval_drain();
+	c0 = t_kernel_calls;
+	assert_int_equal(SAME(P("d/f"), Q_STAT), 0);
+	assert_true(calls_since(c0) >= 1); /* re-learned through the new permissions */
+	assert_int_equal(SAME(P("d/none"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("d"), Q_STAT), 0);
+}
+
+static void test_dcache_write_event_drops_size(void **state)
+{
+	struct stat st;
+
+	x_file(P("f"), 10);
+	assert_int_equal(SAME_ST(P("f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 10);
+	x_append(P("f"), 5);
+	inval_drain();
+	assert_int_equal(SAME_ST(P("f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 15);
+}
+
+static void test_dcache_truncate_event_drops_size(void **state)
+{
+	struct stat st;
+
+	x_file(P("f"), 100);
+	assert_int_equal(SAME_ST(P("f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 100);
+	x_truncate(P("f"), 3);
+	inval_drain();
+	assert_int_equal(SAME_ST(P("f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 3);
+}
+
+static void test_dcache_utimes_event_drops_mtime(void **state)
+{
+	struct stat st;
+
+	x_file(P("f"), 1);
+	x_symlink("f", P("l"));
+	assert_int_equal(SAME(P("f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("l"), Q_LSTAT), 0);
+	x_utimes(P("f"), 1000000000);
+	x_utimes(P("l"), 1200000000); /* the link itself */
+	inval_drain();
+	assert_int_equal(SAME_ST(P("f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_mtim.tv_sec, 1000000000);
+	assert_int_equal(SAME_ST(P("l"), Q_LSTAT, &st), 0);
+	assert_int_equal(st.st_mtim.tv_sec, 1200000000);
+	assert_int_equal(SAME_ST(P("l"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_mtim.tv_sec, 1000000000);
+}
+
+static void test_dcache_hard_linked_file_attributes_pass_through(void **state)
+{
+	struct stat st;
+
+	x_file(P("a"), 1);
+	x_link(P("a"), P("b"));
+	/* Another name can change st_nlink/st_ctime without an event here. */
+	assert_int_equal(lookup(P("a"), Q_STAT, &st), DCACHE_PASS);
+	assert_int_equal(lookup(P("a"), Q_STAT, &st), DCACHE_PASS);
+	/* Its name is still known: what lies below it is answered. */
+	assert_int_equal(SAME(P("a/x"), Q_STAT), ENOTDIR);
+	assert_int_equal(SAME(P("a/"), Q_LSTAT), ENOTDIR);
+}
+
+static void test_dcache_create_in_directory_drops_directory_attributes(void **state)
+{
+	struct stat before, after;
+
+	x_mkdir(P("d"));
+	assert_int_equal(SAME_ST(P("d"), Q_STAT, &before), 0);
+	x_mkdir(P("d/sub"));
+	inval_drain();
+	assert_int_equal(SAME_ST(P("d"), Q_STAT, &after), 0);
+	assert_int_equal(after.st_nlink, before.st_nlink + 1);
+}
+
+static void test_dcache_hard_link_in_same_directory_drops_sibling_attributes(void **state)
+{
+	struct stat st;
+	int r;
+
+	x_file(P("a"), 1);
+	assert_int_equal(SAME_ST(P("a"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_nlink, 1);
+	x_link(P("a"), P("b"));
+	inval_drain();
+	r = lookup(P("a"), Q_STAT, &st);
+	assert_true(r == 0 || r == DCACHE_PASS);
+	if (r == 0)
+		assert_int_equal(st.st_nlink, 2);
+	/* A file with several names is never answered with stale attributes. */
+	r = lookup(P("b"), Q_STAT, &st);
+	assert_true(r == 0 || r == DCACHE_PASS);
+	if (r == 0)
+		assert_int_equal(st.st_nlink, 2);
+}
+
+/* A hard link made into an unwatched directory produces no event we see:
+ * the shim's link() wrapper calls dcache_forget_inode() for the new name. */
+static void test_dcache_forget_inode_drops_cached_attributes(void **state)
+{
+	struct stat st, k;
+	int r;
+
+	x_mkdir(P("d1"));
+	x_mkdir(P("d2"));
+	x_file(P("d1/a"), 1);
+	assert_int_equal(SAME_ST(P("d1/a"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_nlink, 1);
+	x_link(P("d1/a"), P("d2/b"));
+	inval_drain();
+	assert_int_equal(syscall(SYS_newfstatat, AT_FDCWD, P("d2/b"), &k, AT_SYMLINK_NOFOLLOW), 0);
+	dcache_forget_inode(k.st_dev, k.st_ino);
+	r = lookup(P("d1/a"), Q_STAT, &st);
+	assert_true(r == 0 || r == DCACHE_PASS);
+	if (r == 0)
+		assert_int_equal(st.st_nlink, 2);
+}
+
+/* Another process links a cached file into a directory this process
+ * watches (it has looked something up there): the IN_CREATE there makes the
+ * event thread drop the attributes of every cached name of that inode, in
+ * whichever directory it is cached. */
+static void test_dcache_link_into_watched_directory_drops_source_attributes(void **state)
+{
+	struct stat st;
+	int r, stale = 0;
+
+	x_mkdir(P("d1"));
+	x_mkdir(P("d2"));
+	for (int i = 0; i < 3; i++) {
+		x_file(P("d1/a"), 1);
+		inval_drain();
+		assert_int_equal(SAME_ST(P("d1/a"), Q_STAT, &st), 0);
+		assert_int_equal(st.st_nlink, 1);
+		assert_int_equal(SAME(P("d2/none"), Q_STAT), ENOENT); /* d2 is watched now */
+		x_link(P("d1/a"), P("d2/b"));
+		inval_drain();
+		r = lookup(P("d1/a"), Q_STAT, &st);
+		assert_true(r == 0 || r == DCACHE_PASS);
+		if (r == 0 && st.st_nlink != 2) {
+			print_message("round %d: nlink %lu cached (kernel: 2)\n", i,
+				      (unsigned long)st.st_nlink);
+			stale++;
+		}
+		x_unlink(P("d2/b"));
+		x_unlink(P("d1/a"));
+	}
+	assert_int_equal(stale, 0);
+}
+
+/* Hooks run from the kernel_lstat op: make a change, then wait until the
+ * inotify reader thread has applied its event (the cache's writer mutex is
+ * free while the slow path waits for the kernel).  No dcache_* call here. */
+static void wait_for_event_since(const struct inval_stats *before)
+{
+	struct inval_stats now;
+
+	for (int i = 0; i < 2000; i++) {
+		inval_stats_get(&now);
+		if (now.events > before->events)
+			break;
+		usleep(1000);
+	}
+	usleep(20000); /* the reader thread has read the event: let it apply it */
+}
+
+static void hook_mkdir_in_d_and_wait_for_event(void)
+{
+	struct inval_stats before;
+
+	inval_stats_get(&before);
+	x_mkdir(P("d/sub"));
+	wait_for_event_since(&before);
+}
+
+static void hook_create_n_and_wait_for_event(void)
+{
+	struct inval_stats before;
+
+	inval_stats_get(&before);
+	x_file(P("n"), 5);
+	wait_for_event_since(&before);
+}
+
+static void hook_chmod_f_and_wait_for_event(void)
+{
+	struct inval_stats before;
+
+	inval_stats_get(&before);
+	x_chmod(P("f"), 0600);
+	wait_for_event_since(&before);
+}
+
+/* The kernel said ENOENT, then the name appeared and its event was applied
+ * before the slow path could insert the negative: it must not be inserted. */
+static void test_dcache_negative_fetched_during_creation_is_not_kept(void **state)
+{
+	struct stat st;
+	int r;
+
+	assert_int_equal(SAME(P("other"), Q_STAT), ENOENT); /* the directory is watched */
+	t_hook_path = P("n");
+	t_hook = hook_create_n_and_wait_for_event;
+	r = lookup(P("n"), Q_STAT, &st);
+	t_hook_path = NULL;
+	assert_null(t_hook); /* the race happened */
+	assert_true(r == ENOENT || r == 0 || r == DCACHE_PASS);
+	inval_drain();
+	assert_int_equal(SAME_ST(P("n"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 5);
+}
+
+/* The same for a file's attributes fetched while it is chmod-ed. */
+static void test_dcache_file_attributes_fetched_during_chmod_are_not_kept(void **state)
+{
+	struct stat st;
+
+	x_file(P("f"), 1);
+	assert_int_equal(SAME(P("other"), Q_STAT), ENOENT); /* the directory is watched */
+	t_hook_path = P("f");
+	t_hook = hook_chmod_f_and_wait_for_event;
+	(void)lookup(P("f"), Q_STAT, &st);
+	t_hook_path = NULL;
+	assert_null(t_hook);
+	inval_drain();
+	assert_int_equal(SAME_ST(P("f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
+/* A directory's own attributes (nlink, mtime, size) change when an entry is
+ * created in it; that event reaches only the directory's own watch.  If it is
+ * applied while the slow path is fetching the directory's attributes, the
+ * answer the slow path got is already stale and must not be cached. */
+static void test_dcache_directory_attributes_fetched_during_entry_creation_are_not_kept(void **state)
+{
+	struct stat st, k;
+	int r;
+
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 1);
+	/* d's dentry, without its attributes; its watch, through a child. */
+	assert_int_equal(SAME(P("d/f"), Q_STAT), 0);
+	t_hook_path = P("d");
+	t_hook = hook_mkdir_in_d_and_wait_for_event;
+	r = lookup(P("d"), Q_LSTAT, &st); /* the slow path fetches d's attributes */
+	t_hook_path = NULL;
+	assert_null(t_hook); /* the hook ran: the race happened */
+	assert_true(r == 0 || r == DCACHE_PASS);
+	inval_drain();
+	/* Nothing changes any more: the answer must be the kernel's. */
+	r = lookup(P("d"), Q_LSTAT, &st);
+	assert_int_equal(syscall(SYS_newfstatat, AT_FDCWD, P("d"), &k, AT_SYMLINK_NOFOLLOW), 0);
+	if (r == 0 && st.st_nlink != k.st_nlink)
+		print_message("%s: cache nlink %lu, kernel nlink %lu\n", P("d"),
+			      (unsigned long)st.st_nlink, (unsigned long)k.st_nlink);
+	assert_true(r == 0 || r == DCACHE_PASS);
+	if (r == 0) {
+		assert_int_equal(st.st_nlink, k.st_nlink);
+		assert_int_equal(st.st_mtim.tv_nsec, k.st_mtim.tv_nsec);
+	}
+}
+
+static void test_dcache_invalidate_all_forgets_everything(void **state)
+{
+	unsigned long c0;
+
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 1);
+	SAME(P("d/f"), Q_STAT);
+	SAME(P("d/none"), Q_STAT);
+	assert_true(dcache_count() > 0);
+	dcache_invalidate_all();
+	assert_int_equal(dcache_count(), 0);
+	warm_test_dir(); /* /tmp and the scratch root again (see test_setup) */
+	c0 = t_kernel_calls;
+	assert_int_equal(SAME(P("d/f"), Q_STAT), 0);
+	assert_true(calls_since(c0) >= 1);
+	c0 = t_kernel_calls;
+	assert_int_equal(SAME(P("d/none"), Q_STAT), ENOENT);
+	assert_true(calls_since(c0) >= 1);
+	assert_true(dcache_count() > 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The working directory                                                    */
+
+static void test_dcache_cwd_relative_lookup_follows_chdir(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("c1"));
+	x_mkdir(P("c2"));
+	x_file(P("c1/f"), 1);
+	x_file(P("c2/f"), 2);
+	x_chdir(P("c1"));
+	dcache_cwd_changed();
+	assert_int_equal(SAME_ST("f", Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 1);
+	assert_int_equal(SAME("only2", Q_STAT), ENOENT);
+	x_chdir(P("c2"));
+	dcache_cwd_changed();
+	assert_int_equal(SAME_ST("f", Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 2);
+	assert_int_equal(SAME_ST("../c1/f", Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 1);
+	assert_int_equal(SAME_ST(".", Q_LSTAT, &st), 0);
+	x_chdir(g_start_cwd);
+	dcache_cwd_changed();
+}
+
+static void test_dcache_cwd_relative_lookup_survives_rename_of_cwd(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("old"));
+	x_file(P("old/f"), 7);
+	x_chdir(P("old"));
+	dcache_cwd_changed();
+	assert_int_equal(SAME("f", Q_STAT), 0);
+	x_rename(P("old"), P("new"));
+	inval_drain();
+	/* The process is still in the same directory, under its new name. */
+	assert_int_equal(SAME_ST("f", Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 7);
+	assert_int_equal(SAME("../old", Q_STAT), ENOENT);
+	assert_int_equal(SAME("../new/f", Q_STAT), 0);
+	x_chdir(g_start_cwd);
+	dcache_cwd_changed();
+}
+
+static void test_dcache_cwd_lookup_asks_getcwd_once(void **state)
+{
+	unsigned long c0;
+
+	x_file(P("f"), 1);
+	x_chdir(g_dir);
+	dcache_cwd_changed();
+	assert_int_equal(SAME("f", Q_STAT), 0);
+	c0 = t_kernel_calls;
+	assert_int_equal(SAME("f", Q_STAT), 0);
+	assert_int_equal(SAME("./f", Q_LSTAT), 0);
+	assert_int_equal(calls_since(c0), 0);
+	x_chdir(g_start_cwd);
+	dcache_cwd_changed();
+}
+
+static void test_dcache_cwd_removed_relative_lookup_is_never_wrong(void **state)
+{
+	static const char *const rels[] = { "f", ".", "..", "./x/y" };
+	struct stat cs, ks;
+
+	x_mkdir(P("gone"));
+	x_file(P("gone/f"), 1);
+	x_chdir(P("gone"));
+	dcache_cwd_changed();
+	assert_int_equal(SAME("f", Q_STAT), 0);
+	x_unlink(P("gone/f"));
+	x_rmdir(P("gone"));
+	inval_drain();
+	for (size_t i = 0; i < sizeof(rels) / sizeof(rels[0]); i++) {
+		int c = lookup(rels[i], Q_STAT, &cs);
+		int k = kernel_query(rels[i], Q_STAT, 0, &ks);
+
+		if (c != DCACHE_PASS && c != k)
+			print_message("\"%s\" in a removed cwd: cache %d, kernel %d\n", rels[i], c, k);
+		assert_true(c == DCACHE_PASS || c == k);
+	}
+	x_chdir(g_start_cwd);
+	dcache_cwd_changed();
+}
+
+static void test_dcache_access_invalid_mode_passes_through(void **state)
+{
+	struct stat st;
+
+	x_file(P("f"), 1);
+	assert_int_equal(dcache_lookup(P("f"), DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS, 8, &st),
+			 DCACHE_PASS);
+	assert_int_equal(kernel_query(P("f"), DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS, 8, &st), EINVAL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Memory cap (runs last: it fills the cache up to the cap)                 */
+
+static void test_dcache_memory_cap_evicts(void **state)
+{
+	const unsigned n = 50000;
+	size_t peak = 0;
+	struct stat st;
+
+	x_mkdir(P("m"));
+	for (unsigned i = 0; i < n; i++) {
+		int r = lookup(P("m/n%05u", i), Q_STAT, &st);
+
+		if (r != ENOENT)
+			fail_msg("m/n%05u: %d", i, r);
+		if (dcache_memory_bytes() > peak)
+			peak = dcache_memory_bytes();
+	}
+	print_message("memory cap %zu: peak %zu bytes, now %zu bytes, %zu dentries\n", CAP_BYTES,
+		      peak, dcache_memory_bytes(), dcache_count());
+	assert_true(peak <= CAP_BYTES);
+	assert_true(dcache_count() < n);
+	assert_true(dcache_count() > 0);
+	/* Answers stay exact: evicted names are asked again, and changes to
+	 * names cached or not are seen. */
+	for (unsigned i = 0; i < n; i += 997)
+		assert_int_equal(SAME(P("m/n%05u", i), Q_STAT), ENOENT);
+	x_file(P("m/n00007"), 7);
+	x_file(P("m/n%05u", n - 1), 8);
+	inval_drain();
+	assert_int_equal(SAME(P("m/n00007"), Q_STAT), 0);
+	assert_int_equal(SAME(P("m/n%05u", n - 1), Q_STAT), 0);
+	assert_true(dcache_memory_bytes() <= CAP_BYTES);
+	dcache_invalidate_all();
+}
+
+#define T(f) cmocka_unit_test_setup(f, test_setup)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_dcache_walk_trailing_slash_on_file_is_enotdir),
+		T(test_dcache_walk_trailing_slash_on_symlink_to_dir_follows),
+		T(test_dcache_walk_missing_middle_component_is_enoent),
+		T(test_dcache_walk_file_in_middle_is_enotdir),
+		T(test_dcache_walk_dot_and_double_slash_equal_kernel),
+		T(test_dcache_walk_dotdot_after_symlink_uses_target_parent),
+		T(test_dcache_walk_dotdot_at_root_stays_at_root),
+		T(test_dcache_walk_symlink_nofollow_reports_link_itself),
+		T(test_dcache_walk_dangling_symlink_follow_is_enoent),
+		T(test_dcache_walk_40_symlinks_resolve_41_are_eloop),
+		T(test_dcache_walk_40_nested_symlink_frames_resolve_41_are_eloop),
+		T(test_dcache_walk_symlink_loop_is_eloop),
+		T(test_dcache_walk_component_over_name_max_passes_through),
+		T(test_dcache_walk_path_max_is_enametoolong),
+		T(test_dcache_walk_empty_path_is_enoent),
+		T(test_dcache_walk_directory_flag_on_file_is_enotdir),
+		T(test_dcache_negonly_success_passes_through),
+		T(test_dcache_access_x_on_plain_file_is_eacces),
+		T(test_dcache_second_lookup_asks_kernel_nothing),
+		T(test_dcache_first_lookup_asks_kernel),
+		T(test_dcache_negative_dentry_answers_paths_below_without_kernel),
+		T(test_dcache_stats_count_hits_misses_and_negative_hits),
+		T(test_dcache_event_child_entry_kills_negative),
+		T(test_dcache_mkdir_replaces_negative_and_children_resolve),
+		T(test_dcache_unlink_event_makes_file_enoent),
+		T(test_dcache_rename_directory_kills_subtree),
+		T(test_dcache_rename_directory_into_other_directory_kills_subtree),
+		T(test_dcache_rename_file_over_existing_updates_inode),
+		T(test_dcache_exchange_directories_swaps_children),
+		T(test_dcache_rmdir_and_recreate_directory_is_exact),
+		T(test_dcache_symlink_replaced_is_followed_to_new_target),
+		T(test_dcache_chmod_event_drops_attributes),
+		T(test_dcache_chmod_event_drops_access_answers),
+		T(test_dcache_chmod_directory_kills_its_children),
+		T(test_dcache_write_event_drops_size),
+		T(test_dcache_truncate_event_drops_size),
+		T(test_dcache_utimes_event_drops_mtime),
+		T(test_dcache_hard_linked_file_attributes_pass_through),
+		T(test_dcache_create_in_directory_drops_directory_attributes),
+		T(test_dcache_hard_link_in_same_directory_drops_sibling_attributes),
+		T(test_dcache_forget_inode_drops_cached_attributes),
+		T(test_dcache_link_into_watched_directory_drops_source_attributes),
+		T(test_dcache_cwd_relative_lookup_follows_chdir),
+		T(test_dcache_cwd_relative_lookup_survives_rename_of_cwd),
+		T(test_dcache_cwd_lookup_asks_getcwd_once),
+		T(test_dcache_cwd_removed_relative_lookup_is_never_wrong),
+		T(test_dcache_access_invalid_mode_passes_through),
+		T(test_dcache_negative_fetched_during_creation_is_not_kept),
+		T(test_dcache_file_attributes_fetched_during_chmod_are_not_kept),
+		T(test_dcache_directory_attributes_fetched_during_entry_creation_are_not_kept),
+		T(test_dcache_invalidate_all_forgets_everything),
+		T(test_dcache_memory_cap_evicts),
+	};
+
+	return cmocka_run_group_tests_name("dcache", tests, group_setup, group_teardown);
+}
