@@ -102,13 +102,16 @@
 #define MAX_WALK_ATTEMPTS 256  /* misses + retries per lookup before passing through */
 #define DEFAULT_MAX_BYTES (64UL << 20)
 
-enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER };
+/* D_UNK: the name exists (a complete directory's listing says so), nothing
+ * else is known: the walk treats it as a miss and the slow path replaces it. */
+enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 
 /* d_flags bits (read by readers with atomic loads, written under dcache_mutex) */
 #define D_DEAD      0x01u /* unhashed; never valid again */
 #define D_SEARCHED  0x02u /* the kernel walked through this directory for us */
 #define D_NOCACHE   0x04u /* nothing below / no attributes: unwatched or uncacheable fs */
 #define D_NOATTR    0x08u /* attributes never cached (hard-linked file: nlink > 1) */
+#define D_COMPLETE  0x10u /* directory: every name in it is hashed; others are absent */
 
 struct dentry {
 	struct cds_lfht_node hnode;
@@ -123,6 +126,9 @@ struct dentry {
 	/* writer-side state, under dcache_mutex */
 	int wd;                     /* watch id of this directory, -1 if none */
 	unsigned int dir_gen;       /* bumped by every event about an entry of this dir */
+	unsigned short neg_probes;  /* negative answers fetched since it was last complete */
+	unsigned short completions; /* times it was made complete (backs off the policy) */
+	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
 	dev_t dev;                  /* st_dev of the object (for mount-point detection) */
 	struct cds_list_head children;
 	struct cds_list_head sibling;
@@ -155,6 +161,10 @@ struct wd_entry {
 static pthread_mutex_t dcache_mutex = PTHREAD_MUTEX_INITIALIZER;
 static const struct dcache_ops *dc_ops;
 static size_t dc_max_bytes = DEFAULT_MAX_BYTES;
+/* Completion policy (dcache_set_completion): list a directory after this many
+ * negative probes (0 = never), if it holds at most this many names. */
+static unsigned int dc_complete_probes = 2;
+static unsigned int dc_complete_max = 10000;
 
 /* Published under dcache_mutex, read under RCU. */
 static struct cds_lfht *dc_table;
@@ -392,7 +402,24 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
 	dcache_stat_inc(DCACHE_STAT_INVAL);
 }
 
+/*
+ * dir no longer knows every name in it.  D_COMPLETE is cleared with dir's
+ * d_seq bumped, BEFORE the child that made it incomplete is unhashed: a reader
+ * that sampled D_COMPLETE and then failed to find that child sees the bump in
+ * its d_seq_retry(dir) and starts over instead of answering ENOENT.
+ */
+static void uncomplete_locked(struct dentry *dir)
+{
+	dir->neg_probes = 0;
+	if (!(dir->flags & D_COMPLETE))
+		return;
+	d_write_begin(dir);
+	STORE_RELAXED(dir->flags, dir->flags & ~D_COMPLETE);
+	d_write_end(dir);
+}
+
 static void kill_locked(struct dentry *d);
+static void kill_one_locked(struct dentry *d);
 
 static void kill_children_locked(struct dentry *d)
 {
@@ -400,8 +427,17 @@ static void kill_children_locked(struct dentry *d)
 		kill_locked(cds_list_first_entry(&d->children, struct dentry, sibling));
 }
 
-/* Unhash d and its subtree; free after a grace period.  d != root. */
+/* Unhash d and its subtree; free after a grace period.  d != root.  Its
+ * parent stops being complete. */
 static void kill_locked(struct dentry *d)
+{
+	uncomplete_locked(d->parent);
+	kill_one_locked(d);
+}
+
+/* kill_locked() without touching the parent's completeness: only for a
+ * D_UNK placeholder whose replacement is already hashed. */
+static void kill_one_locked(struct dentry *d)
 {
 	kill_children_locked(d);
 	d_write_begin(d);
@@ -433,6 +469,7 @@ static void kill_all_locked(void)
 {
 	if (!dc_root)
 		return;
+	uncomplete_locked(dc_root);
 	kill_children_locked(dc_root);
 	drop_attr_locked(dc_root, true);
 	if (dc_cwd) {
@@ -672,6 +709,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		const char *name, *next;
 		size_t len;
 		bool last;
+		unsigned int complete;
 		struct dentry *d;
 		unsigned int s;
 
@@ -722,10 +760,18 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		if (d_flags(cur) & D_NOCACHE)
 			return DCACHE_PASS;
 
+		/* D_COMPLETE is sampled (acquire) BEFORE the lookup: the listing's
+		 * entries were hashed before it was set (release), so a lookup
+		 * made after seeing it finds every name the listing had.  It is
+		 * cleared with a d_seq bump before any entry goes: see
+		 * uncomplete_locked(). */
+		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
 		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
 		if (!d) {
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
+			if (complete)
+				return ENOENT; /* not in the complete listing */
 			m->kind = MISS_CHILD;
 			m->d = cur;
 			m->name = name;
@@ -737,6 +783,16 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 			return WALK_RETRY;
 		if (!LOAD_RELAXED(d->referenced))
 			STORE_RELAXED(d->referenced, 1);
+		if (d->type == D_UNK) {
+			/* Known to exist, nothing more: ask the kernel. */
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			m->kind = MISS_CHILD;
+			m->d = cur;
+			m->name = name;
+			m->len = len;
+			return WALK_MISS;
+		}
 
 		if (d->type == D_NEG) {
 			/* A missing name answers itself and every path below it. */
@@ -868,6 +924,108 @@ static bool unchanged_locked(struct dentry *d, unsigned int seq)
 	return !(d->flags & D_DEAD) && d->seq == seq;
 }
 
+/* The names of one directory listing, NUL-separated. */
+struct name_buf {
+	char *buf;
+	size_t len, cap, count, bytes;
+};
+
+static int name_buf_add(void *arg, const char *name, size_t len)
+{
+	struct name_buf *nb = arg;
+
+	if (nb->len + len + 1 > nb->cap) {
+		size_t cap = nb->cap ? nb->cap * 2 : 4096;
+		char *b;
+
+		while (cap < nb->len + len + 1)
+			cap *= 2;
+		b = realloc(nb->buf, cap);
+		if (!b)
+			return -ENOMEM;
+		nb->buf = b;
+		nb->cap = cap;
+	}
+	memcpy(nb->buf + nb->len, name, len);
+	nb->buf[nb->len + len] = '\0';
+	nb->len += len + 1;
+	nb->count++;
+	nb->bytes += sizeof(struct dentry) + len + 1;
+	return 0;
+}
+
+/*
+ * Make directory p complete: read its listing and hash every name in it (as
+ * D_UNK placeholders where not known yet), then set D_COMPLETE, so that any
+ * other name is answered ENOENT without the kernel.  Under rcu_read_lock(),
+ * not under the mutex.  As for every insertion, p is watched and p->dir_gen
+ * sampled before the kernel is asked; an event on p meanwhile (create, delete,
+ * move) changes dir_gen and the listing is thrown away.
+ */
+static void complete_dir_rcu(struct dentry *p, const char *dpath)
+{
+	struct name_buf nb = { 0 };
+	unsigned int gen;
+	long r;
+
+	pthread_mutex_lock(&dcache_mutex);
+	if ((p->flags & (D_DEAD | D_COMPLETE | D_NOCACHE)) || p->wd < 0 || p->no_complete) {
+		pthread_mutex_unlock(&dcache_mutex);
+		return;
+	}
+	gen = p->dir_gen;
+	pthread_mutex_unlock(&dcache_mutex);
+
+	r = dc_ops->kernel_listdir(dpath, dc_complete_max, name_buf_add, &nb);
+	pthread_mutex_lock(&dcache_mutex);
+	if (r == -E2BIG || r == -EOPNOTSUPP) {
+		p->no_complete = true; /* too big to list, or names fold case */
+	} else if (r >= 0 && !(p->flags & (D_DEAD | D_COMPLETE)) && p->dir_gen == gen &&
+		   dc_bytes + nb.bytes <= dc_max_bytes / 2) {
+		bool conflict = false;
+
+		/* A name listed but cached as absent: its create event is still
+		 * queued.  Leave completion to a later probe. */
+		for (size_t off = 0; off < nb.len; off += strlen(nb.buf + off) + 1) {
+			struct dentry *c = d_lookup_rcu(dc_table, p, nb.buf + off, strlen(nb.buf + off));
+
+			if (c && c->type == D_NEG) {
+				conflict = true;
+				break;
+			}
+		}
+		for (size_t off = 0; !conflict && off < nb.len; off += strlen(nb.buf + off) + 1) {
+			size_t len = strlen(nb.buf + off);
+			struct dentry *d;
+
+			if (len > NAME_MAX || d_lookup_rcu(dc_table, p, nb.buf + off, len))
+				continue;
+			d = d_alloc(p, nb.buf + off, len, D_UNK, NULL, 0);
+			if (!d) {
+				conflict = true;
+				break;
+			}
+			d_publish(d);
+			cds_lfht_add(dc_table, d->hash, &d->hnode);
+			cds_list_add_tail(&d->sibling, &p->children);
+			cds_list_add_tail(&d->lru, &dc_lru);
+			dc_bytes += d->bytes;
+			dc_count++;
+		}
+		if (!conflict) {
+			/* Release: the entries above are visible to whoever sees it. */
+			STORE_RELEASE(p->flags, p->flags | D_COMPLETE);
+			if (p->completions < USHRT_MAX)
+				p->completions++;
+		}
+		p->neg_probes = 0;
+		if (dc_bytes > dc_max_bytes)
+			evict_locked();
+	}
+	pthread_mutex_unlock(&dcache_mutex);
+	free(nb.buf);
+}
+
 /*
  * Fill the gap described by m.  Under rcu_read_lock(), not under the mutex.
  * Returns 0 if something was learned (walk again), DCACHE_PASS, or a positive
@@ -950,6 +1108,9 @@ static int populate_rcu(struct miss *m)
 		long tlen = 0;
 		unsigned char type;
 		unsigned int flags = 0;
+		struct dentry *old;
+		size_t dirlen;
+		bool complete = false;
 
 		if ((size_t)n + 1 + m->len >= sizeof(path))
 			return DCACHE_PASS;
@@ -961,6 +1122,7 @@ static int populate_rcu(struct miss *m)
 		gen = p->dir_gen;
 		pthread_mutex_unlock(&dcache_mutex);
 
+		dirlen = (size_t)n;
 		if (n > 1)
 			path[n++] = '/';
 		memcpy(path + n, m->name, m->len);
@@ -990,7 +1152,10 @@ static int populate_rcu(struct miss *m)
 		}
 		if (!(p->flags & D_SEARCHED))
 			STORE_RELAXED(p->flags, p->flags | D_SEARCHED);
-		if (!d_lookup_rcu(dc_table, p, m->name, m->len)) {
+		old = d_lookup_rcu(dc_table, p, m->name, m->len);
+		if (old && old->type != D_UNK)
+			old = (struct dentry *)-1; /* already known: nothing to add */
+		if (old != (struct dentry *)-1) {
 			d = d_alloc(p, m->name, m->len, type, type == D_LNK ? target : NULL, (size_t)tlen);
 			if (d) {
 				d->flags = flags;
@@ -1004,10 +1169,22 @@ static int populate_rcu(struct miss *m)
 						dc_bytes += sizeof(*a);
 					}
 				}
+				/* The replacement is hashed before the placeholder
+				 * goes, so the name never looks absent. */
 				d_hash_locked(d);
+				if (old && !(old->flags & D_DEAD))
+					kill_one_locked(old);
 			}
+			if (type == D_NEG && dc_complete_probes && !(p->flags & D_COMPLETE) &&
+			    !p->no_complete && p->neg_probes < USHRT_MAX &&
+			    ++p->neg_probes >= dc_complete_probes << (p->completions < 4 ? p->completions : 4))
+				complete = true;
 		}
 		pthread_mutex_unlock(&dcache_mutex);
+		if (complete && dc_ops->kernel_listdir) {
+			path[dirlen] = '\0';
+			complete_dir_rcu(p, path);
+		}
 		return 0;
 	}
 	case MISS_SEARCH: {
@@ -1106,6 +1283,12 @@ static int populate_rcu(struct miss *m)
 
 /* ---------------------------------------------------------------------- */
 /* Public entry points */
+
+void dcache_set_completion(unsigned int probes, unsigned int max_entries)
+{
+	dc_complete_probes = probes;
+	dc_complete_max = max_entries;
+}
 
 int dcache_init(const struct dcache_ops *ops, size_t max_bytes)
 {
@@ -1232,6 +1415,7 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 			c = NULL;
 		switch (ev) {
 		case DCACHE_EV_ENTRY:
+			uncomplete_locked(dir); /* a name came or went */
 			if (c)
 				kill_locked(c);
 			drop_attr_locked(dir, false); /* its mtime, size, nlink moved */
@@ -1279,6 +1463,7 @@ void dcache_event_self(int wd, enum dcache_event ev)
 		} else {
 			/* chmod of the directory (or the root went away): what we
 			 * learned through it may no longer hold. */
+			uncomplete_locked(d);
 			kill_children_locked(d);
 			drop_attr_locked(d, true);
 			if (ev == DCACHE_EV_GONE && d->wd >= 0) {

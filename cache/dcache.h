@@ -72,6 +72,12 @@ struct dcache_ops {
 	int (*kernel_access)(const char *path, int mode, int flags);
 	/* getcwd(2) into buf: 0 or -errno (an unreachable cwd is an error). */
 	int (*kernel_getcwd)(char *buf, size_t size);
+	/* List directory `path` (absolute, symlink-free): add(arg, name, len) for
+	 * every entry but "." and "..".  Returns the number of names, -E2BIG past
+	 * `max` names, -EOPNOTSUPP if lookups in it fold case, or -errno.  May be
+	 * NULL (no complete directories). */
+	long (*kernel_listdir)(const char *path, size_t max,
+			       int (*add)(void *arg, const char *name, size_t len), void *arg);
 	/* 1 if names on the filesystem of device `dev` (reached through `path`)
 	 * may be cached: every change to it produces inotify events here. */
 	int (*fs_cacheable)(const char *path, dev_t dev);
@@ -97,6 +103,12 @@ enum dcache_stat_id {
 /* Install the ops and the memory cap (bytes; 0 = default 64 MiB).  Call once,
  * before any other dcache_* function; cheap (allocates lazily).  Any thread. */
 int dcache_init(const struct dcache_ops *ops, size_t max_bytes);
+
+/* Complete-directory policy: after `probes` names were found absent in a
+ * directory (0 = never; doubled each time it was complete before), read its
+ * listing if it has at most `max_entries` names; then every other name in it
+ * is answered ENOENT from the cache.  Call before lookups, with dcache_init. */
+void dcache_set_completion(unsigned int probes, unsigned int max_entries);
 
 /*
  * Resolve `path` (absolute, or relative to the cwd) as the kernel would for

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -40,6 +42,60 @@ static long raw_readlink(const char *path, char *buf, size_t size)
 static int raw_access(const char *path, int mode, int flags)
 {
 	return syscall(SYS_faccessat2, AT_FDCWD, path, mode, flags) == 0 ? 0 : -errno;
+}
+
+struct linux_dirent64_ {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* ops->kernel_listdir: getdents64 on an O_DIRECTORY fd, raw syscalls only
+ * (the shim's own open/opendir wrappers are not involved). */
+static long raw_listdir(const char *path, size_t max,
+			int (*add)(void *arg, const char *name, size_t len), void *arg)
+{
+	enum { BUF = 32768 };
+	char *buf;
+	long n, count = 0, r = 0;
+	unsigned int fl = 0;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	/* Case-insensitive directories (ext4/f2fs/tmpfs casefold) answer
+	 * names that are not in their listing. */
+	if (syscall(SYS_ioctl, fd, FS_IOC_GETFLAGS, &fl) == 0 && (fl & FS_CASEFOLD_FL)) {
+		syscall(SYS_close, fd);
+		return -EOPNOTSUPP;
+	}
+	buf = malloc(BUF);
+	if (!buf) {
+		syscall(SYS_close, fd);
+		return -ENOMEM;
+	}
+	while (r == 0 && (n = syscall(SYS_getdents64, fd, buf, BUF)) > 0) {
+		for (long off = 0; off < n && r == 0;) {
+			struct linux_dirent64_ *e = (struct linux_dirent64_ *)(buf + off);
+			const char *nm = e->d_name;
+
+			off += e->d_reclen;
+			if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
+				continue;
+			if ((size_t)++count > max)
+				r = -E2BIG;
+			else
+				r = add(arg, nm, strlen(nm));
+		}
+	}
+	if (r == 0 && n < 0)
+		r = -errno;
+	free(buf);
+	syscall(SYS_close, fd);
+	return r < 0 ? r : count;
 }
 
 static int raw_getcwd(char *buf, size_t size)
@@ -152,6 +208,7 @@ static struct dcache_ops ops = {
 	.kernel_readlink = raw_readlink,
 	.kernel_access = raw_access,
 	.kernel_getcwd = raw_getcwd,
+	.kernel_listdir = raw_listdir,
 	.fs_cacheable = fs_cacheable,
 };
 
@@ -164,6 +221,7 @@ void preload_init(void)
 {
 	const char *s = getenv("RCUWALK_DISABLE");
 	size_t max_bytes = 0;
+	unsigned int probes = 2, max_entries = 10000;
 
 	if (s && *s && strcmp(s, "0") != 0)
 		return;
@@ -177,8 +235,18 @@ void preload_init(void)
 		if (mb > 0 && mb < (1UL << 20))
 			max_bytes = mb << 20;
 	}
+	/* Complete directories: RCUWALK_COMPLETE=N lists a directory after N
+	 * absent names (default 2, 0 = never); RCUWALK_COMPLETE_MAX=N entries
+	 * at most (default 10000). */
+	s = getenv("RCUWALK_COMPLETE");
+	if (s && *s)
+		probes = (unsigned int)strtoul(s, NULL, 10);
+	s = getenv("RCUWALK_COMPLETE_MAX");
+	if (s && *s)
+		max_entries = (unsigned int)strtoul(s, NULL, 10);
 	inval_fill_ops(&ops);
 	dcache_init(&ops, max_bytes);
+	dcache_set_completion(probes, max_entries);
 	__atomic_store_n(&preload_enabled, 1, __ATOMIC_RELEASE);
 }
 
