@@ -83,6 +83,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "dcache.h"
 
@@ -165,6 +166,13 @@ static size_t dc_max_bytes = DEFAULT_MAX_BYTES;
  * negative probes (0 = never), if it holds at most this many names. */
 static unsigned int dc_complete_probes = 2;
 static unsigned int dc_complete_max = 10000;
+/* Policy (dcache_set_policy), set before the first lookup. */
+static long long dc_racy_ns = 2000000000LL; /* attributes this fresh are not kept */
+static bool dc_no_negative;
+#define MAX_EXCLUDES 16
+static char *dc_exclude[MAX_EXCLUDES];
+static size_t dc_exclude_len[MAX_EXCLUDES];
+static unsigned int dc_nexclude;
 
 /* Published under dcache_mutex, read under RCU. */
 static struct cds_lfht *dc_table;
@@ -654,11 +662,13 @@ struct miss {
 	const char *name;       /* CHILD */
 	size_t len;
 	int amode;              /* ACCESS: bit index */
+	struct stat st;         /* POP_ANSWERED: the kernel's lstat answer */
 };
 
 #define DCACHE_Q_FIND_ 0x100u /* internal: report the final dentry, answer nothing */
 #define WALK_RETRY (-2)
 #define WALK_MISS  (-3)
+#define POP_ANSWERED (-4) /* populate_rcu(): m->st is the answer, not cached */
 
 struct frame {
 	const char *p; /* rest of an outer path, resumed when the nested body ends */
@@ -924,6 +934,38 @@ static bool unchanged_locked(struct dentry *d, unsigned int seq)
 	return !(d->flags & D_DEAD) && d->seq == seq;
 }
 
+/*
+ * Git's racy-timestamp rule: a non-directory whose mtime or ctime is within
+ * dc_racy_ns of now (or in the future) may still be being written, possibly
+ * through a shared mapping that produces no inotify event: its attributes
+ * are answered from the kernel, not kept.  Its name is still cached.
+ */
+static bool attrs_racy(const struct stat *st)
+{
+	struct timespec now;
+	long long t;
+
+	if (dc_racy_ns <= 0 || S_ISDIR(st->st_mode))
+		return false;
+	clock_gettime(CLOCK_REALTIME, &now);
+	t = (long long)now.tv_sec * 1000000000LL + now.tv_nsec - dc_racy_ns;
+	return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec >= t ||
+	       (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec >= t;
+}
+
+/* Is canonical directory path `dir` at or below an excluded prefix? */
+static bool excluded(const char *dir, size_t len)
+{
+	for (unsigned int i = 0; i < dc_nexclude; i++) {
+		size_t l = dc_exclude_len[i];
+
+		if (len >= l && memcmp(dir, dc_exclude[i], l) == 0 &&
+		    (len == l || dir[l] == '/' || l == 1))
+			return true;
+	}
+	return false;
+}
+
 /* The names of one directory listing, NUL-separated. */
 struct name_buf {
 	char *buf;
@@ -1115,6 +1157,11 @@ static int populate_rcu(struct miss *m)
 		if ((size_t)n + 1 + m->len >= sizeof(path))
 			return DCACHE_PASS;
 		pthread_mutex_lock(&dcache_mutex);
+		if (dc_nexclude && !(p->flags & D_DEAD) && excluded(path, (size_t)n)) {
+			d_write_begin(p);
+			STORE_RELAXED(p->flags, p->flags | D_NOCACHE); /* the user said so */
+			d_write_end(p);
+		}
 		if ((p->flags & D_DEAD) || !ensure_watch_locked(p, path)) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
@@ -1140,6 +1187,8 @@ static int populate_rcu(struct miss *m)
 			if (st.st_dev != p->dev && !dc_ops->fs_cacheable(path, st.st_dev))
 				flags |= D_NOCACHE; /* a mount point of a filesystem we cannot watch */
 		} else if (r == -ENOENT) {
+			if (dc_no_negative)
+				return ENOENT; /* the kernel's answer, not kept */
 			type = D_NEG;
 		} else {
 			return DCACHE_PASS; /* EACCES, ENOTDIR (p changed), EIO...: the kernel answers */
@@ -1160,7 +1209,8 @@ static int populate_rcu(struct miss *m)
 			if (d) {
 				d->flags = flags;
 				d->dev = st.st_dev;
-				if (type != D_DIR && type != D_NEG && !(flags & (D_NOATTR | D_NOCACHE))) {
+				if (type != D_DIR && type != D_NEG && !(flags & (D_NOATTR | D_NOCACHE)) &&
+				    !attrs_racy(&st)) {
 					struct dcache_attr *a = malloc(sizeof(*a));
 
 					if (a) {
@@ -1231,6 +1281,12 @@ static int populate_rcu(struct miss *m)
 		pthread_mutex_unlock(&dcache_mutex);
 		if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type)
 			return DCACHE_PASS; /* changed under us: an event is on its way */
+		if (attrs_racy(&st) && !(d->type != D_DIR && st.st_nlink > 1)) {
+			/* The kernel's answer for the object the walk resolved: give
+			 * it to this caller, keep nothing. */
+			m->st = st;
+			return POP_ANSWERED;
+		}
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->dir_gen == dgen &&
 		    !d->attr) {
@@ -1284,9 +1340,34 @@ static int populate_rcu(struct miss *m)
 /* ---------------------------------------------------------------------- */
 /* Public entry points */
 
+int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exclude,
+		      unsigned int nexclude)
+{
+	if (nexclude > MAX_EXCLUDES)
+		return -E2BIG;
+	dc_racy_ns = racy_ns;
+	dc_no_negative = no_negative;
+	for (unsigned int i = 0; i < dc_nexclude; i++)
+		free(dc_exclude[i]);
+	dc_nexclude = 0;
+	if (no_negative)
+		dc_complete_probes = 0;
+	for (unsigned int i = 0; i < nexclude; i++) {
+		size_t l = strlen(exclude[i]);
+
+		while (l > 1 && exclude[i][l - 1] == '/')
+			l--;
+		if (exclude[i][0] != '/' || !(dc_exclude[i] = strndup(exclude[i], l)))
+			return -EINVAL;
+		dc_exclude_len[i] = l;
+		dc_nexclude = i + 1;
+	}
+	return 0;
+}
+
 void dcache_set_completion(unsigned int probes, unsigned int max_entries)
 {
-	dc_complete_probes = probes;
+	dc_complete_probes = dc_no_negative ? 0 : probes;
 	dc_complete_max = max_entries;
 }
 
@@ -1324,6 +1405,12 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 			if (r != WALK_MISS)
 				break;
 			r = populate_rcu(&m);
+			if (r == POP_ANSWERED) {
+				*st = m.st;
+				r = 0;
+				kernel_answered = true;
+				break;
+			}
 			if (r != 0) {
 				kernel_answered = r > 0;
 				break;

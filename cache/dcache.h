@@ -104,6 +104,14 @@ enum dcache_stat_id {
  * before any other dcache_* function; cheap (allocates lazily).  Any thread. */
 int dcache_init(const struct dcache_ops *ops, size_t max_bytes);
 
+/* Caching policy; call before lookups, with dcache_init.  racy_ns: a
+ * non-directory whose mtime/ctime is that recent keeps no cached attributes
+ * (0 = off; default 2 s).  no_negative: absent names are never cached.
+ * exclude: canonical absolute directories whose contents pass through.
+ * Returns 0, or -EINVAL/-E2BIG (more than 16 prefixes). */
+int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exclude,
+		      unsigned int nexclude);
+
 /* Complete-directory policy: after `probes` names were found absent in a
  * directory (0 = never; doubled each time it was complete before), read its
  * listing if it has at most `max_entries` names; then every other name in it

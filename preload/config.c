@@ -212,6 +212,53 @@ static struct dcache_ops ops = {
 	.fs_cacheable = fs_cacheable,
 };
 
+/* Canonicalise one directory with raw syscalls (the shim's own realpath is
+ * not callable from its initialisation): the kernel's name of an O_PATH fd. */
+static int canonical_dir(const char *dir, char *out, size_t size)
+{
+	char link[64];
+	long n;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = syscall(SYS_readlinkat, AT_FDCWD, link, out, size - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0 || out[0] != '/')
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+/* Split "A:B:..." into canonical directories in buf; returns how many.  A
+ * directory that does not exist (yet) is kept as written if absolute. */
+static unsigned int parse_excludes(const char *spec, char **out, char *buf, size_t size)
+{
+	unsigned int n = 0;
+	size_t used = 0;
+
+	while (*spec && n < 16) {
+		size_t len = strcspn(spec, ":");
+		char dir[PATH_MAX];
+
+		if (len > 0 && len < sizeof(dir) && used + PATH_MAX <= size) {
+			memcpy(dir, spec, len);
+			dir[len] = '\0';
+			if (canonical_dir(dir, buf + used, PATH_MAX) == 0 || dir[0] == '/') {
+				if (buf[used] != '/')
+					strcpy(buf + used, dir);
+				out[n++] = buf + used;
+				used += strlen(buf + used) + 1;
+			}
+		}
+		spec += len;
+		if (*spec == ':')
+			spec++;
+	}
+	return n;
+}
+
 static char stats_path[PATH_MAX];
 
 /* Set by preload_init(); read by every wrapper (shim.c). */
@@ -221,7 +268,11 @@ void preload_init(void)
 {
 	const char *s = getenv("RCUWALK_DISABLE");
 	size_t max_bytes = 0;
-	unsigned int probes = 2, max_entries = 10000;
+	unsigned int probes = 2, max_entries = 10000, nexclude = 0;
+	long long racy_ns = 2000000000LL;
+	int no_negative;
+	char *excludes[16];
+	static char excl_buf[16 * PATH_MAX];
 
 	if (s && *s && strcmp(s, "0") != 0)
 		return;
@@ -244,8 +295,22 @@ void preload_init(void)
 	s = getenv("RCUWALK_COMPLETE_MAX");
 	if (s && *s)
 		max_entries = (unsigned int)strtoul(s, NULL, 10);
+	/* RCUWALK_RACY_MS: attributes of files changed this recently are not
+	 * kept (default 2000, 0 = off).  RCUWALK_NO_NEGATIVE=1: absent names are
+	 * never cached.  RCUWALK_EXCLUDE=DIR[:DIR...]: what lies below DIR
+	 * passes through (at most 16 directories). */
+	s = getenv("RCUWALK_RACY_MS");
+	if (s && *s)
+		racy_ns = (long long)strtoul(s, NULL, 10) * 1000000LL;
+	s = getenv("RCUWALK_NO_NEGATIVE");
+	no_negative = s && *s && strcmp(s, "0") != 0;
+	s = getenv("RCUWALK_EXCLUDE");
+	if (s && *s)
+		nexclude = parse_excludes(s, excludes, excl_buf, sizeof(excl_buf));
 	inval_fill_ops(&ops);
 	dcache_init(&ops, max_bytes);
+	if (dcache_set_policy(racy_ns, no_negative, (const char *const *)excludes, nexclude) != 0)
+		return; /* an exclusion we could not honour: stay pass-through */
 	dcache_set_completion(probes, max_entries);
 	__atomic_store_n(&preload_enabled, 1, __ATOMIC_RELEASE);
 }

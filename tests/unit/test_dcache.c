@@ -402,6 +402,10 @@ static int group_setup(void **state)
 	inval_fill_ops(&g_ops);
 	real_watch_dir = g_ops.watch_dir;
 	g_ops.watch_dir = op_watch_dir;
+	/* Files here are all fresh: the racy-timestamp rule would keep no
+	 * attributes.  Its own tests turn it on. */
+	if (dcache_set_policy(0, 0, NULL, 0) != 0)
+		return -1;
 	return dcache_init(&g_ops, CAP_BYTES);
 }
 
@@ -1383,6 +1387,73 @@ static void test_dcache_chmod_of_complete_directory_rechecks_search_permission(v
 	x_chmod(P("d"), 0755);
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Policy: racy timestamps, no negative entries, excluded directories       */
+
+static void test_dcache_racy_fresh_file_attributes_are_answered_not_kept(void **state)
+{
+	struct timespec old[2] = { { time(NULL) - 10, 0 }, { time(NULL) - 10, 0 } };
+	struct stat st;
+	unsigned long k0;
+
+	x_file(P("fresh"), 3);
+	x_file(P("old"), 4);
+	assert_int_equal(syscall(SYS_utimensat, AT_FDCWD, P("old"), old, 0), 0);
+	inval_drain();
+	assert_int_equal(dcache_set_policy(2000000000LL, 0, NULL, 0), 0);
+	assert_int_equal(SAME_ST(P("fresh"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 3);
+	k0 = t_kernel_calls;
+	assert_int_equal(SAME_ST(P("fresh"), Q_STAT, &st), 0); /* answered by the kernel */
+	assert_true(calls_since(k0) > 0);
+	assert_int_equal(SAME(P("old"), Q_STAT), 0);
+	k0 = t_kernel_calls;
+	assert_int_equal(SAME(P("old"), Q_STAT), 0); /* ctime is fresh too (utimensat) */
+	assert_true(calls_since(k0) > 0);
+	assert_int_equal(dcache_set_policy(0, 0, NULL, 0), 0);
+	k0 = t_kernel_calls;
+	assert_int_equal(SAME(P("fresh"), Q_STAT), 0);
+	assert_int_equal(SAME(P("fresh"), Q_STAT), 0);
+	assert_true(calls_since(k0) <= 1); /* kept once the rule is off */
+}
+
+static void test_dcache_no_negative_asks_kernel_for_every_absent_name(void **state)
+{
+	struct stat st;
+	unsigned long k0;
+
+	assert_int_equal(dcache_set_policy(0, 1, NULL, 0), 0);
+	assert_int_equal(SAME(P("nn"), Q_STAT), ENOENT);
+	k0 = t_kernel_calls;
+	assert_int_equal(lookup(P("nn"), Q_STAT, &st), ENOENT);
+	assert_int_equal(lookup(P("nn/below"), Q_STAT, &st), ENOENT);
+	assert_true(calls_since(k0) >= 2);
+	assert_int_equal(dcache_set_policy(0, 0, NULL, 0), 0);
+	dcache_set_completion(2, 10000);
+}
+
+static void test_dcache_excluded_directory_passes_through(void **state)
+{
+	const char *ex[1];
+	struct stat st;
+
+	x_mkdir(P("ex"));
+	x_mkdir(P("ex/sub"));
+	x_file(P("ex/sub/f"), 1);
+	x_mkdir(P("exnot"));
+	x_file(P("exnot/f"), 2);
+	ex[0] = P("ex");
+	assert_int_equal(dcache_set_policy(0, 0, ex, 1), 0);
+	assert_int_equal(lookup(P("ex/sub/f"), Q_STAT, &st), DCACHE_PASS);
+	assert_int_equal(lookup(P("ex/none"), Q_STAT, &st), DCACHE_PASS);
+	assert_int_equal(SAME(P("exnot/f"), Q_STAT), 0); /* a prefix of the name only */
+	/* The directory's own name is not inside it (its attributes would need
+	 * its own watch, which exclusion forbids: those pass through). */
+	assert_int_equal(SAME_ACCESS(P("ex"), DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS, F_OK), 0);
+	assert_int_equal(dcache_set_policy(0, 0, NULL, 0), 0);
+}
+
 static void test_dcache_invalidate_all_forgets_everything(void **state)
 {
 	unsigned long c0;
@@ -1584,6 +1655,9 @@ int main(void)
 		T(test_dcache_create_in_directory_drops_directory_attributes),
 		T(test_dcache_hard_link_in_same_directory_drops_sibling_attributes),
 		T(test_dcache_forget_inode_drops_cached_attributes),
+		T(test_dcache_racy_fresh_file_attributes_are_answered_not_kept),
+		T(test_dcache_no_negative_asks_kernel_for_every_absent_name),
+		T(test_dcache_excluded_directory_passes_through),
 		T(test_dcache_complete_directory_answers_unseen_absent_name_without_kernel),
 		T(test_dcache_complete_directory_placeholders_resolve_links_and_dirs),
 		T(test_dcache_complete_directory_sees_create_unlink_and_renames),
