@@ -113,6 +113,7 @@ enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 #define D_NOCACHE   0x04u /* nothing below / no attributes: unwatched or uncacheable fs */
 #define D_NOATTR    0x08u /* attributes never cached (hard-linked file: nlink > 1) */
 #define D_COMPLETE  0x10u /* directory: every name in it is hashed; others are absent */
+#define D_TTL       0x20u /* on a filesystem others change behind this kernel: expires */
 
 struct dentry {
 	struct cds_lfht_node hnode;
@@ -124,6 +125,11 @@ struct dentry {
 	unsigned int access_ok;     /* bit m: access(m) == 0; bit 8+m: with AT_EACCESS */
 	unsigned char type;         /* enum d_type */
 	unsigned char referenced;   /* CLOCK bit, set by readers only when clear */
+	/* D_TTL only (CLOCK_MONOTONIC_COARSE ns): the name, its search and access
+	 * facts are valid until `expires` (immutable after hashing); D_COMPLETE
+	 * until `complete_until` (written before D_COMPLETE is set, release). */
+	uint64_t expires;
+	uint64_t complete_until;
 	/* writer-side state, under dcache_mutex */
 	int wd;                     /* watch id of this directory, -1 if none */
 	unsigned int dir_gen;       /* bumped by every event about an entry of this dir */
@@ -143,6 +149,7 @@ struct dentry {
 
 struct dcache_attr {
 	struct stat st;
+	uint64_t expires;           /* D_TTL: valid until then */
 	struct rcu_head rcu;
 };
 
@@ -168,6 +175,10 @@ static unsigned int dc_complete_probes = 2;
 static unsigned int dc_complete_max = 10000;
 /* Policy (dcache_set_policy), set before the first lookup. */
 static long long dc_racy_ns = 2000000000LL; /* attributes this fresh are not kept */
+/* TTL filesystems (fs_cacheable() == 2): how long positive and negative
+ * answers live (dcache_set_ttl); a negative TTL of 0 caches no absent name. */
+static uint64_t dc_ttl_ns = 1000000000ULL;
+static uint64_t dc_neg_ttl_ns = 1000000000ULL;
 static bool dc_no_negative;
 #define MAX_EXCLUDES 16
 static char *dc_exclude[MAX_EXCLUDES];
@@ -225,6 +236,15 @@ void dcache_stats_sum(struct dcache_stats *out)
 	out->misses = c[DCACHE_STAT_MISS];
 	out->passthrough = c[DCACHE_STAT_PASS];
 	out->invalidations = c[DCACHE_STAT_INVAL];
+}
+
+/* Coarse monotonic clock for TTLs (vDSO; a few ns; jiffy resolution). */
+static inline uint64_t now_coarse(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -600,7 +620,7 @@ static bool ensure_table(void)
 
 			if (r) {
 				if (dc_ops->kernel_lstat("/", &st) != 0 || !S_ISDIR(st.st_mode) ||
-				    !dc_ops->fs_cacheable("/", st.st_dev))
+				    dc_ops->fs_cacheable("/", st.st_dev) != 1)
 					r->flags |= D_NOCACHE;
 				r->dev = st.st_dev;
 				r->namelen = 0; /* canonical path building treats root as "" */
@@ -654,7 +674,7 @@ static long d_path_rcu(const struct dentry *d, char *buf, size_t size)
 /* ---------------------------------------------------------------------- */
 /* The walk */
 
-enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD };
+enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD, MISS_EXPIRED };
 
 struct miss {
 	enum miss_kind kind;
@@ -673,6 +693,19 @@ struct miss {
 struct frame {
 	const char *p; /* rest of an outer path, resumed when the nested body ends */
 };
+
+/* Has a D_TTL deadline passed?  *now is read from the clock on first use. */
+static inline bool ttl_passed(uint64_t deadline, uint64_t *now)
+{
+	if (!*now)
+		*now = now_coarse();
+	return *now >= deadline;
+}
+
+static inline bool d_expired(const struct dentry *d, uint64_t *now)
+{
+	return (d_flags(d) & D_TTL) && ttl_passed(LOAD_RELAXED(d->expires), now);
+}
 
 static inline const char *skip_slashes(const char *p)
 {
@@ -697,6 +730,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 	struct dentry *cur, *res;
 	unsigned int cur_seq, res_seq;
 	const char *p = path;
+	uint64_t now = 0;
 
 	if (d_flags(root) & D_NOCACHE)
 		return DCACHE_PASS;
@@ -714,6 +748,11 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 	cur_seq = d_seq_begin(cur);
 	if (d_flags(cur) & D_DEAD)
 		return WALK_RETRY;
+	if (d_expired(cur, &now)) {
+		m->kind = MISS_EXPIRED; /* the cwd's name on a TTL filesystem */
+		m->d = cur;
+		return WALK_MISS;
+	}
 
 	for (;;) {
 		const char *name, *next;
@@ -776,6 +815,9 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		 * cleared with a d_seq bump before any entry goes: see
 		 * uncomplete_locked(). */
 		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
+		if (complete && (d_flags(cur) & D_TTL) &&
+		    ttl_passed(LOAD_RELAXED(cur->complete_until), &now))
+			complete = 0; /* the listing is too old: ask about this name */
 		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
 		if (!d) {
 			if (d_seq_retry(cur, cur_seq))
@@ -791,6 +833,11 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		s = d_seq_begin(d);
 		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
 			return WALK_RETRY;
+		if (d_expired(d, &now)) {
+			m->kind = MISS_EXPIRED; /* forget it, then ask again */
+			m->d = d;
+			return WALK_MISS;
+		}
 		if (!LOAD_RELAXED(d->referenced))
 			STORE_RELAXED(d->referenced, 1);
 		if (d->type == D_UNK) {
@@ -876,6 +923,13 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		if (d_flags(res) & (D_NOCACHE | D_NOATTR))
 			return DCACHE_PASS;
 		a = LOAD_ACQUIRE(res->attr);
+		if (a && (d_flags(res) & D_TTL) && ttl_passed(a->expires, &now)) {
+			if (d_seq_retry(res, res_seq))
+				return WALK_RETRY;
+			m->kind = MISS_EXPIRED;
+			m->d = res;
+			return WALK_MISS;
+		}
 		if (!a) {
 			if (d_seq_retry(res, res_seq))
 				return WALK_RETRY;
@@ -1008,6 +1062,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 {
 	struct name_buf nb = { 0 };
 	unsigned int gen;
+	uint64_t t0;
 	long r;
 
 	pthread_mutex_lock(&dcache_mutex);
@@ -1015,9 +1070,14 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 		pthread_mutex_unlock(&dcache_mutex);
 		return;
 	}
+	if ((p->flags & D_TTL) && !dc_neg_ttl_ns) {
+		pthread_mutex_unlock(&dcache_mutex);
+		return; /* no absent name is cached there */
+	}
 	gen = p->dir_gen;
 	pthread_mutex_unlock(&dcache_mutex);
 
+	t0 = now_coarse();
 	r = dc_ops->kernel_listdir(dpath, dc_complete_max, name_buf_add, &nb);
 	pthread_mutex_lock(&dcache_mutex);
 	if (r == -E2BIG || r == -EOPNOTSUPP) {
@@ -1047,6 +1107,8 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 				conflict = true;
 				break;
 			}
+			d->flags = p->flags & D_TTL;
+			d->expires = t0 + dc_ttl_ns;
 			d_publish(d);
 			cds_lfht_add(dc_table, d->hash, &d->hnode);
 			cds_list_add_tail(&d->sibling, &p->children);
@@ -1055,6 +1117,8 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 			dc_count++;
 		}
 		if (!conflict) {
+			STORE_RELAXED(p->complete_until,
+				      t0 + (dc_neg_ttl_ns < dc_ttl_ns ? dc_neg_ttl_ns : dc_ttl_ns));
 			/* Release: the entries above are visible to whoever sees it. */
 			STORE_RELEASE(p->flags, p->flags | D_COMPLETE);
 			if (p->completions < USHRT_MAX)
@@ -1152,6 +1216,7 @@ static int populate_rcu(struct miss *m)
 		unsigned int flags = 0;
 		struct dentry *old;
 		size_t dirlen;
+		uint64_t t0;
 		bool complete = false;
 
 		if ((size_t)n + 1 + m->len >= sizeof(path))
@@ -1170,6 +1235,7 @@ static int populate_rcu(struct miss *m)
 		pthread_mutex_unlock(&dcache_mutex);
 
 		dirlen = (size_t)n;
+		t0 = now_coarse();
 		if (n > 1)
 			path[n++] = '/';
 		memcpy(path + n, m->name, m->len);
@@ -1184,12 +1250,21 @@ static int populate_rcu(struct miss *m)
 			}
 			if (type != D_DIR && st.st_nlink > 1)
 				flags |= D_NOATTR; /* other names change it without an event here */
-			if (st.st_dev != p->dev && !dc_ops->fs_cacheable(path, st.st_dev))
-				flags |= D_NOCACHE; /* a mount point of a filesystem we cannot watch */
+			if (st.st_dev != p->dev) {
+				int v = dc_ops->fs_cacheable(path, st.st_dev);
+
+				if (v == 0)
+					flags |= D_NOCACHE; /* a mount point of a filesystem we cannot watch */
+				else if (v == 2)
+					flags |= D_TTL; /* a mount point of a TTL filesystem */
+			} else {
+				flags |= p->flags & D_TTL;
+			}
 		} else if (r == -ENOENT) {
-			if (dc_no_negative)
+			if (dc_no_negative || ((p->flags & D_TTL) && !dc_neg_ttl_ns))
 				return ENOENT; /* the kernel's answer, not kept */
 			type = D_NEG;
+			flags |= p->flags & D_TTL;
 		} else {
 			return DCACHE_PASS; /* EACCES, ENOTDIR (p changed), EIO...: the kernel answers */
 		}
@@ -1209,12 +1284,15 @@ static int populate_rcu(struct miss *m)
 			if (d) {
 				d->flags = flags;
 				d->dev = st.st_dev;
+				/* TTLs count from before the kernel was asked (t0). */
+				d->expires = t0 + (type == D_NEG ? dc_neg_ttl_ns : dc_ttl_ns);
 				if (type != D_DIR && type != D_NEG && !(flags & (D_NOATTR | D_NOCACHE)) &&
 				    !attrs_racy(&st)) {
 					struct dcache_attr *a = malloc(sizeof(*a));
 
 					if (a) {
 						a->st = st;
+						a->expires = d->expires;
 						d->attr = a;
 						dc_bytes += sizeof(*a);
 					}
@@ -1262,9 +1340,25 @@ static int populate_rcu(struct miss *m)
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
 	}
+	case MISS_EXPIRED: {
+		/* A D_TTL fact outlived its TTL: forget the name (and what lies
+		 * below it) if the name expired, else only its attributes. */
+		struct dentry *d = m->d;
+
+		pthread_mutex_lock(&dcache_mutex);
+		if (!(d->flags & D_DEAD) && d != dc_root) {
+			if (now_coarse() >= d->expires)
+				kill_locked(d);
+			else
+				drop_attr_locked(d, false);
+		}
+		pthread_mutex_unlock(&dcache_mutex);
+		return 0;
+	}
 	case MISS_ATTR: {
 		struct dentry *d = m->d;
 		unsigned int seq, pgen, dgen;
+		uint64_t t0;
 
 		/* A file's attributes change with events on its parent's watch; a
 		 * directory's also with events on its own (an entry created in it
@@ -1279,6 +1373,7 @@ static int populate_rcu(struct miss *m)
 		pgen = d->parent->dir_gen;
 		dgen = d->dir_gen;
 		pthread_mutex_unlock(&dcache_mutex);
+		t0 = now_coarse();
 		if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type)
 			return DCACHE_PASS; /* changed under us: an event is on its way */
 		if (attrs_racy(&st) && !(d->type != D_DIR && st.st_nlink > 1)) {
@@ -1297,6 +1392,7 @@ static int populate_rcu(struct miss *m)
 
 				if (a) {
 					a->st = st;
+					a->expires = t0 + dc_ttl_ns;
 					dc_bytes += sizeof(*a);
 					STORE_RELEASE(d->attr, a);
 				}
@@ -1363,6 +1459,12 @@ int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exc
 		dc_nexclude = i + 1;
 	}
 	return 0;
+}
+
+void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns)
+{
+	dc_ttl_ns = ttl_ns;
+	dc_neg_ttl_ns = neg_ttl_ns;
 }
 
 void dcache_set_completion(unsigned int probes, unsigned int max_entries)

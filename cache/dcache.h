@@ -78,8 +78,10 @@ struct dcache_ops {
 	 * NULL (no complete directories). */
 	long (*kernel_listdir)(const char *path, size_t max,
 			       int (*add)(void *arg, const char *name, size_t len), void *arg);
-	/* 1 if names on the filesystem of device `dev` (reached through `path`)
-	 * may be cached: every change to it produces inotify events here. */
+	/* How names on the filesystem of device `dev` (reached through `path`)
+	 * may be cached: 1 = every change to it produces inotify events here;
+	 * 2 = others may change it behind this kernel (NFS, FUSE...): cache with
+	 * the TTLs of dcache_set_ttl(), events still applied; 0 = never. */
 	int (*fs_cacheable)(const char *path, dev_t dev);
 };
 
@@ -111,6 +113,11 @@ int dcache_init(const struct dcache_ops *ops, size_t max_bytes);
  * Returns 0, or -EINVAL/-E2BIG (more than 16 prefixes). */
 int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exclude,
 		      unsigned int nexclude);
+
+/* TTLs for filesystems fs_cacheable() calls 2: names and attributes live
+ * ttl_ns, absent names neg_ttl_ns (0 = never cached there).  Default 1 s,
+ * 1 s.  Call before lookups, with dcache_init. */
+void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns);
 
 /* Complete-directory policy: after `probes` names were found absent in a
  * directory (0 = never; doubled each time it was complete before), read its

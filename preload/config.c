@@ -108,6 +108,8 @@ static int raw_getcwd(char *buf, size_t size)
  * produces inotify events here.  Everything else (NFS, CIFS, FUSE, 9p, proc,
  * sysfs, cgroup, devpts, ...) is passed through, never cached.
  */
+static int ttl_enabled = 1;
+
 static int fs_type_cacheable(unsigned long type)
 {
 	switch (type) {
@@ -121,9 +123,29 @@ static int fs_type_cacheable(unsigned long type)
 	case 0x3153464a: /* jfs */
 	case 0x52654973: /* reiserfs */
 		return 1;
+	case 0x65735546: /* fuse */
+	case 0x6969:     /* nfs */
+	case 0xFF534D42: /* cifs */
+	case 0xFE534D42: /* smb2/3 */
+	case 0x01021997: /* 9p */
+	case 0x00c36400: /* ceph */
+		return ttl_enabled ? 2 : 0;
 	default:
 		return 0;
 	}
+}
+
+/* Filesystems that others may change behind this kernel's back: cached with
+ * TTLs (README, coherence contract), or not at all when RCUWALK_TTL_MS=0. */
+static int fs_name_ttl(const char *type)
+{
+	static const char *const ttl[] = { "fuse", "fuseblk", "nfs", "nfs4", "cifs", "smb3",
+					   "9p", "ceph", "virtiofs", "afs" };
+
+	for (size_t i = 0; i < sizeof(ttl) / sizeof(ttl[0]); i++)
+		if (!strcmp(type, ttl[i]))
+			return 1;
+	return strncmp(type, "fuse.", 5) == 0; /* fuse.sshfs, fuse.bindfs, ... */
 }
 
 /*
@@ -169,7 +191,7 @@ static int mountinfo_verdict(dev_t dev)
 			for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
 				if (!strcmp(type, ok[i]))
 					return 1;
-			return 0;
+			return fs_name_ttl(type) && ttl_enabled ? 2 : 0;
 		}
 		line = end ? end + 1 : NULL;
 	}
@@ -270,6 +292,7 @@ void preload_init(void)
 	size_t max_bytes = 0;
 	unsigned int probes = 2, max_entries = 10000, nexclude = 0;
 	long long racy_ns = 2000000000LL;
+	unsigned long ttl_ms = 1000, neg_ttl_ms;
 	int no_negative;
 	char *excludes[16];
 	static char excl_buf[16 * PATH_MAX];
@@ -302,6 +325,18 @@ void preload_init(void)
 	s = getenv("RCUWALK_RACY_MS");
 	if (s && *s)
 		racy_ns = (long long)strtoul(s, NULL, 10) * 1000000LL;
+	/* RCUWALK_TTL_MS: names and attributes on NFS/FUSE/CIFS/9p live this
+	 * long (default 1000; 0 = those filesystems pass through);
+	 * RCUWALK_NEG_TTL_MS: absent names there (default = the TTL; 0 = kernel
+	 * parity with libfuse's negative_timeout=0). */
+	s = getenv("RCUWALK_TTL_MS");
+	if (s && *s)
+		ttl_ms = strtoul(s, NULL, 10);
+	neg_ttl_ms = ttl_ms;
+	s = getenv("RCUWALK_NEG_TTL_MS");
+	if (s && *s)
+		neg_ttl_ms = strtoul(s, NULL, 10);
+	ttl_enabled = ttl_ms > 0;
 	s = getenv("RCUWALK_NO_NEGATIVE");
 	no_negative = s && *s && strcmp(s, "0") != 0;
 	s = getenv("RCUWALK_EXCLUDE");
@@ -312,6 +347,7 @@ void preload_init(void)
 	if (dcache_set_policy(racy_ns, no_negative, (const char *const *)excludes, nexclude) != 0)
 		return; /* an exclusion we could not honour: stay pass-through */
 	dcache_set_completion(probes, max_entries);
+	dcache_set_ttl((uint64_t)ttl_ms * 1000000ULL, (uint64_t)neg_ttl_ms * 1000000ULL);
 	__atomic_store_n(&preload_enabled, 1, __ATOMIC_RELEASE);
 }
 
