@@ -617,6 +617,7 @@ struct miss {
 	const char *name;       /* CHILD */
 	size_t len;
 	int amode;              /* ACCESS: bit index */
+	unsigned int seq;       /* DCACHE_Q_FIND_: d_seq of the final dentry d */
 };
 
 #define DCACHE_Q_FIND_ 0x100u /* internal: report the final dentry, answer nothing */
@@ -785,7 +786,10 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		return ENOTDIR;
 	}
 	if (qflags & DCACHE_Q_FIND_) {
-		m->d = res; /* dcache_forget_attrs(): valid under the caller's RCU section */
+		/* The caller answers from res (valid under its RCU section) and
+		 * checks res_seq after reading it. */
+		m->d = res;
+		m->seq = res_seq;
 		return 0;
 	}
 	if (qflags & DCACHE_Q_NEGONLY)
@@ -1156,6 +1160,311 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 		}
 	}
 	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Answers built from the final dentry (readlink, statx) and realpath */
+
+/* One attempt of a lookup that answers more than dcache_lookup() does: under
+ * rcu_read_lock(), returns what walk_rcu() returns. */
+typedef int (*attempt_fn)(const char *path, void *ctx, struct miss *m);
+
+/*
+ * Drive `attempt` as dcache_lookup() drives walk_rcu(): retry, fill misses
+ * through the ops, give up after MAX_WALK_ATTEMPTS, count one statistic.
+ * Returns 0, a positive errno or DCACHE_PASS.
+ */
+static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
+{
+	int r = DCACHE_PASS;
+	bool answered = false;
+
+	if (!ensure_table()) {
+		dcache_stat_inc(DCACHE_STAT_PASS);
+		return DCACHE_PASS;
+	}
+	rcu_read_lock();
+	for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
+		struct miss m = { 0 };
+
+		r = attempt(path, ctx, &m);
+		if (r == WALK_RETRY)
+			continue;
+		if (r != WALK_MISS) {
+			answered = r >= 0;
+			break;
+		}
+		r = populate_rcu(&m);
+		if (r != 0)
+			break; /* DCACHE_PASS, or a kernel answer that is not cached */
+		dcache_stat_inc(DCACHE_STAT_MISS);
+	}
+	rcu_read_unlock();
+	if (!answered)
+		r = DCACHE_PASS; /* includes running out of attempts */
+	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+	return r;
+}
+
+struct readlink_ctx {
+	char *buf;
+	size_t size;
+	size_t len;
+};
+
+static int readlink_attempt(const char *path, void *ctx, struct miss *m)
+{
+	struct readlink_ctx *c = ctx;
+	struct dentry *res;
+	size_t n;
+	int r = walk_rcu(path, DCACHE_Q_FIND_, 0, NULL, m);
+
+	if (r != 0)
+		return r;
+	res = m->d;
+	if (res->type != D_LNK)
+		return d_seq_retry(res, m->seq) ? WALK_RETRY : EINVAL;
+	if (d_seq_retry(res, m->seq))
+		return WALK_RETRY;
+	/* The target is immutable and stays readable in this RCU section. */
+	n = strlen(res->link);
+	c->len = n < c->size ? n : c->size;
+	memcpy(c->buf, res->link, c->len);
+	return 0;
+}
+
+int dcache_readlink(const char *path, char *buf, size_t size, size_t *len)
+{
+	struct readlink_ctx c = { buf, size, 0 };
+	int r;
+
+	if (strnlen(path, PATH_MAX) >= PATH_MAX || !*path || !size) {
+		r = !size ? DCACHE_PASS : *path ? ENAMETOOLONG : ENOENT; /* getname() */
+		dcache_stat_inc(r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+		return r;
+	}
+	r = drive_lookup(path, readlink_attempt, &c);
+	if (r == 0)
+		*len = c.len;
+	return r;
+}
+
+/*
+ * realpath: glibc 2.36's algorithm (stdlib/canonicalize.c) over dentries.
+ * glibc keeps the resolved prefix as a string ("rname") and, for every
+ * ordinary component, calls readlink(rname/component): a symlink's target is
+ * spliced in front of the rest of the name; EINVAL (not a symlink) accepts
+ * the component, unless the rest of the name starts with "/" alone, "/." or
+ * "/..", where it first checks faccessat(rname/component/, F_OK); any other
+ * error ends the call with that errno and rname (up to the component) copied
+ * to a caller's buffer.  "." is skipped and ".." drops the last component of
+ * rname, textually: no permission is checked there.
+ *
+ * Here rname is a dentry (cur), whose chain is the same symlink-free path.
+ * readlink(rname/name) needs search permission on cur's chain: the walk's
+ * D_SEARCHED on cur, its ancestors having been passed on the way down (or
+ * when the cwd was resolved).  cur may be a non-directory (a file accepted by
+ * readlink's EINVAL): the next ordinary component then fails with ENOTDIR.
+ */
+#define RP_NAME_MAX (2 * PATH_MAX) /* name with symlink targets spliced in */
+
+struct realpath_ctx {
+	char *buf;       /* result or glibc's partial rname */
+	size_t size;
+	int einval;      /* a readlink of glibc's failed with EINVAL */
+	char name[RP_NAME_MAX];
+};
+
+/* glibc's suffix_requires_dir_check(): does the rest `end` of the name make
+ * glibc check that the component before it is a directory? */
+static bool rp_suffix_needs_dir(const char *end)
+{
+	while (*end == '/') {
+		do
+			end++;
+		while (*end == '/');
+		switch (*end++) {
+		default:
+			return false;
+		case '\0':
+			return true;
+		case '.':
+			break;
+		}
+		if (!*end || (*end == '.' && (!end[1] || end[1] == '/')))
+			return true;
+	}
+	return false;
+}
+
+/* buf = path of d, plus "/" and name[0..len) if name.  Under rcu_read_lock().
+ * Returns 0, or DCACHE_PASS if it does not fit in PATH_MAX (the kernel would
+ * have said ENAMETOOLONG), or WALK_RETRY. */
+static int rp_path(const struct dentry *d, const char *name, size_t len, char *buf, size_t size)
+{
+	long n = d_path_rcu(d, buf, size < PATH_MAX ? size : PATH_MAX);
+
+	if (n == -EAGAIN)
+		return WALK_RETRY;
+	if (n < 0)
+		return DCACHE_PASS;
+	if (!name)
+		return 0;
+	if ((size_t)n + 1 + len >= PATH_MAX || (size_t)n + 1 + len >= size)
+		return DCACHE_PASS;
+	if (n > 1)
+		buf[n++] = '/';
+	memcpy(buf + n, name, len);
+	buf[(size_t)n + len] = '\0';
+	return 0;
+}
+
+static int realpath_attempt(const char *path, void *ctx, struct miss *m)
+{
+	struct realpath_ctx *c = ctx;
+	struct dentry *root = LOAD_ACQUIRE(dc_root);
+	struct dentry *cur;
+	unsigned int cur_seq;
+	const char *p = path;
+	int links = 0, r;
+
+	c->einval = 0;
+	if (d_flags(root) & D_NOCACHE)
+		return DCACHE_PASS;
+	if (*p == '/') {
+		cur = root;
+	} else {
+		struct cwd_ref *cw = LOAD_ACQUIRE(dc_cwd);
+
+		if (!cw) {
+			m->kind = MISS_CWD;
+			return WALK_MISS;
+		}
+		cur = cw->d;
+	}
+	cur_seq = d_seq_begin(cur);
+	if (d_flags(cur) & D_DEAD)
+		return WALK_RETRY;
+
+	for (;;) {
+		const char *name, *end;
+		struct dentry *d;
+		unsigned int s;
+		size_t len;
+
+		p = skip_slashes(p);
+		if (!*p)
+			break;
+		name = p;
+		end = strchrnul(p, '/');
+		len = (size_t)(end - p);
+		p = end;
+		if (len == 1 && name[0] == '.')
+			continue;
+		if (len == 2 && name[0] == '.' && name[1] == '.') {
+			if (cur == root)
+				continue;
+			d = cur->parent;
+			s = d_seq_begin(d);
+			if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
+				return WALK_RETRY;
+			cur = d;
+			cur_seq = s;
+			continue;
+		}
+		/* readlink(rname/name) */
+		if (cur->type != D_DIR) {
+			r = rp_path(cur, name, len, c->buf, c->size);
+			if (r == 0)
+				r = ENOTDIR;
+			return d_seq_retry(cur, cur_seq) ? WALK_RETRY : r;
+		}
+		if (!(d_flags(cur) & D_SEARCHED)) {
+			if (d_seq_retry(cur, cur_seq))
+				return WALK_RETRY;
+			m->kind = MISS_SEARCH;
+			m->d = cur;
+			return WALK_MISS;
+		}
+		if (len > NAME_MAX || (d_flags(cur) & D_NOCACHE))
+			return DCACHE_PASS;
+		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
+		if (!d) {
+			if (d_seq_retry(cur, cur_seq))
+				return WALK_RETRY;
+			m->kind = MISS_CHILD;
+			m->d = cur;
+			m->name = name;
+			m->len = len;
+			return WALK_MISS;
+		}
+		s = d_seq_begin(d);
+		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
+			return WALK_RETRY;
+		if (!LOAD_RELAXED(d->referenced))
+			STORE_RELAXED(d->referenced, 1);
+
+		if (d->type == D_NEG) {
+			/* readlink: ENOENT (and so would the directory check) */
+			r = rp_path(d, NULL, 0, c->buf, c->size);
+			return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ENOENT : r;
+		}
+		if (d->type == D_LNK) {
+			size_t n = strlen(d->link), rest = strlen(p);
+
+			if (++links > MAX_SYMLINKS) {
+				r = rp_path(d, NULL, 0, c->buf, c->size);
+				return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ELOOP : r;
+			}
+			if (n + rest + 1 > sizeof(c->name))
+				return DCACHE_PASS;
+			/* name = target + rest; the rest may lie in c->name already */
+			memmove(c->name + n, p, rest + 1);
+			memcpy(c->name, d->link, n);
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			p = c->name;
+			if (*p == '/') {
+				cur = root;
+				cur_seq = d_seq_begin(cur);
+			}
+			continue;
+		}
+		/* Not a symlink: readlink said EINVAL. */
+		c->einval = 1;
+		if (rp_suffix_needs_dir(p) && d->type != D_DIR) {
+			r = rp_path(d, NULL, 0, c->buf, c->size);
+			return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ENOTDIR : r;
+		}
+		cur = d;
+		cur_seq = s;
+	}
+	r = rp_path(cur, NULL, 0, c->buf, c->size);
+	if (d_seq_retry(cur, cur_seq))
+		return WALK_RETRY;
+	return r;
+}
+
+int dcache_realpath(const char *path, char *buf, size_t size, int *einval)
+{
+	struct realpath_ctx c;
+	int r;
+
+	/* glibc's realpath puts no limit on the length of the name itself. */
+	*einval = 0;
+	if (!*path || strnlen(path, PATH_MAX) >= PATH_MAX || size < PATH_MAX) {
+		r = *path ? DCACHE_PASS : ENOENT;
+		if (size)
+			buf[0] = '\0';
+		dcache_stat_inc(r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+		return r;
+	}
+	c.buf = buf;
+	c.size = size;
+	c.einval = 0;
+	r = drive_lookup(path, realpath_attempt, &c);
+	*einval = c.einval;
 	return r;
 }
 

@@ -109,6 +109,16 @@ int dcache_init(const struct dcache_ops *ops, size_t max_bytes);
  */
 int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st);
 
+/* readlink(2) of `path` from the cached target: 0 with min(length, size) bytes
+ * (no NUL) in buf and that count in *len, a positive errno (EINVAL: not a
+ * symlink) or DCACHE_PASS.  size > 0.  Any thread except ops context. */
+int dcache_readlink(const char *path, char *buf, size_t size, size_t *len);
+/* realpath(3) of `path` as glibc 2.36 computes it: 0 with the result in buf, a
+ * positive errno with glibc's partial result (up to the failing component) in
+ * buf, or DCACHE_PASS; *einval = 1 if glibc's readlinks leave errno EINVAL on
+ * success.  size >= PATH_MAX.  Any thread except ops context. */
+int dcache_realpath(const char *path, char *buf, size_t size, int *einval);
+
 /*
  * Invalidation, called by the event reader (invalidate/) for watch `wd`.
  * `name` is the entry inside the watched directory that changed.  Bumps the
