@@ -114,6 +114,7 @@ struct dentry {
 	struct cds_lfht_node hnode;
 	struct dentry *parent;
 	struct dcache_attr *attr;   /* RCU-published; NULL = not known */
+	struct dcache_sx *sx;       /* RCU-published statx answer; only while attr is set */
 	const char *link;           /* symlink target (in the same allocation) */
 	unsigned int seq;           /* d_seq */
 	unsigned int flags;         /* D_* */
@@ -136,6 +137,14 @@ struct dentry {
 
 struct dcache_attr {
 	struct stat st;
+	struct rcu_head rcu;
+};
+
+/* What the kernel's statx() filled for one request mask (exact-match key: the
+ * kernel's stx_mask and fields depend on the request). */
+struct dcache_sx {
+	unsigned int mask;
+	struct statx stx;
 	struct rcu_head rcu;
 };
 
@@ -317,6 +326,23 @@ static void free_attr_rcu(struct rcu_head *head)
 	free(caa_container_of(head, struct dcache_attr, rcu));
 }
 
+static void free_sx_rcu(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct dcache_sx, rcu));
+}
+
+/* Unpublish d's statx answer.  Under dcache_mutex. */
+static void drop_sx_locked(struct dentry *d)
+{
+	struct dcache_sx *x = d->sx;
+
+	if (!x)
+		return;
+	STORE_RELEASE(d->sx, NULL);
+	dc_bytes -= sizeof(*x);
+	call_rcu(&x->rcu, free_sx_rcu);
+}
+
 static void free_cwd_rcu(struct rcu_head *head)
 {
 	free(caa_container_of(head, struct cwd_ref, rcu));
@@ -381,6 +407,7 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
 		return;
 	d_write_begin(d);
 	STORE_RELEASE(d->attr, NULL);
+	drop_sx_locked(d);
 	STORE_RELAXED(d->access_ok, 0);
 	if (clear_search)
 		STORE_RELAXED(d->flags, d->flags & ~D_SEARCHED);
@@ -422,6 +449,7 @@ static void kill_locked(struct dentry *d)
 		dc_bytes -= sizeof(*d->attr);
 		call_rcu(&d->attr->rcu, free_attr_rcu);
 	}
+	drop_sx_locked(d);
 	dc_bytes -= d->bytes;
 	dc_count--;
 	call_rcu(&d->rcu, free_dentry_rcu);
@@ -609,14 +637,16 @@ static long d_path_rcu(const struct dentry *d, char *buf, size_t size)
 /* ---------------------------------------------------------------------- */
 /* The walk */
 
-enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD };
+enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD,
+		 MISS_STATX };
 
 struct miss {
 	enum miss_kind kind;
-	struct dentry *d;       /* directory (CHILD, SEARCH) or object (ATTR, ACCESS) */
+	struct dentry *d;       /* directory (CHILD, SEARCH) or object (ATTR, ACCESS, STATX) */
 	const char *name;       /* CHILD */
 	size_t len;
 	int amode;              /* ACCESS: bit index */
+	unsigned int mask;      /* STATX: the request mask */
 	unsigned int seq;       /* DCACHE_Q_FIND_: d_seq of the final dentry d */
 };
 
@@ -1103,6 +1133,46 @@ static int populate_rcu(struct miss *m)
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
 	}
+	case MISS_STATX: {
+		/* As MISS_ATTR, for one request mask; published only beside the
+		 * lstat attributes, so that whatever drops those drops this. */
+		struct dentry *d = m->d;
+		unsigned int seq, pgen, dgen;
+		struct statx stx;
+		struct dcache_sx *x;
+
+		if (!dc_ops->kernel_statx)
+			return DCACHE_PASS;
+		pthread_mutex_lock(&dcache_mutex);
+		if ((d->flags & D_DEAD) || !d->attr || (d->type == D_DIR && d->wd < 0)) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS;
+		}
+		seq = d->seq;
+		pgen = d->parent->dir_gen;
+		dgen = d->dir_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+		if (dc_ops->kernel_statx(path, m->mask, &stx) != 0 ||
+		    !(stx.stx_mask & STATX_TYPE) || type_of(stx.stx_mode) != d->type ||
+		    (d->type != D_DIR && stx.stx_nlink > 1))
+			return DCACHE_PASS; /* changed under us, or not cacheable */
+		x = malloc(sizeof(*x));
+		if (!x)
+			return DCACHE_PASS;
+		x->mask = m->mask;
+		x->stx = stx;
+		pthread_mutex_lock(&dcache_mutex);
+		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->dir_gen == dgen &&
+		    d->attr) {
+			drop_sx_locked(d); /* another mask's answer */
+			dc_bytes += sizeof(*x);
+			STORE_RELEASE(d->sx, x);
+			x = NULL;
+		}
+		pthread_mutex_unlock(&dcache_mutex);
+		free(x);
+		return 0;
+	}
 	default:
 		return DCACHE_PASS;
 	}
@@ -1247,6 +1317,59 @@ int dcache_readlink(const char *path, char *buf, size_t size, size_t *len)
 	r = drive_lookup(path, readlink_attempt, &c);
 	if (r == 0)
 		*len = c.len;
+	return r;
+}
+
+struct statx_ctx {
+	unsigned int qflags; /* DCACHE_Q_FOLLOW or 0 */
+	unsigned int mask;
+	struct statx *out;
+};
+
+static int statx_attempt(const char *path, void *ctx, struct miss *m)
+{
+	struct statx_ctx *c = ctx;
+	struct dentry *res;
+	struct dcache_sx *x;
+	int r = walk_rcu(path, c->qflags | DCACHE_Q_FIND_, 0, NULL, m);
+
+	if (r != 0)
+		return r;
+	res = m->d;
+	if (d_flags(res) & (D_NOCACHE | D_NOATTR))
+		return DCACHE_PASS;
+	if (!LOAD_ACQUIRE(res->attr)) {
+		if (d_seq_retry(res, m->seq))
+			return WALK_RETRY;
+		m->kind = MISS_ATTR;
+		return WALK_MISS;
+	}
+	x = LOAD_ACQUIRE(res->sx);
+	if (!x || x->mask != c->mask) {
+		if (d_seq_retry(res, m->seq))
+			return WALK_RETRY;
+		m->kind = MISS_STATX;
+		m->mask = c->mask;
+		return WALK_MISS;
+	}
+	*c->out = x->stx;
+	return d_seq_retry(res, m->seq) ? WALK_RETRY : 0;
+}
+
+int dcache_statx(const char *path, int follow, unsigned int mask, struct statx *out)
+{
+	struct statx tmp;
+	struct statx_ctx c = { follow ? DCACHE_Q_FOLLOW : 0, mask, &tmp };
+	int r;
+
+	if (strnlen(path, PATH_MAX) >= PATH_MAX || !*path) {
+		r = *path ? ENAMETOOLONG : ENOENT; /* getname() */
+		dcache_stat_inc(DCACHE_STAT_NEG_HIT);
+		return r;
+	}
+	r = drive_lookup(path, statx_attempt, &c);
+	if (r == 0)
+		*out = tmp;
 	return r;
 }
 

@@ -146,6 +146,19 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 	return 1;
 }
 
+/* Enter the cache for one call: 1 if usable (then leave with cache_leave()). */
+static inline int cache_enter(void)
+{
+	if (!cache_usable())
+		return 0;
+	in_shim++;
+	apply_epochs();
+	inval_sync();
+	return 1;
+}
+
+static inline void cache_leave(void) { in_shim--; }
+
 /* The cache models AT_FDCWD-relative and absolute paths only. */
 static inline int cacheable_path(int dirfd, const char *path)
 {
@@ -260,6 +273,37 @@ EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, in
 EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags)
 {
 	return xstat_ver_ok(ver) ? do_fstatat(dirfd, path, (struct stat *)buf, flags) : -1;
+}
+
+/*
+ * statx: answered from the kernel's own statx answer for the same object and
+ * the same request mask (its stx_mask, btime and mount id depend on the
+ * request), cached beside the lstat attributes.  Requests for anything but
+ * the basic stats, btime and the mount ids (DIOALIGN and later fields whose
+ * changes send no inotify event), other flags (AT_STATX_FORCE_SYNC/DONT_SYNC,
+ * AT_EMPTY_PATH) and a real dirfd pass through.
+ */
+#define STATX_CACHED_MASK (STATX_BASIC_STATS | STATX_BTIME | STATX_MNT_ID | 0x4000U /* MNT_ID_UNIQUE */)
+REAL_DECL(statx);
+EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
+{
+	int saved = errno, r;
+
+	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !(mask & ~STATX_CACHED_MASK) &&
+	    cacheable_path(dirfd, path) && !bad_ptr(buf) && cache_enter()) {
+		r = dcache_statx(path, !(flags & AT_SYMLINK_NOFOLLOW), mask, buf);
+		cache_leave();
+		if (r == 0) {
+			errno = saved;
+			return 0;
+		}
+		if (r > 0) {
+			errno = r;
+			return -1;
+		}
+		errno = saved;
+	}
+	return CALL_REAL(statx, dirfd, path, flags, mask, buf);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -420,19 +464,6 @@ EXPORT int creat64(const char *path, mode_t mode)
 
 /* ---------------------------------------------------------------------- */
 /* names: readlink, realpath */
-
-/* Enter the cache for one call: 1 if usable (then leave with cache_leave()). */
-static inline int cache_enter(void)
-{
-	if (!cache_usable())
-		return 0;
-	in_shim++;
-	apply_epochs();
-	inval_sync();
-	return 1;
-}
-
-static inline void cache_leave(void) { in_shim--; }
 
 ssize_t __readlink_chk(const char *path, char *buf, size_t len, size_t buflen);
 ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t len, size_t buflen);
