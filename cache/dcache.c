@@ -1220,6 +1220,7 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 				break;
 			}
 			dcache_stat_inc(DCACHE_STAT_MISS);
+			r = DCACHE_PASS; /* unless a later attempt answers */
 		}
 		if (r < 0)
 			r = DCACHE_PASS;
