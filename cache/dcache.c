@@ -119,6 +119,7 @@ struct dentry {
 	struct cds_lfht_node hnode;
 	struct dentry *parent;
 	struct dcache_attr *attr;   /* RCU-published; NULL = not known */
+	struct dcache_sx *sx;       /* RCU-published statx answer; only while attr is set */
 	const char *link;           /* symlink target (in the same allocation) */
 	unsigned int seq;           /* d_seq */
 	unsigned int flags;         /* D_* */
@@ -150,6 +151,14 @@ struct dentry {
 struct dcache_attr {
 	struct stat st;
 	uint64_t expires;           /* D_TTL: valid until then */
+	struct rcu_head rcu;
+};
+
+/* What the kernel's statx() filled for one request mask (exact-match key: the
+ * kernel's stx_mask and fields depend on the request). */
+struct dcache_sx {
+	unsigned int mask;
+	struct statx stx;
 	struct rcu_head rcu;
 };
 
@@ -355,6 +364,23 @@ static void free_attr_rcu(struct rcu_head *head)
 	free(caa_container_of(head, struct dcache_attr, rcu));
 }
 
+static void free_sx_rcu(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct dcache_sx, rcu));
+}
+
+/* Unpublish d's statx answer.  Under dcache_mutex. */
+static void drop_sx_locked(struct dentry *d)
+{
+	struct dcache_sx *x = d->sx;
+
+	if (!x)
+		return;
+	STORE_RELEASE(d->sx, NULL);
+	dc_bytes -= sizeof(*x);
+	call_rcu(&x->rcu, free_sx_rcu);
+}
+
 static void free_cwd_rcu(struct rcu_head *head)
 {
 	free(caa_container_of(head, struct cwd_ref, rcu));
@@ -419,6 +445,7 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
 		return;
 	d_write_begin(d);
 	STORE_RELEASE(d->attr, NULL);
+	drop_sx_locked(d);
 	STORE_RELAXED(d->access_ok, 0);
 	if (clear_search)
 		STORE_RELAXED(d->flags, d->flags & ~D_SEARCHED);
@@ -486,6 +513,7 @@ static void kill_one_locked(struct dentry *d)
 		dc_bytes -= sizeof(*d->attr);
 		call_rcu(&d->attr->rcu, free_attr_rcu);
 	}
+	drop_sx_locked(d);
 	dc_bytes -= d->bytes;
 	dc_count--;
 	call_rcu(&d->rcu, free_dentry_rcu);
@@ -674,15 +702,18 @@ static long d_path_rcu(const struct dentry *d, char *buf, size_t size)
 /* ---------------------------------------------------------------------- */
 /* The walk */
 
-enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD, MISS_EXPIRED };
+enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD,
+		 MISS_STATX, MISS_EXPIRED };
 
 struct miss {
 	enum miss_kind kind;
-	struct dentry *d;       /* directory (CHILD, SEARCH) or object (ATTR, ACCESS) */
+	struct dentry *d;       /* directory (CHILD, SEARCH) or object (ATTR, ACCESS, STATX) */
 	const char *name;       /* CHILD */
 	size_t len;
 	int amode;              /* ACCESS: bit index */
 	struct stat st;         /* POP_ANSWERED: the kernel's lstat answer */
+	unsigned int mask;      /* STATX: the request mask */
+	unsigned int seq;       /* DCACHE_Q_FIND_: d_seq of the final dentry d */
 };
 
 #define DCACHE_Q_FIND_ 0x100u /* internal: report the final dentry, answer nothing */
@@ -898,7 +929,10 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		return ENOTDIR;
 	}
 	if (qflags & DCACHE_Q_FIND_) {
-		m->d = res; /* dcache_forget_attrs(): valid under the caller's RCU section */
+		/* The caller answers from res (valid under its RCU section) and
+		 * checks res_seq after reading it. */
+		m->d = res;
+		m->seq = res_seq;
 		return 0;
 	}
 	if (qflags & DCACHE_Q_NEGONLY)
@@ -1428,6 +1462,46 @@ static int populate_rcu(struct miss *m)
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
 	}
+	case MISS_STATX: {
+		/* As MISS_ATTR, for one request mask; published only beside the
+		 * lstat attributes, so that whatever drops those drops this. */
+		struct dentry *d = m->d;
+		unsigned int seq, pgen, dgen;
+		struct statx stx;
+		struct dcache_sx *x;
+
+		if (!dc_ops->kernel_statx)
+			return DCACHE_PASS;
+		pthread_mutex_lock(&dcache_mutex);
+		if ((d->flags & D_DEAD) || !d->attr || (d->type == D_DIR && d->wd < 0)) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS;
+		}
+		seq = d->seq;
+		pgen = d->parent->dir_gen;
+		dgen = d->dir_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+		if (dc_ops->kernel_statx(path, m->mask, &stx) != 0 ||
+		    !(stx.stx_mask & STATX_TYPE) || type_of(stx.stx_mode) != d->type ||
+		    (d->type != D_DIR && stx.stx_nlink > 1))
+			return DCACHE_PASS; /* changed under us, or not cacheable */
+		x = malloc(sizeof(*x));
+		if (!x)
+			return DCACHE_PASS;
+		x->mask = m->mask;
+		x->stx = stx;
+		pthread_mutex_lock(&dcache_mutex);
+		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->dir_gen == dgen &&
+		    d->attr) {
+			drop_sx_locked(d); /* another mask's answer */
+			dc_bytes += sizeof(*x);
+			STORE_RELEASE(d->sx, x);
+			x = NULL;
+		}
+		pthread_mutex_unlock(&dcache_mutex);
+		free(x);
+		return 0;
+	}
 	default:
 		return DCACHE_PASS;
 	}
@@ -1518,6 +1592,7 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 				break;
 			}
 			dcache_stat_inc(DCACHE_STAT_MISS);
+			r = DCACHE_PASS; /* unless a later attempt answers */
 		}
 		if (r < 0)
 			r = DCACHE_PASS;
@@ -1528,6 +1603,388 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 		}
 	}
 	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Answers built from the final dentry (readlink, statx) and realpath */
+
+/* One attempt of a lookup that answers more than dcache_lookup() does: under
+ * rcu_read_lock(), returns what walk_rcu() returns. */
+typedef int (*attempt_fn)(const char *path, void *ctx, struct miss *m);
+
+/*
+ * Drive `attempt` as dcache_lookup() drives walk_rcu(): retry, fill misses
+ * through the ops, give up after MAX_WALK_ATTEMPTS, count one statistic.
+ * Returns 0, a positive errno or DCACHE_PASS.
+ */
+static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
+{
+	int r = DCACHE_PASS;
+	bool answered = false;
+
+	if (!ensure_table()) {
+		dcache_stat_inc(DCACHE_STAT_PASS);
+		return DCACHE_PASS;
+	}
+	rcu_read_lock();
+	for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
+		struct miss m = { 0 };
+
+		r = attempt(path, ctx, &m);
+		if (r == WALK_RETRY)
+			continue;
+		if (r != WALK_MISS) {
+			answered = r >= 0;
+			break;
+		}
+		r = populate_rcu(&m);
+		if (r != 0)
+			break; /* DCACHE_PASS, or a kernel answer that is not cached */
+		dcache_stat_inc(DCACHE_STAT_MISS);
+	}
+	rcu_read_unlock();
+	if (!answered)
+		r = DCACHE_PASS; /* includes running out of attempts */
+	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+	return r;
+}
+
+struct readlink_ctx {
+	char *buf;
+	size_t size;
+	size_t len;
+};
+
+static int readlink_attempt(const char *path, void *ctx, struct miss *m)
+{
+	struct readlink_ctx *c = ctx;
+	struct dentry *res;
+	size_t n;
+	int r = walk_rcu(path, DCACHE_Q_FIND_, 0, NULL, m);
+
+	if (r != 0)
+		return r;
+	res = m->d;
+	if (res->type != D_LNK)
+		return d_seq_retry(res, m->seq) ? WALK_RETRY : EINVAL;
+	if (d_seq_retry(res, m->seq))
+		return WALK_RETRY;
+	/* The target is immutable and stays readable in this RCU section. */
+	n = strlen(res->link);
+	c->len = n < c->size ? n : c->size;
+	memcpy(c->buf, res->link, c->len);
+	return 0;
+}
+
+int dcache_readlink(const char *path, char *buf, size_t size, size_t *len)
+{
+	struct readlink_ctx c = { buf, size, 0 };
+	int r;
+
+	if (strnlen(path, PATH_MAX) >= PATH_MAX || !*path || !size) {
+		r = !size ? DCACHE_PASS : *path ? ENAMETOOLONG : ENOENT; /* getname() */
+		dcache_stat_inc(r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+		return r;
+	}
+	r = drive_lookup(path, readlink_attempt, &c);
+	if (r == 0)
+		*len = c.len;
+	return r;
+}
+
+struct statx_ctx {
+	unsigned int qflags; /* DCACHE_Q_FOLLOW or 0 */
+	unsigned int mask;
+	struct statx *out;
+};
+
+static int statx_attempt(const char *path, void *ctx, struct miss *m)
+{
+	struct statx_ctx *c = ctx;
+	struct dentry *res;
+	struct dcache_sx *x;
+	struct dcache_attr *a;
+	uint64_t now = 0;
+	int r = walk_rcu(path, c->qflags | DCACHE_Q_FIND_, 0, NULL, m);
+
+	if (r != 0)
+		return r;
+	res = m->d;
+	if (d_flags(res) & (D_NOCACHE | D_NOATTR))
+		return DCACHE_PASS;
+	a = LOAD_ACQUIRE(res->attr);
+	if (a && (d_flags(res) & D_TTL) && ttl_passed(a->expires, &now)) {
+		if (d_seq_retry(res, m->seq))
+			return WALK_RETRY;
+		m->kind = MISS_EXPIRED; /* drops the attributes and the statx answer */
+		return WALK_MISS;
+	}
+	if (!a) {
+		if (d_seq_retry(res, m->seq))
+			return WALK_RETRY;
+		m->kind = MISS_ATTR;
+		return WALK_MISS;
+	}
+	x = LOAD_ACQUIRE(res->sx);
+	if (!x || x->mask != c->mask) {
+		if (d_seq_retry(res, m->seq))
+			return WALK_RETRY;
+		m->kind = MISS_STATX;
+		m->mask = c->mask;
+		return WALK_MISS;
+	}
+	*c->out = x->stx;
+	return d_seq_retry(res, m->seq) ? WALK_RETRY : 0;
+}
+
+int dcache_statx(const char *path, int follow, unsigned int mask, struct statx *out)
+{
+	struct statx tmp;
+	struct statx_ctx c = { follow ? DCACHE_Q_FOLLOW : 0, mask, &tmp };
+	int r;
+
+	if (strnlen(path, PATH_MAX) >= PATH_MAX || !*path) {
+		r = *path ? ENAMETOOLONG : ENOENT; /* getname() */
+		dcache_stat_inc(DCACHE_STAT_NEG_HIT);
+		return r;
+	}
+	r = drive_lookup(path, statx_attempt, &c);
+	if (r == 0)
+		*out = tmp;
+	return r;
+}
+
+/*
+ * realpath: glibc 2.36's algorithm (stdlib/canonicalize.c) over dentries.
+ * glibc keeps the resolved prefix as a string ("rname") and, for every
+ * ordinary component, calls readlink(rname/component): a symlink's target is
+ * spliced in front of the rest of the name; EINVAL (not a symlink) accepts
+ * the component, unless the rest of the name starts with "/" alone, "/." or
+ * "/..", where it first checks faccessat(rname/component/, F_OK); any other
+ * error ends the call with that errno and rname (up to the component) copied
+ * to a caller's buffer.  "." is skipped and ".." drops the last component of
+ * rname, textually: no permission is checked there.
+ *
+ * Here rname is a dentry (cur), whose chain is the same symlink-free path.
+ * readlink(rname/name) needs search permission on cur's chain: the walk's
+ * D_SEARCHED on cur, its ancestors having been passed on the way down (or
+ * when the cwd was resolved).  cur may be a non-directory (a file accepted by
+ * readlink's EINVAL): the next ordinary component then fails with ENOTDIR.
+ */
+#define RP_NAME_MAX (2 * PATH_MAX) /* name with symlink targets spliced in */
+
+struct realpath_ctx {
+	char *buf;       /* result or glibc's partial rname */
+	size_t size;
+	int einval;      /* a readlink of glibc's failed with EINVAL */
+	char name[RP_NAME_MAX];
+};
+
+/* glibc's suffix_requires_dir_check(): does the rest `end` of the name make
+ * glibc check that the component before it is a directory? */
+static bool rp_suffix_needs_dir(const char *end)
+{
+	while (*end == '/') {
+		do
+			end++;
+		while (*end == '/');
+		switch (*end++) {
+		default:
+			return false;
+		case '\0':
+			return true;
+		case '.':
+			break;
+		}
+		if (!*end || (*end == '.' && (!end[1] || end[1] == '/')))
+			return true;
+	}
+	return false;
+}
+
+/* buf = path of d, plus "/" and name[0..len) if name.  Under rcu_read_lock().
+ * Returns 0, or DCACHE_PASS if it does not fit in PATH_MAX (the kernel would
+ * have said ENAMETOOLONG), or WALK_RETRY. */
+static int rp_path(const struct dentry *d, const char *name, size_t len, char *buf, size_t size)
+{
+	long n = d_path_rcu(d, buf, size < PATH_MAX ? size : PATH_MAX);
+
+	if (n == -EAGAIN)
+		return WALK_RETRY;
+	if (n < 0)
+		return DCACHE_PASS;
+	if (!name)
+		return 0;
+	if ((size_t)n + 1 + len >= PATH_MAX || (size_t)n + 1 + len >= size)
+		return DCACHE_PASS;
+	if (n > 1)
+		buf[n++] = '/';
+	memcpy(buf + n, name, len);
+	buf[(size_t)n + len] = '\0';
+	return 0;
+}
+
+static int realpath_attempt(const char *path, void *ctx, struct miss *m)
+{
+	struct realpath_ctx *c = ctx;
+	struct dentry *root = LOAD_ACQUIRE(dc_root);
+	struct dentry *cur;
+	unsigned int cur_seq;
+	const char *p = path;
+	int links = 0, r;
+	uint64_t now = 0;
+
+	c->einval = 0;
+	if (d_flags(root) & D_NOCACHE)
+		return DCACHE_PASS;
+	if (*p == '/') {
+		cur = root;
+	} else {
+		struct cwd_ref *cw = LOAD_ACQUIRE(dc_cwd);
+
+		if (!cw) {
+			m->kind = MISS_CWD;
+			return WALK_MISS;
+		}
+		cur = cw->d;
+	}
+	cur_seq = d_seq_begin(cur);
+	if (d_flags(cur) & D_DEAD)
+		return WALK_RETRY;
+
+	for (;;) {
+		const char *name, *end;
+		struct dentry *d;
+		unsigned int s;
+		size_t len;
+
+		p = skip_slashes(p);
+		if (!*p)
+			break;
+		name = p;
+		end = strchrnul(p, '/');
+		len = (size_t)(end - p);
+		p = end;
+		if (len == 1 && name[0] == '.')
+			continue;
+		if (len == 2 && name[0] == '.' && name[1] == '.') {
+			if (cur == root)
+				continue;
+			d = cur->parent;
+			s = d_seq_begin(d);
+			if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
+				return WALK_RETRY;
+			cur = d;
+			cur_seq = s;
+			continue;
+		}
+		/* readlink(rname/name) */
+		if (cur->type != D_DIR) {
+			r = rp_path(cur, name, len, c->buf, c->size);
+			if (r == 0)
+				r = ENOTDIR;
+			return d_seq_retry(cur, cur_seq) ? WALK_RETRY : r;
+		}
+		if (!(d_flags(cur) & D_SEARCHED)) {
+			if (d_seq_retry(cur, cur_seq))
+				return WALK_RETRY;
+			m->kind = MISS_SEARCH;
+			m->d = cur;
+			return WALK_MISS;
+		}
+		if (len > NAME_MAX || (d_flags(cur) & D_NOCACHE))
+			return DCACHE_PASS;
+		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
+		if (!d) {
+			if (d_seq_retry(cur, cur_seq))
+				return WALK_RETRY;
+			m->kind = MISS_CHILD;
+			m->d = cur;
+			m->name = name;
+			m->len = len;
+			return WALK_MISS;
+		}
+		s = d_seq_begin(d);
+		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
+			return WALK_RETRY;
+		if (d_expired(d, &now)) {
+			m->kind = MISS_EXPIRED;
+			m->d = d;
+			return WALK_MISS;
+		}
+		if (d->type == D_UNK) {
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			m->kind = MISS_CHILD; /* exists; what it is, the kernel says */
+			m->d = cur;
+			m->name = name;
+			m->len = len;
+			return WALK_MISS;
+		}
+		if (!LOAD_RELAXED(d->referenced))
+			STORE_RELAXED(d->referenced, 1);
+
+		if (d->type == D_NEG) {
+			/* readlink: ENOENT (and so would the directory check) */
+			r = rp_path(d, NULL, 0, c->buf, c->size);
+			return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ENOENT : r;
+		}
+		if (d->type == D_LNK) {
+			size_t n = strlen(d->link), rest = strlen(p);
+
+			if (++links > MAX_SYMLINKS) {
+				r = rp_path(d, NULL, 0, c->buf, c->size);
+				return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ELOOP : r;
+			}
+			if (n + rest + 1 > sizeof(c->name))
+				return DCACHE_PASS;
+			/* name = target + rest; the rest may lie in c->name already */
+			memmove(c->name + n, p, rest + 1);
+			memcpy(c->name, d->link, n);
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			p = c->name;
+			if (*p == '/') {
+				cur = root;
+				cur_seq = d_seq_begin(cur);
+			}
+			continue;
+		}
+		/* Not a symlink: readlink said EINVAL. */
+		c->einval = 1;
+		if (rp_suffix_needs_dir(p) && d->type != D_DIR) {
+			r = rp_path(d, NULL, 0, c->buf, c->size);
+			return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ENOTDIR : r;
+		}
+		cur = d;
+		cur_seq = s;
+	}
+	r = rp_path(cur, NULL, 0, c->buf, c->size);
+	if (d_seq_retry(cur, cur_seq))
+		return WALK_RETRY;
+	return r;
+}
+
+int dcache_realpath(const char *path, char *buf, size_t size, int *einval)
+{
+	struct realpath_ctx c;
+	int r;
+
+	/* glibc's realpath puts no limit on the length of the name itself. */
+	*einval = 0;
+	if (!*path || strnlen(path, PATH_MAX) >= PATH_MAX || size < PATH_MAX) {
+		r = *path ? DCACHE_PASS : ENOENT;
+		if (size)
+			buf[0] = '\0';
+		dcache_stat_inc(r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+		return r;
+	}
+	c.buf = buf;
+	c.size = size;
+	c.einval = 0;
+	r = drive_lookup(path, realpath_attempt, &c);
+	*einval = c.einval;
 	return r;
 }
 

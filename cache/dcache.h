@@ -32,6 +32,8 @@
 extern "C" {
 #endif
 
+struct statx;
+
 /* Returned by dcache_lookup() when the cache cannot answer exactly. */
 #define DCACHE_PASS (-1)
 
@@ -68,6 +70,9 @@ struct dcache_ops {
 	int (*kernel_lstat)(const char *path, struct stat *st);
 	/* readlink(2) of `path`: bytes written (not NUL-terminated) or -errno. */
 	long (*kernel_readlink)(const char *path, char *buf, size_t size);
+	/* statx(2) of `path` with AT_SYMLINK_NOFOLLOW and `mask`: 0 or -errno.
+	 * Optional: NULL makes dcache_statx() pass every call through. */
+	int (*kernel_statx)(const char *path, unsigned int mask, struct statx *out);
 	/* faccessat(AT_FDCWD, path, mode, flags) as the kernel answers it now. */
 	int (*kernel_access)(const char *path, int mode, int flags);
 	/* getcwd(2) into buf: 0 or -errno (an unreachable cwd is an error). */
@@ -135,6 +140,20 @@ void dcache_set_completion(unsigned int probes, unsigned int max_entries);
  * caller guarantees `path` is a readable NUL-terminated string.
  */
 int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st);
+
+/* readlink(2) of `path` from the cached target: 0 with min(length, size) bytes
+ * (no NUL) in buf and that count in *len, a positive errno (EINVAL: not a
+ * symlink) or DCACHE_PASS.  size > 0.  Any thread except ops context. */
+int dcache_readlink(const char *path, char *buf, size_t size, size_t *len);
+/* realpath(3) of `path` as glibc 2.36 computes it: 0 with the result in buf, a
+ * positive errno with glibc's partial result (up to the failing component) in
+ * buf, or DCACHE_PASS; *einval = 1 if glibc's readlinks leave errno EINVAL on
+ * success.  size >= PATH_MAX.  Any thread except ops context. */
+int dcache_realpath(const char *path, char *buf, size_t size, int *einval);
+/* statx(2) (AT_FDCWD, AT_SYMLINK_NOFOLLOW unless follow) for request `mask`: 0
+ * with *out as the kernel filled it for that object and that exact mask, a
+ * positive errno or DCACHE_PASS.  Any thread except ops context. */
+int dcache_statx(const char *path, int follow, unsigned int mask, struct statx *out);
 
 /*
  * Invalidation, called by the event reader (invalidate/) for watch `wd`.

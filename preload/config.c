@@ -39,6 +39,11 @@ static long raw_readlink(const char *path, char *buf, size_t size)
 	return n >= 0 ? n : -errno;
 }
 
+static int raw_statx(const char *path, unsigned int mask, struct statx *out)
+{
+	return syscall(SYS_statx, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, mask, out) == 0 ? 0 : -errno;
+}
+
 static int raw_access(const char *path, int mode, int flags)
 {
 	return syscall(SYS_faccessat2, AT_FDCWD, path, mode, flags) == 0 ? 0 : -errno;
@@ -228,6 +233,7 @@ static int fs_cacheable(const char *path, dev_t dev)
 static struct dcache_ops ops = {
 	.kernel_lstat = raw_lstat,
 	.kernel_readlink = raw_readlink,
+	.kernel_statx = raw_statx,
 	.kernel_access = raw_access,
 	.kernel_getcwd = raw_getcwd,
 	.kernel_listdir = raw_listdir,
