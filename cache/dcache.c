@@ -814,8 +814,21 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 
 		/* May we look anything up in cur?  (may_lookup: exec permission) */
 		if (!(d_flags(cur) & D_SEARCHED)) {
+			bool dots = name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'));
+
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
+			/* An unknown name: the kernel's lstat of it answers both
+			 * questions (success or ENOENT proves the search right;
+			 * EACCES passes through), saving the "dir/." probe. */
+			if (!dots && len <= NAME_MAX && !(d_flags(cur) & D_NOCACHE) &&
+			    !d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len)) {
+				m->kind = MISS_CHILD;
+				m->d = cur;
+				m->name = name;
+				m->len = len;
+				return WALK_MISS;
+			}
 			m->kind = MISS_SEARCH;
 			m->d = cur;
 			return WALK_MISS;
@@ -872,9 +885,12 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		if (!LOAD_RELAXED(d->referenced))
 			STORE_RELAXED(d->referenced, 1);
 		if (d->type == D_UNK) {
-			/* Known to exist, nothing more: ask the kernel. */
+			/* Known to exist, nothing more: ask the kernel.  An open of
+			 * it (NEGONLY) needs the kernel anyway, whatever it is. */
 			if (d_seq_retry(d, s))
 				return WALK_RETRY;
+			if (last && (qflags & DCACHE_Q_NEGONLY))
+				return DCACHE_PASS;
 			m->kind = MISS_CHILD;
 			m->d = cur;
 			m->name = name;
@@ -1833,6 +1849,7 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 	unsigned int cur_seq;
 	const char *p = path;
 	int links = 0, r;
+	unsigned int complete;
 	uint64_t now = 0;
 
 	c->einval = 0;
@@ -1895,10 +1912,20 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 		}
 		if (len > NAME_MAX || (d_flags(cur) & D_NOCACHE))
 			return DCACHE_PASS;
+		/* Sampled before the lookup: see walk_rcu(). */
+		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
+		if (complete && (d_flags(cur) & D_TTL) &&
+		    ttl_passed(LOAD_RELAXED(cur->complete_until), &now))
+			complete = 0;
 		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
 		if (!d) {
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
+			if (complete) {
+				/* readlink: ENOENT, as for a negative dentry */
+				r = rp_path(cur, name, len, c->buf, c->size);
+				return d_seq_retry(cur, cur_seq) ? WALK_RETRY : r == 0 ? ENOENT : r;
+			}
 			m->kind = MISS_CHILD;
 			m->d = cur;
 			m->name = name;

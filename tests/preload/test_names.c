@@ -570,18 +570,23 @@ static unsigned cmp_statx(struct run *run, const char *p)
 	return bad;
 }
 
-/* Nothing compared has /tmp itself as its object (followed or not): other
- * processes change it at any time, between the two calls. */
+/* Nothing compared has /tmp itself, or anything on procfs, as its object
+ * (followed or not): other processes change them at any time, between the
+ * two calls (/proc's st_nlink counts processes). */
 static bool statx_comparable(const char *p)
 {
-	struct stat tmp, st;
+	struct stat tmp, proc, st;
+	bool have_tmp = syscall(SYS_newfstatat, AT_FDCWD, "/tmp", &tmp, 0) == 0;
+	bool have_proc = syscall(SYS_newfstatat, AT_FDCWD, "/proc", &proc, 0) == 0;
 
-	if (syscall(SYS_newfstatat, AT_FDCWD, "/tmp", &tmp, 0) != 0)
-		return true;
-	for (int fl = 0; fl < 2; fl++)
-		if (syscall(SYS_newfstatat, AT_FDCWD, p, &st, fl ? AT_SYMLINK_NOFOLLOW : 0) == 0 &&
-		    st.st_dev == tmp.st_dev && st.st_ino == tmp.st_ino)
+	for (int fl = 0; fl < 2; fl++) {
+		if (syscall(SYS_newfstatat, AT_FDCWD, p, &st, fl ? AT_SYMLINK_NOFOLLOW : 0) != 0)
+			continue;
+		if (have_tmp && st.st_dev == tmp.st_dev && st.st_ino == tmp.st_ino)
 			return false;
+		if (have_proc && st.st_dev == proc.st_dev)
+			return false;
+	}
 	return true;
 }
 
