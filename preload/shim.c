@@ -41,6 +41,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -658,6 +659,13 @@ MUTATOR(int, truncate64, (const char *p, off64_t l), p, l)
 MUTATOR(int, ftruncate, (int fd, off_t l), fd, l)
 MUTATOR(int, ftruncate64, (int fd, off64_t l), fd, l)
 MUTATOR(int, utime, (const char *p, const struct utimbuf *t), p, t)
+/* Extended attributes: the kernel changes st_ctime and sends IN_ATTRIB. */
+MUTATOR(int, setxattr, (const char *p, const char *n, const void *v, size_t z, int f), p, n, v, z, f)
+MUTATOR(int, lsetxattr, (const char *p, const char *n, const void *v, size_t z, int f), p, n, v, z, f)
+MUTATOR(int, fsetxattr, (int fd, const char *n, const void *v, size_t z, int f), fd, n, v, z, f)
+MUTATOR(int, removexattr, (const char *p, const char *n), p, n)
+MUTATOR(int, lremovexattr, (const char *p, const char *n), p, n)
+MUTATOR(int, fremovexattr, (int fd, const char *n), fd, n)
 MUTATOR(int, utimes, (const char *p, const struct timeval t[2]), p, t)
 MUTATOR(int, lutimes, (const char *p, const struct timeval t[2]), p, t)
 MUTATOR(int, futimesat, (int fd, const char *p, const struct timeval t[2]), fd, p, t)
