@@ -26,6 +26,7 @@
 #include "dcache.h"
 #include "inval.h"
 #include "preload.h"
+#include "stats.h"
 
 static int raw_lstat(const char *path, struct stat *st)
 {
@@ -287,8 +288,6 @@ static unsigned int parse_excludes(const char *spec, char **out, char *buf, size
 	return n;
 }
 
-static char stats_path[PATH_MAX];
-
 /* Set by preload_init(); read by every wrapper (shim.c). */
 int preload_enabled;
 
@@ -305,9 +304,7 @@ void preload_init(void)
 
 	if (s && *s && strcmp(s, "0") != 0)
 		return;
-	s = getenv("RCUWALK_STATS");
-	if (s && *s && strlen(s) < sizeof(stats_path))
-		strcpy(stats_path, s);
+	preload_stats_init(getenv("RCUWALK_STATS"));
 	s = getenv("RCUWALK_MAX_MB");
 	if (s && *s) {
 		unsigned long mb = strtoul(s, NULL, 10);
@@ -355,29 +352,4 @@ void preload_init(void)
 	dcache_set_completion(probes, max_entries);
 	dcache_set_ttl((uint64_t)ttl_ms * 1000000ULL, (uint64_t)neg_ttl_ms * 1000000ULL);
 	__atomic_store_n(&preload_enabled, 1, __ATOMIC_RELEASE);
-}
-
-void preload_write_stats(void)
-{
-	struct dcache_stats s;
-	char line[256];
-	int fd, n;
-
-	if (!stats_path[0])
-		return;
-	dcache_stats_sum(&s);
-	n = snprintf(line, sizeof(line),
-		     "rcuwalk-stats v1 pid=%ld hits=%llu neg_hits=%llu misses=%llu "
-		     "passthrough=%llu invalidations=%llu saved=%llu\n",
-		     (long)getpid(), (unsigned long long)s.hits, (unsigned long long)s.neg_hits,
-		     (unsigned long long)s.misses, (unsigned long long)s.passthrough,
-		     (unsigned long long)s.invalidations,
-		     (unsigned long long)(s.hits + s.neg_hits));
-	fd = (int)syscall(SYS_openat, AT_FDCWD, stats_path,
-			  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return;
-	if (n > 0)
-		(void)!syscall(SYS_write, fd, line, (size_t)n);
-	syscall(SYS_close, fd);
 }

@@ -1,84 +1,722 @@
 /*
- * rcuwalk - launcher: `rcuwalk [--] cmd args...` runs cmd with librcuwalk.so
- * added to LD_PRELOAD (kept in front of what was there, not duplicated).
- * The library is looked up next to the launcher (build tree) and in
- * ../lib/ and ../lib/<multiarch>/ relative to it (installed).
+ * rcuwalk - the launcher: `rcuwalk [options] [--] command [args...]` runs
+ * command with librcuwalk.so in LD_PRELOAD.
+ *
+ * What it guarantees (tests/launcher/test_launcher.c checks each):
+ *  - LD_PRELOAD keeps what was there, and the library is not added twice
+ *    (nested launchers).  It is appended last: a sanitizer runtime that must
+ *    come first stays first, and other interposers (fakeroot, ...) stay in
+ *    front of it, so that they see the cache as libc.
+ *  - The library is found relative to the launcher: next to it (build tree:
+ *    build/preload/) or in the install's library directory (../lib...).
+ *    When it sits in <prefix>/<$LIB>/, where $LIB is the dynamic loader's
+ *    own expansion (verified at configure time), LD_PRELOAD names it
+ *    <prefix>/$LIB/librcuwalk.so: a 32-bit child then loads the 32-bit stub
+ *    installed next to it instead of printing an ld.so error.
+ *  - Without --stats the launcher execs the command: same pid, same
+ *    signals, same exit status.  With --stats it forks, waits, prints one
+ *    summary, then exits with the command's status or dies by its signal.
+ *  - It writes nothing to stdout/stderr except what was asked (--help,
+ *    --version, --stats without FILE, --report) and errors that stop the
+ *    command from running at all (bad option, library missing, command not
+ *    found), like env(1).  Diagnostics go to --log=FILE only.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#define LIBNAME "librcuwalk.so"
+#include "stats.h"
 
-static int find_library(char *out, size_t size)
+#define LIBNAME "librcuwalk.so"
+#ifndef RCUWALK_VERSION
+#define RCUWALK_VERSION "unknown"
+#endif
+#ifndef RCUWALK_REL_LIBDIR
+#define RCUWALK_REL_LIBDIR "../lib"
+#endif
+#ifndef RCUWALK_LD_LIB
+#define RCUWALK_LD_LIB ""
+#endif
+#ifndef RCUWALK_MULTIARCH
+#define RCUWALK_MULTIARCH ""
+#endif
+
+#define EXIT_LAUNCHER 125 /* the launcher's own failure, as env(1), timeout(1) */
+#define COST_SAMPLES 2000
+
+static FILE *log_fp;
+
+static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logmsg(const char *fmt, ...)
 {
-	static const char *const rel[] = { "", "../lib/", "../lib64/", "../lib/x86_64-linux-gnu/" };
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	va_list ap;
+
+	if (!log_fp)
+		return;
+	fprintf(log_fp, "rcuwalk[%ld]: ", (long)getpid());
+	va_start(ap, fmt);
+	vfprintf(log_fp, fmt, ap);
+	va_end(ap);
+	fputc('\n', log_fp);
+	fflush(log_fp);
+}
+
+/* An error that stops the command from running: stderr (like env(1)) and log. */
+static void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("rcuwalk: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	if (log_fp) {
+		va_start(ap, fmt);
+		fprintf(log_fp, "rcuwalk[%ld]: error: ", (long)getpid());
+		vfprintf(log_fp, fmt, ap);
+		fputc('\n', log_fp);
+		va_end(ap);
+		fflush(log_fp);
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rcuwalk [options] [--] command [args...]\n"
+		"       rcuwalk --report=FILE\n"
+		"Runs command with librcuwalk.so preloaded: path lookups (stat, access,\n"
+		"failed open, ...) are answered from an in-process RCU-walk dentry cache kept\n"
+		"coherent with inotify.  Nothing is printed to the command's stdout/stderr\n"
+		"unless asked.\n"
+		"\n"
+		"Options (each sets the environment variable named):\n"
+		"  --disable        preload the library but pass every call through\n"
+		"                   (RCUWALK_DISABLE=1)\n"
+		"  --max-mb=N       cache memory cap per process in MiB (RCUWALK_MAX_MB=N;\n"
+		"                   default 64)\n"
+		"  --stats[=FILE]   after the command ends, print one summary of every process\n"
+		"                   of its tree that ran the shim, to stderr or to FILE\n"
+		"                   (per-process records via RCUWALK_STATS; if RCUWALK_STATS\n"
+		"                   is already set, the records are also appended there)\n"
+		"  --log=FILE       append the launcher's diagnostics to FILE\n"
+		"  --report=FILE    print the summary of a RCUWALK_STATS=FILE records file\n"
+		"  -h, --help       this text\n"
+		"  -V, --version    version and the library the launcher would preload\n"
+		"\n"
+		"Exit status: the command's; if it was killed by a signal, rcuwalk dies by the\n"
+		"same signal.  125: rcuwalk failed; 126: command not executable; 127: not found.\n"
+		"See rcuwalk(1).\n");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Finding the library */
+
+struct lib {
+	char path[PATH_MAX];  /* absolute, canonical */
+	char entry[PATH_MAX]; /* what goes into LD_PRELOAD */
+};
+
+static int readable_file(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, R_OK) == 0;
+}
+
+/* Is `path` == <prefix>/<RCUWALK_LD_LIB>/librcuwalk.so?  Then LD_PRELOAD gets
+ * <prefix>/$LIB/librcuwalk.so. */
+static void dollar_lib_entry(struct lib *l)
+{
+	const char *ldlib = RCUWALK_LD_LIB;
+	size_t plen = strlen(l->path), tail = strlen(ldlib) + strlen("/" LIBNAME) + 1;
+	char want[PATH_MAX];
+
+	snprintf(l->entry, sizeof(l->entry), "%s", l->path);
+	if (!*ldlib || plen <= tail)
+		return;
+	snprintf(want, sizeof(want), "/%s/" LIBNAME, ldlib);
+	if (strcmp(l->path + plen - strlen(want), want) != 0)
+		return;
+	snprintf(l->entry, sizeof(l->entry), "%.*s/$LIB/" LIBNAME,
+		 (int)(plen - strlen(want)), l->path);
+}
+
+static int find_library(struct lib *l)
+{
+	const char *rel[] = { "", RCUWALK_REL_LIBDIR "/", "../lib/", "../lib64/",
+			      "../lib/" RCUWALK_MULTIARCH "/" };
+	char self[PATH_MAX], cand[PATH_MAX * 2];
 	char *slash;
 
-	if (n <= 0)
+	if (!realpath("/proc/self/exe", self))
 		return -1;
-	self[n] = '\0';
 	slash = strrchr(self, '/');
 	if (!slash)
 		return -1;
 	slash[1] = '\0';
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		if ((size_t)snprintf(out, size, "%s%s%s", self, rel[i], LIBNAME) >= size)
-			continue;
-		if (access(out, R_OK) == 0)
+		snprintf(cand, sizeof(cand), "%s%s" LIBNAME, self, rel[i]);
+		if (readable_file(cand) && realpath(cand, l->path)) {
+			dollar_lib_entry(l);
 			return 0;
+		}
 	}
 	return -1;
 }
 
-static void usage(FILE *f)
+/* ---------------------------------------------------------------------- */
+/* LD_PRELOAD */
+
+/* Entries are separated by ':' or ' ' (ld.so(8)). */
+static int has_our_library(const char *val)
 {
-	fprintf(f, "usage: rcuwalk [--] command [args...]\n"
-		   "Runs command with librcuwalk.so preloaded (path lookups answered from an\n"
-		   "in-process RCU-walk dentry cache).  Environment: RCUWALK_DISABLE=1,\n"
-		   "RCUWALK_MAX_MB=N, RCUWALK_STATS=FILE.\n");
+	const char *p = val;
+
+	while (*p) {
+		size_t n = strcspn(p, ": ");
+		const char *base = p;
+
+		for (const char *q = p; q < p + n; q++)
+			if (*q == '/')
+				base = q + 1;
+		if ((size_t)(p + n - base) == strlen(LIBNAME) && !strncmp(base, LIBNAME, strlen(LIBNAME)))
+			return 1;
+		p += n;
+		p += strspn(p, ": ");
+	}
+	return 0;
+}
+
+static int set_ld_preload(const struct lib *l)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *val;
+	int r;
+
+	if (strpbrk(l->entry, ": ")) {
+		fatal("%s: a library path with ':' or ' ' cannot go into LD_PRELOAD", l->path);
+		return -1;
+	}
+	if (old && has_our_library(old)) {
+		logmsg("LD_PRELOAD already has %s: kept as is: %s", LIBNAME, old);
+		return 0;
+	}
+	if (old && old[strspn(old, ": ")]) {
+		if (asprintf(&val, "%s:%s", old, l->entry) < 0)
+			val = NULL;
+	} else {
+		val = strdup(l->entry);
+	}
+	r = val ? setenv("LD_PRELOAD", val, 1) : -1;
+	if (r != 0)
+		fatal("setting LD_PRELOAD: %s", strerror(errno));
+	else
+		logmsg("LD_PRELOAD=%s", val);
+	free(val);
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Statistics */
+
+enum { F_IDX_BASE_ = -1,
+#define RCUWALK_IDX_(name) F_##name,
+	RCUWALK_RECORD_FIELDS(RCUWALK_IDX_)
+#undef RCUWALK_IDX_
+	F_N_ };
+
+static const char *const field_names[] = {
+#define RCUWALK_NAME_(name) #name,
+	RCUWALK_RECORD_FIELDS(RCUWALK_NAME_)
+#undef RCUWALK_NAME_
+};
+
+struct summary {
+	unsigned long long v[F_N_];
+	unsigned long records, dtor, exit, exec, other_end, unreadable;
+};
+
+/* Parse one record line (without its newline).  Returns 0 if it is one. */
+static int parse_record(const char *line, unsigned long long v[F_N_], char end[8])
+{
+	static const int v1[] = { F_hits, F_neg_hits, F_misses, F_passthrough, F_invalidations,
+				  F_saved };
+	char buf[1024], *save = NULL, *tok;
+	int seen[F_N_] = { 0 };
+	int pid_seen = 0;
+
+	if (strncmp(line, RCUWALK_RECORD_TAG " ", strlen(RCUWALK_RECORD_TAG " ")) != 0 ||
+	    strlen(line) >= sizeof(buf))
+		return -1;
+	strcpy(buf, line + strlen(RCUWALK_RECORD_TAG " "));
+	memset(v, 0, sizeof(unsigned long long) * F_N_);
+	end[0] = '\0';
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(tok, '='), *e;
+		unsigned long long n;
+
+		if (!eq)
+			return -1;
+		*eq = '\0';
+		if (!strcmp(tok, "end")) {
+			snprintf(end, 8, "%s", eq + 1);
+			continue;
+		}
+		errno = 0;
+		n = strtoull(eq + 1, &e, 10);
+		if (errno || e == eq + 1 || *e)
+			return -1;
+		if (!strcmp(tok, "pid")) {
+			pid_seen = 1;
+			continue;
+		}
+		for (int i = 0; i < F_N_; i++)
+			if (!strcmp(tok, field_names[i])) {
+				v[i] = n;
+				seen[i] = 1;
+			}
+	}
+	if (!pid_seen)
+		return -1;
+	for (size_t i = 0; i < sizeof(v1) / sizeof(v1[0]); i++)
+		if (!seen[v1[i]])
+			return -1;
+	if (!seen[F_lookups]) /* a line from an older shim: derive what it implies */
+		v[F_lookups] = v[F_hits] + v[F_neg_hits] + v[F_passthrough];
+	if (!seen[F_pass_cache] && !seen[F_pass_open])
+		v[F_pass_cache] = v[F_passthrough];
+	return 0;
+}
+
+/* Sum the records in `path`; append each good one to `forward` if set. */
+static int read_records(const char *path, struct summary *s, const char *forward)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int fwd = -1;
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return errno == ENOENT ? 0 : -1;
+	if (forward && *forward) {
+		fwd = open(forward, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (fwd < 0)
+			logmsg("cannot append records to RCUWALK_STATS=%s: %s", forward,
+			       strerror(errno));
+	}
+	while ((n = getline(&line, &cap, f)) > 0) {
+		unsigned long long v[F_N_];
+		char end[8];
+
+		if (line[n - 1] != '\n') { /* torn: the writer died mid-record */
+			s->unreadable++;
+			break;
+		}
+		line[n - 1] = '\0';
+		if (parse_record(line, v, end) != 0) {
+			s->unreadable++;
+			logmsg("unreadable record: %.80s", line);
+			continue;
+		}
+		for (int i = 0; i < F_N_; i++)
+			s->v[i] += v[i];
+		s->records++;
+		if (!strcmp(end, "dtor") || !end[0])
+			s->dtor++;
+		else if (!strcmp(end, "exit"))
+			s->exit++;
+		else if (!strcmp(end, "exec"))
+			s->exec++;
+		else
+			s->other_end++;
+		if (fwd >= 0) {
+			line[n - 1] = '\n';
+			if (write(fwd, line, (size_t)n) != n)
+				logmsg("short write to RCUWALK_STATS=%s", forward);
+		}
+	}
+	free(line);
+	fclose(f);
+	if (fwd >= 0)
+		close(fwd);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median ns of one raw failed stat(2) here: a name that does not exist in
+ * the current directory, by absolute path (so every component of the cwd
+ * is walked, as a build's lookups are). */
+static double measure_syscall_ns(void)
+{
+	static double ns[COST_SAMPLES];
+	char cwd[PATH_MAX], probe[PATH_MAX + 64];
+	struct stat st;
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		strcpy(cwd, "/");
+	snprintf(probe, sizeof(probe), "%s/.rcuwalk-cost-probe-%ld-absent",
+		 strcmp(cwd, "/") ? cwd : "", (long)getpid());
+	for (int i = 0; i < COST_SAMPLES; i++) {
+		struct timespec a, b;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		(void)syscall(SYS_newfstatat, AT_FDCWD, probe, &st, 0);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		ns[i] = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+	}
+	qsort(ns, COST_SAMPLES, sizeof(ns[0]), cmp_double);
+	logmsg("syscall cost: failed stat(\"%s\"): median %.0f ns, min %.0f, max %.0f over %d",
+	       probe, ns[COST_SAMPLES / 2], ns[0], ns[COST_SAMPLES - 1], COST_SAMPLES);
+	return ns[COST_SAMPLES / 2];
+}
+
+static void pct(char *buf, size_t size, unsigned long long part, unsigned long long whole)
+{
+	if (whole)
+		snprintf(buf, size, "%5.1f%%", 100.0 * (double)part / (double)whole);
+	else
+		snprintf(buf, size, "%6s", "");
+}
+
+static void print_summary(FILE *f, const struct summary *s, double cost_ns)
+{
+	const unsigned long long *v = s->v;
+	long long net = (long long)v[F_saved] - (long long)v[F_misses] - (long long)v[F_watches];
+	char p[16];
+
+#define LINE(key, val, pc, text) fprintf(f, "%-15s %14llu %6s  %s\n", key, (unsigned long long)(val), pc, text)
+	fprintf(f, "rcuwalk summary: %lu processes, %lu records (%lu exit(), %lu _exit(), "
+		   "%lu before exec), %lu unreadable\n",
+		s->dtor + s->exit + s->other_end, s->records, s->dtor, s->exit, s->exec,
+		s->unreadable);
+	LINE("lookups", v[F_lookups], "", "path lookups through the shim");
+	pct(p, sizeof(p), v[F_hits], v[F_lookups]);
+	LINE("hits", v[F_hits], p, "answered from the cache: success");
+	pct(p, sizeof(p), v[F_neg_hits], v[F_lookups]);
+	LINE("neg_hits", v[F_neg_hits], p, "answered from the cache: error (ENOENT, ENOTDIR...)");
+	pct(p, sizeof(p), v[F_passthrough], v[F_lookups]);
+	LINE("passthrough", v[F_passthrough], p, "answered by the real call, because:");
+	LINE("  pass_open", v[F_pass_open], "", "open() of an existing name (needs the kernel's fd)");
+	LINE("  pass_cache", v[F_pass_cache], "",
+	     "cache declined: fs not cached (pseudo/network/FUSE), dir not watched, hard link, race, other error");
+	LINE("  pass_dirfd", v[F_pass_dirfd], "", "relative to a real directory fd");
+	LINE("  pass_form", v[F_pass_form], "", "flags/arguments not modelled (AT_EMPTY_PATH, ...)");
+	LINE("  pass_write", v[F_pass_write], "", "open for writing or creating");
+	LINE("  pass_early", v[F_pass_early], "", "before the shim's init, or from inside it");
+	LINE("misses", v[F_misses], "", "kernel asked to fill the cache (one lstat/access each)");
+	LINE("invalidations", v[F_invalidations], "", "cached entries dropped on change events");
+	LINE("watches", v[F_watches], "", "inotify watches held at exit (one inotify_add_watch each)");
+	LINE("watch_fail", v[F_watch_fail], "", "inotify_add_watch failures (limits, permissions)");
+	LINE("events", v[F_events], "", "inotify events read");
+	LINE("overflows", v[F_overflows], "", "inotify queue overflows (cache emptied)");
+	LINE("saved", v[F_saved], "", "syscalls avoided (hits + neg_hits)");
+	fprintf(f, "%-15s %14lld %6s  %s\n", "net_saved", net, "", "saved - misses - watches");
+	fprintf(f, "%-15s %14.0f %6s  %s\n", "syscall_ns", cost_ns, "",
+		"one failed stat(2) here: median of 2000, measured at start");
+	fprintf(f, "%-15s %14.3f %6s  %s\n", "time_saved_ms", (double)net * cost_ns / 1e6, "",
+		net >= 0 ? "estimate: net_saved x syscall_ns (not counted: inotify teardown, reader thread)"
+			 : "negative: the shim made more syscalls than it avoided");
+#undef LINE
+}
+
+static int report(const char *path)
+{
+	struct summary s;
+
+	if (read_records(path, &s, NULL) != 0) {
+		fatal("%s: %s", path, strerror(errno));
+		return EXIT_LAUNCHER;
+	}
+	print_summary(stdout, &s, measure_syscall_ns());
+	return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Running the command */
+
+static volatile pid_t child_pid = -1;
+static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 };
+#define NFORWARDED (sizeof(forwarded) / sizeof(forwarded[0]))
+static struct sigaction entry_action[NFORWARDED];
+
+/* A signal sent to the launcher by a process (kill(1), a CI timeout) goes on
+ * to the command.  One the terminal sent to the whole foreground process
+ * group (Ctrl-C: si_code SI_KERNEL) reached the command already. */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+
+	(void)uc;
+	if (child_pid > 0 && si->si_code <= 0 && si->si_pid != child_pid)
+		kill(child_pid, sig);
+	errno = saved;
+}
+
+static void exec_command(char **argv)
+{
+	int e;
+
+	execvp(argv[0], argv);
+	e = errno;
+	fatal("%s: %s", argv[0], strerror(e));
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+/* Exit as the child did: its status, or death by its signal. */
+static int pass_status(int status)
+{
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		struct rlimit none = { 0, 0 };
+		sigset_t set;
+
+		logmsg("command killed by signal %d (%s): dying by it too", sig, strsignal(sig));
+		fflush(NULL);
+		setrlimit(RLIMIT_CORE, &none); /* the command dumped its core, if any */
+		signal(sig, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(sig);
+		return 128 + sig;
+	}
+	logmsg("command exited with status %d", WEXITSTATUS(status));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_LAUNCHER;
+}
+
+static int run_with_stats(char **argv, const char *stats_file)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char *outer = getenv("RCUWALK_STATS") ? strdup(getenv("RCUWALK_STATS")) : NULL;
+	char records[PATH_MAX];
+	struct sigaction sa;
+	sigset_t all, old;
+	struct summary s;
+	double cost;
+	int fd, status = 0;
+	pid_t pid;
+	FILE *out;
+
+	cost = measure_syscall_ns();
+	if (!tmpdir || tmpdir[0] != '/' || strlen(tmpdir) > PATH_MAX - 64)
+		tmpdir = "/tmp";
+	snprintf(records, sizeof(records), "%s/rcuwalk-records.XXXXXX", tmpdir);
+	fd = mkostemp(records, O_CLOEXEC);
+	if (fd < 0) {
+		fatal("cannot create a records file in %s: %s", tmpdir, strerror(errno));
+		return EXIT_LAUNCHER;
+	}
+	close(fd);
+	if (setenv("RCUWALK_STATS", records, 1) != 0) {
+		fatal("setting RCUWALK_STATS: %s", strerror(errno));
+		unlink(records);
+		return EXIT_LAUNCHER;
+	}
+	logmsg("records: %s%s%s", records, outer ? ", then appended to " : "", outer ? outer : "");
+
+	/* A signal ignored on entry (nohup, a background job) stays ignored,
+	 * for the launcher and for the command. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	for (size_t i = 0; i < NFORWARDED; i++) {
+		sigaction(forwarded[i], NULL, &entry_action[i]);
+		if (entry_action[i].sa_handler != SIG_IGN)
+			sigaction(forwarded[i], &sa, NULL);
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		for (size_t i = 0; i < NFORWARDED; i++)
+			sigaction(forwarded[i], &entry_action[i], NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		exec_command(argv);
+	}
+	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		fatal("fork: %s", strerror(errno));
+		unlink(records);
+		return EXIT_LAUNCHER;
+	}
+	child_pid = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	logmsg("command running as pid %ld", (long)pid);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+
+	if (read_records(records, &s, outer) != 0)
+		logmsg("cannot read records %s: %s", records, strerror(errno));
+	unlink(records);
+	free(outer);
+	logmsg("%lu records, %lu unreadable", s.records, s.unreadable);
+	if (stats_file) {
+		out = fopen(stats_file, "we");
+		if (!out) {
+			/* Asked-for output that cannot go where asked: say so. */
+			fatal("--stats=%s: %s", stats_file, strerror(errno));
+		} else {
+			print_summary(out, &s, cost);
+			if (fclose(out) != 0)
+				fatal("--stats=%s: %s", stats_file, strerror(errno));
+		}
+	} else {
+		print_summary(stderr, &s, cost);
+	}
+	return pass_status(status);
+}
+
+/* ---------------------------------------------------------------------- */
+
+static int opt_value(const char *arg, const char *name, const char **val)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(arg, name, n) != 0)
+		return 0;
+	if (arg[n] == '=') {
+		*val = arg + n + 1;
+		return 1;
+	}
+	if (arg[n] == '\0') {
+		*val = NULL;
+		return 1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	char lib[PATH_MAX];
-	const char *old = getenv("LD_PRELOAD");
-	char *val;
-	int i = 1;
+	const char *max_mb = NULL, *stats_file = NULL, *log_file = NULL, *report_file = NULL, *v;
+	int disable = 0, stats = 0, version = 0, i;
+	struct lib lib;
 
-	if (i < argc && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
-		usage(stdout);
-		return 0;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || !a[1])
+			break;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER;
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			version = 1;
+		} else if (!strcmp(a, "--disable")) {
+			disable = 1;
+		} else if (opt_value(a, "--stats", &v)) {
+			stats = 1;
+			stats_file = v && *v ? v : NULL;
+		} else if (opt_value(a, "--max-mb", &v)) {
+			char *e;
+			unsigned long mb;
+
+			if (!v && i + 1 < argc)
+				v = argv[++i];
+			errno = 0;
+			mb = v ? strtoul(v, &e, 10) : 0;
+			if (!v || !*v || *e || errno || mb == 0 || mb >= (1UL << 20)) {
+				fatal("--max-mb needs a number of MiB from 1 to 1048575");
+				return EXIT_LAUNCHER;
+			}
+			max_mb = v;
+		} else if (opt_value(a, "--log", &v)) {
+			if (!v && i + 1 < argc)
+				v = argv[++i];
+			if (!v || !*v) {
+				fatal("--log needs a file name");
+				return EXIT_LAUNCHER;
+			}
+			log_file = v;
+		} else if (opt_value(a, "--report", &v)) {
+			if (!v && i + 1 < argc)
+				v = argv[++i];
+			if (!v || !*v) {
+				fatal("--report needs a file name");
+				return EXIT_LAUNCHER;
+			}
+			report_file = v;
+		} else {
+			fatal("unknown option %s (try --help)", a);
+			return EXIT_LAUNCHER;
+		}
 	}
-	if (i < argc && !strcmp(argv[i], "--"))
-		i++;
+	if (log_file) {
+		int fd = open(log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+		log_fp = fd >= 0 ? fdopen(fd, "a") : NULL;
+		if (!log_fp) {
+			fatal("--log=%s: %s", log_file, strerror(errno));
+			return EXIT_LAUNCHER;
+		}
+		logmsg("rcuwalk %s started", RCUWALK_VERSION);
+	}
+	if (report_file)
+		return report(report_file);
+	if (find_library(&lib) != 0) {
+		if (version) {
+			printf("rcuwalk %s\nlibrary: not found\n", RCUWALK_VERSION);
+			return EXIT_LAUNCHER;
+		}
+		fatal("cannot find " LIBNAME " next to the launcher or in " RCUWALK_REL_LIBDIR "/");
+		return EXIT_LAUNCHER;
+	}
+	logmsg("library %s (LD_PRELOAD entry %s)", lib.path, lib.entry);
+	if (version) {
+		printf("rcuwalk %s\nlibrary: %s\n", RCUWALK_VERSION, lib.path);
+		if (strcmp(lib.entry, lib.path))
+			printf("LD_PRELOAD entry: %s\n", lib.entry);
+		return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER;
+	}
 	if (i >= argc) {
 		usage(stderr);
-		return 2;
+		return EXIT_LAUNCHER;
 	}
-	if (find_library(lib, sizeof(lib)) != 0) {
-		fprintf(stderr, "rcuwalk: cannot find %s next to the launcher\n", LIBNAME);
-		return 127;
+	if (set_ld_preload(&lib) != 0)
+		return EXIT_LAUNCHER;
+	if ((disable && setenv("RCUWALK_DISABLE", "1", 1) != 0) ||
+	    (max_mb && setenv("RCUWALK_MAX_MB", max_mb, 1) != 0)) {
+		fatal("setenv: %s", strerror(errno));
+		return EXIT_LAUNCHER;
 	}
-	if (old && *old && strstr(old, lib)) {
-		val = strdup(old);
-	} else if (old && *old) {
-		if (asprintf(&val, "%s:%s", lib, old) < 0)
-			val = NULL;
-	} else {
-		val = strdup(lib);
-	}
-	if (!val || setenv("LD_PRELOAD", val, 1) != 0) {
-		perror("rcuwalk");
-		return 127;
-	}
-	execvp(argv[i], argv + i);
-	fprintf(stderr, "rcuwalk: %s: %s\n", argv[i], strerror(errno));
-	return errno == ENOENT ? 127 : 126;
+	if (disable)
+		logmsg("RCUWALK_DISABLE=1");
+	if (max_mb)
+		logmsg("RCUWALK_MAX_MB=%s", max_mb);
+	if (stats)
+		return run_with_stats(argv + i, stats_file);
+	logmsg("exec %s", argv[i]);
+	if (log_fp)
+		fflush(log_fp);
+	exec_command(argv + i);
+	return 127;
 }

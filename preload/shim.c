@@ -52,6 +52,7 @@
 #include "dcache.h"
 #include "inval.h"
 #include "preload.h"
+#include "stats.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -128,16 +129,21 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 {
 	int saved = errno, r;
 
-	if (!cache_usable())
+	if (!cache_usable()) {
+		preload_count_pass(PRELOAD_PASS_EARLY);
 		return 0;
+	}
 	in_shim++;
 	apply_epochs();
 	inval_sync();
 	r = dcache_lookup(path, q, amode, st);
 	in_shim--;
 	errno = saved;
-	if (r == DCACHE_PASS)
+	if (r == DCACHE_PASS) {
+		if (q & DCACHE_Q_NEGONLY)
+			preload_count_pass(PRELOAD_PASS_OPEN);
 		return 0;
+	}
 	if (r == 0) {
 		*ret = 0;
 	} else {
@@ -164,6 +170,13 @@ static inline void cache_leave(void) { in_shim--; }
 static inline int cacheable_path(int dirfd, const char *path)
 {
 	return !bad_ptr(path) && (dirfd == AT_FDCWD || path[0] == '/');
+}
+
+/* Statistics: why a lookup the cache never saw passes through. */
+static void count_form_pass(int dirfd, const char *path)
+{
+	preload_count_pass(!bad_ptr(path) && dirfd != AT_FDCWD && path[0] != '/' ?
+				   PRELOAD_PASS_DIRFD : PRELOAD_PASS_FORM);
 }
 
 static inline void note_change(void)
@@ -205,10 +218,13 @@ static int do_fstatat(int dirfd, const char *path, struct stat *buf, int flags)
 	int ret;
 
 	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && cacheable_path(dirfd, path) &&
-	    !bad_ptr(buf) &&
-	    try_cache(path, DCACHE_Q_STAT | ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
-		      0, buf, &ret))
-		return ret;
+	    !bad_ptr(buf)) {
+		if (try_cache(path, DCACHE_Q_STAT | ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
+			      0, buf, &ret))
+			return ret;
+	} else {
+		count_form_pass(dirfd, path);
+	}
 	return CALL_REAL(fstatat, dirfd, path, buf, flags);
 }
 
@@ -319,12 +335,15 @@ static int do_faccessat(int dirfd, const char *path, int mode, int flags)
 	/* access() checks with the real ids; the cache's permission facts were
 	 * learned with the effective ones: only equal ids make them the same. */
 	if (!(mode & ~7) && !(flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW)) &&
-	    ((flags & AT_EACCESS) || ids_equal) && cacheable_path(dirfd, path) &&
-	    try_cache(path,
-		      ((flags & AT_EACCESS) ? DCACHE_Q_EACCESS : DCACHE_Q_ACCESS) |
-			      ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
-		      mode, NULL, &ret))
-		return ret;
+	    ((flags & AT_EACCESS) || ids_equal) && cacheable_path(dirfd, path)) {
+		if (try_cache(path,
+			      ((flags & AT_EACCESS) ? DCACHE_Q_EACCESS : DCACHE_Q_ACCESS) |
+				      ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
+			      mode, NULL, &ret))
+			return ret;
+	} else {
+		count_form_pass(dirfd, path);
+	}
 	return CALL_REAL(faccessat, dirfd, path, mode, flags);
 }
 
@@ -364,12 +383,17 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
 	int ret, fd;
 
-	if (!open_writes(flags) && cacheable_path(dirfd, path) &&
-	    try_cache(path,
-		      DCACHE_Q_NEGONLY | ((flags & O_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW) |
-			      ((flags & O_DIRECTORY) ? DCACHE_Q_DIRECTORY : 0),
-		      0, NULL, &ret))
-		return ret;
+	if (!open_writes(flags) && cacheable_path(dirfd, path)) {
+		if (try_cache(path,
+			      DCACHE_Q_NEGONLY | ((flags & O_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW) |
+				      ((flags & O_DIRECTORY) ? DCACHE_Q_DIRECTORY : 0),
+			      0, NULL, &ret))
+			return ret;
+	} else if (open_writes(flags)) {
+		preload_count_pass(PRELOAD_PASS_WRITE);
+	} else {
+		count_form_pass(dirfd, path);
+	}
 	fd = CALL_REAL(openat, dirfd, path, flags, mode);
 	if (open_writes(flags)) {
 		int saved = errno;

@@ -1063,7 +1063,9 @@ static void check_repeated(const char *kind, const char *rel)
 	 * kernel (a few misses: one per component not seen before). */
 	assert_int_equal(s.hits, n);
 	assert_int_equal(s.neg_hits, 0);
-	assert_int_equal(s.passthrough, 0);
+	/* The records count lookups made before the shim's constructor ran
+	 * (pass_early: one here, in the child's start-up), none of the n. */
+	assert_true(s.passthrough <= 1);
 	assert_true(s.misses > 0);
 	assert_true(s.misses <= 64);
 }

@@ -1,0 +1,395 @@
+/*
+ * stats.c - RCUWALK_STATS records (format: stats.h) and the per-thread
+ * pass-through reasons.
+ *
+ * Counting: the cache's counters are per thread (cache/dcache.c); the
+ * wrappers' pass-through reasons are too (below), in a static pool of blocks
+ * like the cache's, so no lookup writes memory another thread writes.
+ *
+ * Records: one fixed-size O_APPEND write(2) per record, made with raw
+ * syscalls and formatted by hand, so a record can be written from _exit() in
+ * a signal handler or in a vfork() child.  Each record holds the counts since
+ * this image's previous record (`base`), which is what makes exec and _exit
+ * records add up with the final one:
+ *   - exec*(): the record is written before the exec is made (if anything
+ *     was counted); a vfork() child shares the parent's memory, counters and
+ *     `base`, so the parent's later record does not count those again;
+ *   - _exit()/_Exit(): the record is written, then the real call is made;
+ *   - exit()/return from main: the library destructor (shim.c) writes it;
+ *   - fork(): the child's counters start from zero (pthread_atfork below,
+ *     dcache_fork_child()), the parent keeps its own.
+ * Lost: death by a signal, raw exit_group/execve syscalls.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "dcache.h"
+#include "inval.h"
+#include "preload.h"
+#include "stats.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ---------------------------------------------------------------------- */
+/* Per-thread pass-through reasons */
+
+#define PASS_BLOCKS 256
+struct pass_block {
+	uint64_t c[PRELOAD_PASS_N_];
+};
+static struct pass_block pass_pool[PASS_BLOCKS + 1]; /* the last one is shared */
+static unsigned int pass_used;
+static __thread struct pass_block *tls_pass __attribute__((tls_model("initial-exec")));
+
+void preload_count_pass(enum preload_pass why)
+{
+	struct pass_block *b = tls_pass;
+
+	if (__builtin_expect(!b, 0)) {
+		unsigned int i = __atomic_fetch_add(&pass_used, 1, __ATOMIC_RELAXED);
+
+		b = &pass_pool[i < PASS_BLOCKS ? i : PASS_BLOCKS];
+		tls_pass = b;
+	}
+	if (__builtin_expect(b != &pass_pool[PASS_BLOCKS], 1))
+		__atomic_store_n(&b->c[why], __atomic_load_n(&b->c[why], __ATOMIC_RELAXED) + 1,
+				 __ATOMIC_RELAXED); /* owner-only writer */
+	else
+		__atomic_fetch_add(&b->c[why], 1, __ATOMIC_RELAXED);
+}
+
+static void pass_sum(uint64_t out[PRELOAD_PASS_N_])
+{
+	memset(out, 0, sizeof(uint64_t) * PRELOAD_PASS_N_);
+	for (unsigned int i = 0; i <= PASS_BLOCKS; i++)
+		for (int k = 0; k < PRELOAD_PASS_N_; k++)
+			out[k] += __atomic_load_n(&pass_pool[i].c[k], __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Snapshots and records */
+
+/* Monotonic counters, summed over threads.  The pass reasons are read
+ * before the cache's counters: a wrapper counts PRELOAD_PASS_OPEN after the
+ * cache counted the same call, so pass_open never exceeds passthrough. */
+struct counters {
+	uint64_t pass[PRELOAD_PASS_N_];
+	struct dcache_stats dc;
+	uint64_t events, watch_fail, overflows;
+	uint64_t watches; /* a level: watches held now */
+};
+
+static void snapshot(struct counters *c)
+{
+	struct inval_stats is;
+
+	pass_sum(c->pass);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	dcache_stats_sum(&c->dc);
+	inval_stats_get(&is);
+	c->events = is.events;
+	c->watch_fail = is.watch_failures;
+	c->overflows = is.overflows;
+	c->watches = is.watches;
+}
+
+static char stats_path[PATH_MAX];
+static struct counters base; /* what this image's earlier records counted */
+static int record_lock;      /* one record at a time (exec racing _exit) */
+
+static char *put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	return p;
+}
+
+static char *put_num(char *p, uint64_t v, int digits)
+{
+	for (int i = digits - 1; i >= 0; i--) {
+		p[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	return p + digits;
+}
+
+static uint64_t delta(uint64_t now, uint64_t before)
+{
+	return now > before ? now - before : 0;
+}
+
+void preload_write_record(const char *end)
+{
+	struct counters now;
+	uint64_t v[32];
+	char rec[RCUWALK_RECORD_LEN + 1], *p = rec;
+	int saved_errno = errno, n = 0, fd;
+	uint64_t hits, neg, pass_cache_all, shim_pass, any = 0;
+
+	if (!stats_path[0])
+		return;
+	/* Bounded: a signal handler calling _exit() may have interrupted this
+	 * very thread inside a record.  Then counts may be reported twice;
+	 * never a deadlock. */
+	for (int spins = 0; spins < 100 && __atomic_exchange_n(&record_lock, 1, __ATOMIC_ACQUIRE);
+	     spins++)
+		(void)syscall(SYS_sched_yield);
+	snapshot(&now);
+
+	hits = delta(now.dc.hits, base.dc.hits);
+	neg = delta(now.dc.neg_hits, base.dc.neg_hits);
+	pass_cache_all = delta(now.dc.passthrough, base.dc.passthrough);
+	{
+		uint64_t open = delta(now.pass[PRELOAD_PASS_OPEN], base.pass[PRELOAD_PASS_OPEN]);
+		uint64_t dirfd = delta(now.pass[PRELOAD_PASS_DIRFD], base.pass[PRELOAD_PASS_DIRFD]);
+		uint64_t form = delta(now.pass[PRELOAD_PASS_FORM], base.pass[PRELOAD_PASS_FORM]);
+		uint64_t wr = delta(now.pass[PRELOAD_PASS_WRITE], base.pass[PRELOAD_PASS_WRITE]);
+		uint64_t early = delta(now.pass[PRELOAD_PASS_EARLY], base.pass[PRELOAD_PASS_EARLY]);
+
+		if (open > pass_cache_all)
+			open = pass_cache_all;
+		shim_pass = dirfd + form + wr + early;
+		/* Field order: RCUWALK_RECORD_FIELDS. */
+		v[n++] = hits;
+		v[n++] = neg;
+		v[n++] = delta(now.dc.misses, base.dc.misses);
+		v[n++] = pass_cache_all + shim_pass;
+		v[n++] = delta(now.dc.invalidations, base.dc.invalidations);
+		v[n++] = hits + neg;
+		v[n++] = hits + neg + pass_cache_all + shim_pass;
+		v[n++] = open;
+		v[n++] = pass_cache_all - open;
+		v[n++] = dirfd;
+		v[n++] = form;
+		v[n++] = wr;
+		v[n++] = early;
+		/* Held now, less what an earlier record of this image (or of
+		 * a vfork() child sharing it) reported: the records of an
+		 * image add up to what it holds at its end. */
+		v[n++] = delta(now.watches, base.watches);
+		v[n++] = delta(now.watch_fail, base.watch_fail);
+		v[n++] = delta(now.events, base.events);
+		v[n++] = delta(now.overflows, base.overflows);
+	}
+	/* An exec record only if this image's own calls counted something
+	 * (lookups, misses); what the inotify thread counts meanwhile (events,
+	 * invalidations) rides along with the next record. */
+	any = v[2] | v[6];
+	if (!strcmp(end, "exec") && !any)
+		goto out;
+
+	p = put_str(p, RCUWALK_RECORD_TAG " pid=");
+	p = put_num(p, (uint64_t)syscall(SYS_getpid), RCUWALK_RECORD_PID_DIGITS);
+	{
+		static const char *const names[] = {
+#define RCUWALK_NAME_(name) #name,
+			RCUWALK_RECORD_FIELDS(RCUWALK_NAME_)
+#undef RCUWALK_NAME_
+		};
+		_Static_assert(sizeof(names) / sizeof(names[0]) == 17, "field count");
+
+		for (int i = 0; i < n; i++) {
+			*p++ = ' ';
+			p = put_str(p, names[i]);
+			*p++ = '=';
+			p = put_num(p, v[i], RCUWALK_RECORD_NUM_DIGITS);
+		}
+	}
+	p = put_str(p, " end=");
+	for (int i = 0; i < RCUWALK_RECORD_END_LEN; i++)
+		*p++ = end[i] ? end[i] : '_';
+	*p++ = '\n';
+
+	fd = (int)syscall(SYS_openat, AT_FDCWD, stats_path,
+			  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		if ((size_t)(p - rec) == RCUWALK_RECORD_LEN)
+			(void)!syscall(SYS_write, fd, rec, (size_t)(p - rec));
+		syscall(SYS_close, fd);
+	}
+	base = now;
+out:
+	__atomic_store_n(&record_lock, 0, __ATOMIC_RELEASE);
+	errno = saved_errno;
+}
+
+void preload_write_stats(void)
+{
+	preload_write_record("dtor");
+}
+
+/* ---------------------------------------------------------------------- */
+/* fork, exec, _exit */
+
+/* In the child of fork(): counting starts again (the cache's own counters
+ * are reset by dcache_fork_child(); inval's event counters are inherited,
+ * so they become the base). */
+static void stats_fork_child(void)
+{
+	struct inval_stats is;
+
+	memset(pass_pool, 0, sizeof(pass_pool));
+	memset(&base, 0, sizeof(base));
+	inval_stats_get(&is);
+	base.events = is.events;
+	base.watch_fail = is.watch_failures;
+	base.overflows = is.overflows;
+	base.watches = 0; /* inval_fork_child() drops the parent's watches */
+	record_lock = 0;
+}
+
+typedef int execve_fn(const char *, char *const[], char *const[]);
+typedef int execvp_fn(const char *, char *const[]);
+typedef int fexecve_fn(int, char *const[], char *const[]);
+typedef void exit_fn(int);
+static void *real_execve, *real_execv, *real_execvp, *real_execvpe, *real_fexecve;
+static void *real__exit, *real__Exit;
+
+static void *resolve(void **slot, const char *name)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (!p) {
+		p = dlsym(RTLD_NEXT, name);
+		__atomic_store_n(slot, p, __ATOMIC_RELEASE);
+	}
+	return p;
+}
+
+void preload_stats_init(const char *path)
+{
+	if (!path || !*path || strlen(path) >= sizeof(stats_path))
+		return;
+	strcpy(stats_path, path);
+	pthread_atfork(NULL, NULL, stats_fork_child);
+	/* Resolved now, not in a vfork() child or a signal handler. */
+	resolve(&real_execve, "execve");
+	resolve(&real_execv, "execv");
+	resolve(&real_execvp, "execvp");
+	resolve(&real_execvpe, "execvpe");
+	resolve(&real_fexecve, "fexecve");
+	resolve(&real__exit, "_exit");
+	resolve(&real__Exit, "_Exit");
+}
+
+static void before_exec(void)
+{
+	if (stats_path[0])
+		preload_write_record("exec");
+}
+
+#define REAL_OR_ENOSYS(slot, name, type, ...)                         \
+	({                                                            \
+		type *f_ = (type *)resolve(&slot, name);              \
+		f_ ? f_(__VA_ARGS__) : (errno = ENOSYS, -1);          \
+	})
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	before_exec();
+	return REAL_OR_ENOSYS(real_execve, "execve", execve_fn, path, argv, envp);
+}
+EXPORT int execv(const char *path, char *const argv[])
+{
+	before_exec();
+	return REAL_OR_ENOSYS(real_execv, "execv", execvp_fn, path, argv);
+}
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	before_exec();
+	return REAL_OR_ENOSYS(real_execvp, "execvp", execvp_fn, file, argv);
+}
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	before_exec();
+	return REAL_OR_ENOSYS(real_execvpe, "execvpe", execve_fn, file, argv, envp);
+}
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	before_exec();
+	return REAL_OR_ENOSYS(real_fexecve, "fexecve", fexecve_fn, fd, argv, envp);
+}
+
+/* execl/execlp/execle: the argument list as an array, then the v form. */
+/* glibc declares `arg` nonnull, yet execl(p, NULL) is a valid empty list:
+ * launder it so that the test is kept. */
+#define COLLECT_ARGS(arg, ap, argv)                                       \
+	const char *first_ = arg;                                         \
+	__asm__("" : "+r"(first_));                                       \
+	size_t n_ = first_ ? 1 : 0;                                       \
+	va_start(ap, arg);                                                \
+	if (first_)                                                       \
+		while (va_arg(ap, const char *))                          \
+			n_++;                                             \
+	va_end(ap);                                                       \
+	const char *argv[n_ + 1];                                         \
+	va_start(ap, arg);                                                \
+	argv[0] = arg;                                                    \
+	for (size_t i_ = 1; i_ <= n_; i_++)                               \
+		argv[i_] = i_ < n_ ? va_arg(ap, const char *) : NULL;     \
+	if (n_ == 0)                                                      \
+		argv[0] = NULL
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+
+	COLLECT_ARGS(arg, ap, argv);
+	va_end(ap);
+	before_exec();
+	return REAL_OR_ENOSYS(real_execv, "execv", execvp_fn, path, (char *const *)argv);
+}
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+
+	COLLECT_ARGS(arg, ap, argv);
+	va_end(ap);
+	before_exec();
+	return REAL_OR_ENOSYS(real_execvp, "execvp", execvp_fn, file, (char *const *)argv);
+}
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char *const *envp;
+
+	COLLECT_ARGS(arg, ap, argv);
+	if (n_ > 0)
+		(void)va_arg(ap, const char *); /* the NULL that ends the list */
+	envp = va_arg(ap, char *const *);
+	va_end(ap);
+	before_exec();
+	return REAL_OR_ENOSYS(real_execve, "execve", execve_fn, path, (char *const *)argv, envp);
+}
+
+/* _exit/_Exit: no dlsym here (signal handlers, vfork children call them):
+ * the pointer resolved at init, else the system call itself. */
+static __attribute__((noreturn)) void do_exit(void *real, int status)
+{
+	if (stats_path[0])
+		preload_write_record("exit");
+	if (real)
+		((exit_fn *)real)(status);
+	for (;;) {
+		syscall(SYS_exit_group, status);
+		syscall(SYS_exit, status);
+	}
+}
+EXPORT void _exit(int status)
+{
+	do_exit(__atomic_load_n(&real__exit, __ATOMIC_ACQUIRE), status);
+}
+EXPORT void _Exit(int status)
+{
+	do_exit(__atomic_load_n(&real__Exit, __ATOMIC_ACQUIRE), status);
+}

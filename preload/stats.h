@@ -1,0 +1,92 @@
+/*
+ * stats.h - per-process statistics records of librcuwalk.so, and the record
+ * format that the launcher (rcuwalk --stats) sums.
+ *
+ * With RCUWALK_STATS=FILE each process that ran the shim appends records to
+ * FILE, each ONE write(2) of RCUWALK_RECORD_LEN bytes with O_APPEND (no
+ * lock; a record never interleaves with another):
+ *
+ *   rcuwalk-stats v1 pid=<10 digits> hits=<20 digits> ... end=<4 letters>\n
+ *
+ * Every number is zero-padded to a fixed width, so every record has the
+ * same length.  The first seven fields are the original v1 line; the others
+ * were appended, so v1 readers (sscanf of the first seven) still work.  The
+ * fields, in order (RCUWALK_RECORD_FIELDS):
+ *
+ *   hits          lookups answered from the cache with success
+ *   neg_hits      lookups answered from the cache with an error
+ *   misses        kernel questions asked to fill the cache
+ *   passthrough   lookups answered by the real call (= the pass_* sum)
+ *   invalidations dentries killed or attribute sets dropped
+ *   saved         hits + neg_hits: path syscalls avoided
+ *   lookups       hits + neg_hits + passthrough: lookup calls seen
+ *   pass_open     open() the cache did not answer: the name exists (a
+ *                 successful open needs the kernel's fd) or the cache declined
+ *   pass_cache    other lookups the cache declined: filesystem not cached
+ *                 (pseudo/network/FUSE), directory not watched (inotify
+ *                 limit, permissions), hard-linked file, name > NAME_MAX,
+ *                 errors other than ENOENT/ENOTDIR, a race with an event
+ *   pass_dirfd    relative to a real directory fd
+ *   pass_form     flags or arguments the cache does not model (AT_EMPTY_PATH,
+ *                 access() with real != effective ids, bad pointers, ...)
+ *   pass_write    open for writing or creating
+ *   pass_early    before the shim was initialised, or from inside it
+ *   watches       inotify watches held at the end
+ *   watch_fail    inotify_add_watch failures (inotify limits, permissions)
+ *   events        inotify events read
+ *   overflows     inotify queue overflows (the cache was emptied)
+ *
+ * end= says which end of the process image wrote it:
+ *   dtor  exit() or return from main (the library destructor)
+ *   exit  _exit()/_Exit() called through the shim
+ *   exec  an exec*() call, before it is made (only if something was
+ *         counted since the last record); if the exec fails, later
+ *         records count from there
+ * Each record counts what happened since the previous record of the same
+ * process image, so a tree's totals are the plain sum of its records.
+ * Not covered: death by a signal, raw exit_group/execve syscalls, glibc's
+ * internal exec in posix_spawn children (they run no lookups).
+ */
+#ifndef RCUWALK_STATS_H
+#define RCUWALK_STATS_H
+
+#define RCUWALK_RECORD_TAG "rcuwalk-stats v1"
+
+#define RCUWALK_RECORD_FIELDS(X)                                                  \
+	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved)     \
+	X(lookups) X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form)          \
+	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows)
+
+#define RCUWALK_RECORD_PID_DIGITS 10
+#define RCUWALK_RECORD_NUM_DIGITS 20
+#define RCUWALK_RECORD_END_LEN 4
+
+#define RCUWALK_FIELD_LEN_(name) (sizeof(" " #name "=") - 1 + RCUWALK_RECORD_NUM_DIGITS) +
+/* Length of every record, newline included. */
+#define RCUWALK_RECORD_LEN                                                         \
+	(sizeof(RCUWALK_RECORD_TAG " pid=") - 1 + RCUWALK_RECORD_PID_DIGITS +      \
+	 RCUWALK_RECORD_FIELDS(RCUWALK_FIELD_LEN_) sizeof(" end=") - 1 + RCUWALK_RECORD_END_LEN + 1)
+
+/* Why a lookup passed through, as the wrappers tell it (per-thread counts). */
+enum preload_pass {
+	PRELOAD_PASS_OPEN,  /* subset of the cache's passthrough: an open it declined */
+	PRELOAD_PASS_DIRFD,
+	PRELOAD_PASS_FORM,
+	PRELOAD_PASS_WRITE,
+	PRELOAD_PASS_EARLY,
+	PRELOAD_PASS_N_
+};
+
+/* Count one pass-through of kind `why` in this thread's block: no shared
+ * write, no lock, async-signal-safe. */
+void preload_count_pass(enum preload_pass why);
+
+/* Records go to `path` (absolute or not; NULL/"" = no records).  Called once
+ * by preload_init(). */
+void preload_stats_init(const char *path);
+
+/* Append this image's record (counts since its previous record) with end=
+ * `end` (4 letters).  Async-signal-safe; raw syscalls only; errno kept. */
+void preload_write_record(const char *end);
+
+#endif

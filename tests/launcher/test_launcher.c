@@ -1,0 +1,1193 @@
+/*
+ * test_launcher.c - the launcher `rcuwalk`, its build-wide statistics and
+ * its installed layout, tested from outside: every check runs the launcher
+ * as a user would and looks at exit status, signals, the environment the
+ * command sees, the files written and the bytes printed.
+ *
+ * Not preloaded itself.  ctest passes:
+ *   RCUWALK_LAUNCHER   build/preload/rcuwalk
+ *   RCUWALK_TEST_SHIM  build/preload/librcuwalk.so
+ *   RCUWALK_BUILD_DIR  the build tree (for cmake --install)
+ *   RCUWALK_CMAKE      cmake;  RCUWALK_MAKE: make
+ *   RCUWALK_LD_LIB     what ld.so expands $LIB to ("" if unknown)
+ *   RCUWALK_STUB32     the 32-bit stub ("" if not built)
+ *
+ * The binary is also the probe the generated Makefile runs:
+ *   --probe DIR NAME   stat/access/open of known present and absent names in
+ *                      DIR (PROBE_LOOKUPS calls), writes its pid to
+ *                      DIR/pids/NAME, prints "built NAME" on stdout
+ *   --lookups-exec N   N absent-name stat() calls, then exec of itself with
+ *                      --lookups-_exit N
+ *   --lookups-_exit N  N absent-name stat() calls, then _exit(0)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+extern char **environ;
+
+#define PLEN 1024
+#define OUTMAX (1 << 20)
+#define PROBES 20
+#define PROBE_FILES 10
+#define PROBE_INC_DIRS 4
+/* per probe: PROBE_FILES stat + PROBE_FILES access of present names,
+ * PROBE_FILES * PROBE_INC_DIRS stat of absent ones, PROBE_FILES failed opens */
+#define PROBE_PRESENT (2 * PROBE_FILES)
+#define PROBE_ABSENT (PROBE_FILES * PROBE_INC_DIRS + PROBE_FILES)
+
+static char g_scratch[PLEN];
+static const char *g_launcher, *g_shim;
+
+/* ------------------------------------------------------------------------ */
+/* Helpers */
+
+static const char *env_or_skip(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v) {
+		print_message("%s is not set: skipping\n", name);
+		skip();
+	}
+	return v;
+}
+
+static void sp(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sp(char *out, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, PLEN, fmt, ap);
+	va_end(ap);
+	assert_true(n > 0 && n < PLEN);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = calloc(1, OUTMAX + 1);
+	size_t n = 0;
+
+	assert_non_null(buf);
+	if (f) {
+		n = fread(buf, 1, OUTMAX, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+struct run {
+	int status;
+	char *out, *err; /* NUL-terminated, owned */
+	size_t out_len, err_len;
+};
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+/* Run argv with environ plus `env` (NAME=VALUE overrides, "NAME" alone
+ * removes NAME); stdout/stderr captured.  `ready_fd_out`: if not NULL, the
+ * child's stdout is a pipe returned here (the caller reads and waits). */
+static pid_t spawn(char *const argv[], const char *const env[], const char *out_path,
+		   const char *err_path)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (o < 0 || e < 0)
+			_exit(120);
+		dup2(o, 1);
+		dup2(e, 2);
+		close(o);
+		close(e);
+		/* whatever ctest's caller ignored (a background job ignores
+		 * SIGINT), the commands here start with default dispositions */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		for (size_t i = 0; env && env[i]; i++) {
+			const char *eq = strchr(env[i], '=');
+
+			if (eq) {
+				char name[256];
+
+				snprintf(name, sizeof(name), "%.*s", (int)(eq - env[i]), env[i]);
+				setenv(name, eq + 1, 1);
+			} else {
+				unsetenv(env[i]);
+			}
+		}
+		execvp(argv[0], argv);
+		_exit(121);
+	}
+	return pid;
+}
+
+static void run(char *const argv[], const char *const env[], struct run *r)
+{
+	char o[PLEN], e[PLEN];
+	pid_t pid;
+
+	sp(o, "%s/run.out", g_scratch);
+	sp(e, "%s/run.err", g_scratch);
+	pid = spawn(argv, env, o, e);
+	assert_int_equal(waitpid(pid, &r->status, 0), pid);
+	r->out = slurp(o, &r->out_len);
+	r->err = slurp(e, &r->err_len);
+	unlink(o);
+	unlink(e);
+}
+
+/* The value of NAME in an `env` listing. */
+static const char *env_value(const char *listing, const char *name, char *buf, size_t size)
+{
+	size_t n = strlen(name);
+
+	for (const char *l = listing; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+
+		if (len > n && !strncmp(l, name, n) && l[n] == '=') {
+			snprintf(buf, size, "%.*s", (int)(len - n - 1), l + n + 1);
+			return buf;
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+static int count_substr(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Records and summaries */
+
+#define FIELDS(X)                                                                          \
+	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved) X(lookups)   \
+	X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form) X(pass_write) X(pass_early)   \
+	X(watches) X(watch_fail) X(events) X(overflows)
+enum {
+#define X(n) I_##n,
+	FIELDS(X)
+#undef X
+	NFIELDS
+};
+static const char *const fnames[] = {
+#define X(n) #n,
+	FIELDS(X)
+#undef X
+};
+
+struct rec {
+	long pid;
+	unsigned long long v[NFIELDS];
+	char end[8];
+};
+
+/* Parse a records file independently of the launcher; returns the count. */
+static int read_recs(const char *path, struct rec *out, int max)
+{
+	size_t len;
+	char *buf = slurp(path, &len), *save = NULL;
+	int n = 0;
+
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		struct rec r = { 0 };
+		char *p;
+
+		if (strncmp(l, "rcuwalk-stats v1 pid=", 21) != 0)
+			fail_msg("not a record: %s", l);
+		r.pid = strtol(l + 21, NULL, 10);
+		for (int i = 0; i < NFIELDS; i++) {
+			char key[32];
+
+			snprintf(key, sizeof(key), " %s=", fnames[i]);
+			p = strstr(l, key);
+			if (!p)
+				fail_msg("record without %s: %s", fnames[i], l);
+			r.v[i] = strtoull(p + strlen(key), NULL, 10);
+		}
+		p = strstr(l, " end=");
+		assert_non_null(p);
+		snprintf(r.end, sizeof(r.end), "%s", p + 5);
+		if (n < max)
+			out[n] = r;
+		n++;
+	}
+	free(buf);
+	return n;
+}
+
+/* The number on the summary line that starts with `key`. */
+static long long summary_value(const char *summary, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *l = summary; l && *l;) {
+		const char *s = l + strspn(l, " ");
+
+		if (!strncmp(s, key, n) && s[n] == ' ')
+			return strtoll(s + n, NULL, 10);
+		l = strchr(l, '\n');
+		if (l)
+			l++;
+	}
+	fail_msg("summary has no line '%s':\n%s", key, summary);
+	return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Probe modes (run under the shim by the generated Makefile / tests) */
+
+static int probe_main(const char *dir, const char *name)
+{
+	char p[PLEN];
+	struct stat st;
+	FILE *f;
+
+	for (int i = 0; i < PROBE_FILES; i++) {
+		snprintf(p, sizeof(p), "%s/src/f%d.h", dir, i);
+		if (stat(p, &st) != 0 || access(p, R_OK) != 0)
+			return 2;
+		for (int j = 0; j < PROBE_INC_DIRS; j++) {
+			snprintf(p, sizeof(p), "%s/inc%d/f%d.h", dir, j, i);
+			if (stat(p, &st) == 0 || errno != ENOENT)
+				return 3;
+		}
+		snprintf(p, sizeof(p), "%s/inc0/missing%d.h", dir, i);
+		if (open(p, O_RDONLY) >= 0 || errno != ENOENT)
+			return 4;
+	}
+	snprintf(p, sizeof(p), "%s/pids/%s", dir, name);
+	f = fopen(p, "we");
+	if (!f)
+		return 5;
+	fprintf(f, "%ld\n", (long)getpid());
+	if (fclose(f) != 0)
+		return 6;
+	printf("built %s\n", name);
+	return 0;
+}
+
+static void absent_lookups(int n)
+{
+	struct stat st;
+	char p[64];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "/rcuwalk-test-absent-%d", i % 7);
+		(void)stat(p, &st);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Launcher: exit status and signals */
+
+static void test_launcher_exit_status_passes_through(void **state)
+{
+	char *argv[] = { (char *)g_launcher, "--", "sh", "-c", "exit 7", NULL };
+	struct run r;
+
+	(void)state;
+	run(argv, NULL, &r);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 7);
+	run_free(&r);
+}
+
+static void test_launcher_stats_mode_exit_status_passes_through(void **state)
+{
+	char sum[PLEN], opt[PLEN + 16];
+	struct run r;
+
+	(void)state;
+	sp(sum, "%s/summary", g_scratch);
+	snprintf(opt, sizeof(opt), "--stats=%s", sum);
+	char *argv[] = { (char *)g_launcher, opt, "--", "sh", "-c", "exit 7", NULL };
+	run(argv, NULL, &r);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 7);
+	run_free(&r);
+}
+
+static void check_dies_by(const char *mode_opt, const char *script, int sig)
+{
+	char *argv[] = { (char *)g_launcher, (char *)mode_opt, "--", "sh", "-c", (char *)script, NULL };
+	char *argv_exec[] = { (char *)g_launcher, "--", "sh", "-c", (char *)script, NULL };
+	struct run r;
+
+	run(mode_opt ? argv : argv_exec, NULL, &r);
+	if (!WIFSIGNALED(r.status))
+		print_message("status %#x, stderr: %s\n", r.status, r.err);
+	assert_true(WIFSIGNALED(r.status));
+	assert_int_equal(WTERMSIG(r.status), sig);
+	run_free(&r);
+}
+
+static void test_launcher_child_killed_by_sigterm_kills_launcher_by_sigterm(void **state)
+{
+	(void)state;
+	check_dies_by(NULL, "kill -TERM $$", SIGTERM);
+}
+
+static void test_launcher_stats_mode_child_killed_by_sigterm_kills_launcher_by_sigterm(void **state)
+{
+	char opt[PLEN + 16];
+
+	(void)state;
+	snprintf(opt, sizeof(opt), "--stats=%s/summary", g_scratch);
+	check_dies_by(opt, "kill -TERM $$", SIGTERM);
+}
+
+static void test_launcher_stats_mode_child_killed_by_sigint_kills_launcher_by_sigint(void **state)
+{
+	char opt[PLEN + 16];
+
+	(void)state;
+	snprintf(opt, sizeof(opt), "--stats=%s/summary", g_scratch);
+	check_dies_by(opt, "trap - INT; kill -INT $$", SIGINT);
+}
+
+/* kill(launcher, SIGTERM), as a CI timeout does: the command gets it and the
+ * launcher then dies by it. */
+static void test_launcher_stats_mode_forwards_sigterm_to_command(void **state)
+{
+	char opt[PLEN + 16], ready[PLEN], o[PLEN], e[PLEN], *got;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	snprintf(opt, sizeof(opt), "--stats=%s/summary", g_scratch);
+	sp(ready, "%s/ready", g_scratch);
+	sp(o, "%s/fwd.out", g_scratch);
+	sp(e, "%s/fwd.err", g_scratch);
+	unlink(ready);
+	char script[3 * PLEN + 64];
+	snprintf(script, sizeof(script), "echo $$ > %s.tmp && mv %s.tmp %s && exec sleep 30", ready,
+		 ready, ready);
+	char *argv[] = { (char *)g_launcher, opt, "--", "sh", "-c", script, NULL };
+	pid = spawn(argv, NULL, o, e);
+	for (int i = 0; i < 1000 && access(ready, F_OK) != 0; i++)
+		usleep(10000);
+	assert_int_equal(access(ready, F_OK), 0);
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	got = slurp(ready, NULL);
+	/* the command (sleep, same pid as the sh) is gone too */
+	assert_int_equal(kill((pid_t)strtol(got, NULL, 10), 0), -1);
+	free(got);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGTERM);
+}
+
+static void test_launcher_command_not_found_exits_127(void **state)
+{
+	char *argv[] = { (char *)g_launcher, "--", "rcuwalk-no-such-command-xyz", NULL };
+	struct run r;
+
+	(void)state;
+	run(argv, NULL, &r);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 127);
+	run_free(&r);
+}
+
+static void test_launcher_unknown_option_exits_125(void **state)
+{
+	char *argv[] = { (char *)g_launcher, "--strict", "--", "true", NULL };
+	struct run r;
+
+	(void)state;
+	run(argv, NULL, &r);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 125);
+	assert_non_null(strstr(r.err, "unknown option"));
+	run_free(&r);
+}
+
+static void test_launcher_help_and_version_go_to_stdout(void **state)
+{
+	char *help[] = { (char *)g_launcher, "--help", NULL };
+	char *version[] = { (char *)g_launcher, "--version", NULL };
+	struct run r;
+
+	(void)state;
+	run(help, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "usage: rcuwalk"));
+	assert_non_null(strstr(r.out, "--max-mb"));
+	assert_int_equal(r.err_len, 0);
+	run_free(&r);
+	run(version, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_true(!strncmp(r.out, "rcuwalk ", 8));
+	assert_non_null(strstr(r.out, g_shim));
+	assert_int_equal(r.err_len, 0);
+	run_free(&r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Launcher: the environment the command sees */
+
+static void test_launcher_sets_ld_preload_to_the_library(void **state)
+{
+	char *argv[] = { (char *)g_launcher, "--", "env", NULL };
+	const char *env[] = { "LD_PRELOAD", NULL };
+	char v[PLEN];
+	struct run r;
+
+	(void)state;
+	run(argv, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(env_value(r.out, "LD_PRELOAD", v, sizeof(v)));
+	assert_string_equal(v, g_shim);
+	run_free(&r);
+}
+
+static void test_launcher_keeps_ld_preload_and_appends_library(void **state)
+{
+	char *argv[] = { (char *)g_launcher, "--", "env", NULL };
+	char want[PLEN], v[PLEN];
+	struct run r;
+
+	(void)state;
+	/* a real library, so that ld.so prints nothing */
+	const char *env[] = { "LD_PRELOAD=libm.so.6", NULL };
+	run(argv, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(env_value(r.out, "LD_PRELOAD", v, sizeof(v)));
+	sp(want, "libm.so.6:%s", g_shim);
+	assert_string_equal(v, want);
+	assert_int_equal(r.err_len, 0);
+	run_free(&r);
+}
+
+static void test_launcher_nested_does_not_duplicate_library(void **state)
+{
+	char *argv[] = { (char *)g_launcher, "--", (char *)g_launcher, "--", "env", NULL };
+	const char *env[] = { "LD_PRELOAD", NULL };
+	char v[PLEN];
+	struct run r;
+
+	(void)state;
+	run(argv, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(env_value(r.out, "LD_PRELOAD", v, sizeof(v)));
+	assert_string_equal(v, g_shim);
+	assert_int_equal(count_substr(v, "librcuwalk.so"), 1);
+	run_free(&r);
+}
+
+/* A sanitizer runtime must be the first object of the process: the launcher
+ * leaves it first.  (Its name only: the sanitizer need not be installed, and
+ * what ld.so prints about a missing one is not looked at.) */
+static void test_launcher_sanitizer_runtime_stays_first(void **state)
+{
+	char *argv[] = { (char *)g_launcher, "--", "env", NULL };
+	const char *env[] = { "LD_PRELOAD=/nonexistent/libasan.so.8 libm.so.6", NULL };
+	char v[PLEN], want[PLEN];
+	struct run r;
+
+	(void)state;
+	run(argv, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(env_value(r.out, "LD_PRELOAD", v, sizeof(v)));
+	sp(want, "/nonexistent/libasan.so.8 libm.so.6:%s", g_shim);
+	assert_string_equal(v, want);
+	run_free(&r);
+}
+
+static void test_launcher_options_set_their_environment_variables(void **state)
+{
+	char *argv[] = { (char *)g_launcher, "--disable", "--max-mb=12", "--", "env", NULL };
+	char *argv2[] = { (char *)g_launcher, "--max-mb", "7", "env", NULL };
+	const char *env[] = { "RCUWALK_DISABLE", "RCUWALK_MAX_MB", NULL };
+	char v[PLEN];
+	struct run r;
+
+	(void)state;
+	run(argv, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(env_value(r.out, "RCUWALK_DISABLE", v, sizeof(v)));
+	assert_string_equal(v, "1");
+	assert_non_null(env_value(r.out, "RCUWALK_MAX_MB", v, sizeof(v)));
+	assert_string_equal(v, "12");
+	run_free(&r);
+	run(argv2, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_null(env_value(r.out, "RCUWALK_DISABLE", v, sizeof(v)));
+	assert_non_null(env_value(r.out, "RCUWALK_MAX_MB", v, sizeof(v)));
+	assert_string_equal(v, "7");
+	run_free(&r);
+}
+
+static void test_launcher_bad_max_mb_exits_125(void **state)
+{
+	char *argv[] = { (char *)g_launcher, "--max-mb=lots", "--", "true", NULL };
+	struct run r;
+
+	(void)state;
+	run(argv, NULL, &r);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 125);
+	run_free(&r);
+}
+
+/* Without --stats nothing but the command's own output; --log gets the
+ * diagnostics. */
+static void test_launcher_prints_only_the_commands_output_and_logs_to_log_file(void **state)
+{
+	char log[PLEN], opt[PLEN + 16], *logtext;
+	struct run r;
+
+	(void)state;
+	sp(log, "%s/launcher.log", g_scratch);
+	unlink(log);
+	snprintf(opt, sizeof(opt), "--log=%s", log);
+	char *argv[] = { (char *)g_launcher, opt, "--", "sh", "-c",
+			 "echo out; echo err >&2; test -e /rcuwalk-absent; ls / >/dev/null", NULL };
+	run(argv, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "out\n");
+	assert_string_equal(r.err, "err\n");
+	logtext = slurp(log, NULL);
+	assert_non_null(strstr(logtext, "LD_PRELOAD="));
+	assert_non_null(strstr(logtext, "exec sh"));
+	free(logtext);
+	run_free(&r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Installed layouts */
+
+static void test_launcher_finds_library_installed_to_temporary_prefix(void **state)
+{
+	const char *cmake = env_or_skip("RCUWALK_CMAKE");
+	const char *build = env_or_skip("RCUWALK_BUILD_DIR");
+	char prefix[PLEN], bin[PLEN], lib[PLEN], records[PLEN], v[PLEN], path[PLEN];
+	struct rec recs[8];
+	struct run r;
+
+	(void)state;
+	sp(prefix, "%s/prefix", g_scratch);
+	char *inst[] = { (char *)cmake, "--install", (char *)build, "--prefix", prefix, NULL };
+	run(inst, NULL, &r);
+	if (r.status != 0)
+		print_message("cmake --install: %s%s\n", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+
+	sp(bin, "%s/bin/rcuwalk", prefix);
+	sp(lib, "%s/lib/librcuwalk.so", prefix);
+	assert_int_equal(access(bin, X_OK), 0);
+	assert_int_equal(access(lib, R_OK), 0);
+	/* what else the install puts there */
+	sp(path, "%s/lib/pkgconfig/rcuwalk.pc", prefix);
+	assert_int_equal(access(path, R_OK), 0);
+	sp(path, "%s/share/doc/rcuwalk/README.md", prefix);
+	assert_int_equal(access(path, R_OK), 0);
+	sp(path, "%s/share/man/man1/rcuwalk.1", prefix);
+	char gz[PLEN];
+	sp(gz, "%s.gz", path);
+	assert_true(access(path, R_OK) == 0 || access(gz, R_OK) == 0);
+
+	/* the installed launcher preloads the installed library, which runs */
+	sp(records, "%s/prefix-records", g_scratch);
+	unlink(records);
+	char stats_env[PLEN + 32];
+	snprintf(stats_env, sizeof(stats_env), "RCUWALK_STATS=%s", records);
+	const char *env[] = { "LD_PRELOAD", stats_env, NULL };
+	char *argv[] = { bin, "--", "env", NULL };
+	run(argv, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.err_len, 0);
+	assert_non_null(env_value(r.out, "LD_PRELOAD", v, sizeof(v)));
+	assert_string_equal(v, lib);
+	assert_true(read_recs(records, recs, 8) >= 1);
+	run_free(&r);
+
+	/* pkg-config tells where the library is */
+	char pcdir[PLEN + 32];
+	snprintf(pcdir, sizeof(pcdir), "PKG_CONFIG_PATH=%s/lib/pkgconfig", prefix);
+	const char *pcenv[] = { pcdir, NULL };
+	char *pc[] = { "pkg-config", "--variable=preloadlib", "rcuwalk", NULL };
+	run(pc, pcenv, &r);
+	if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 121) {
+		run_free(&r);
+		return; /* no pkg-config on this machine */
+	}
+	assert_int_equal(r.status, 0);
+	sp(v, "%s\n", lib);
+	assert_string_equal(r.out, v);
+	run_free(&r);
+}
+
+static int copy_file(const char *from, const char *to, mode_t mode)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	ssize_t n;
+
+	if (in < 0 || out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			return -1;
+	close(in);
+	return close(out);
+}
+
+static void mkdirs(const char *path)
+{
+	char p[PLEN];
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (char *s = p + 1; *s; s++)
+		if (*s == '/') {
+			*s = '\0';
+			mkdir(p, 0755);
+			*s = '/';
+		}
+	mkdir(p, 0755);
+}
+
+/* The Debian package's layout: <prefix>/bin/rcuwalk and
+ * <prefix>/<$LIB>/librcuwalk.so: LD_PRELOAD names <prefix>/$LIB/, which the
+ * loader expands back, and the library runs. */
+static void make_ld_lib_prefix(char *prefix, const char *ld_lib)
+{
+	char d[PLEN], f[PLEN];
+
+	sp(prefix, "%s/ldlib-prefix", g_scratch);
+	sp(d, "%s/bin", prefix);
+	mkdirs(d);
+	sp(f, "%s/rcuwalk", d);
+	assert_int_equal(copy_file(g_launcher, f, 0755), 0);
+	sp(d, "%s/%s", prefix, ld_lib);
+	mkdirs(d);
+	sp(f, "%s/librcuwalk.so", d);
+	assert_int_equal(copy_file(g_shim, f, 0644), 0);
+}
+
+static void test_launcher_uses_dollar_lib_when_library_is_in_loaders_lib_dir(void **state)
+{
+	const char *ld_lib = env_or_skip("RCUWALK_LD_LIB");
+	char prefix[PLEN], bin[PLEN], v[PLEN], want[PLEN], records[PLEN], stats_env[PLEN + 32];
+	struct rec recs[8];
+	struct run r;
+
+	(void)state;
+	make_ld_lib_prefix(prefix, ld_lib);
+	sp(bin, "%s/bin/rcuwalk", prefix);
+	sp(records, "%s/ldlib-records", g_scratch);
+	unlink(records);
+	snprintf(stats_env, sizeof(stats_env), "RCUWALK_STATS=%s", records);
+	const char *env[] = { "LD_PRELOAD", stats_env, NULL };
+	char *argv[] = { bin, "--", "env", NULL };
+	run(argv, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.err_len, 0);
+	assert_non_null(env_value(r.out, "LD_PRELOAD", v, sizeof(v)));
+	sp(want, "%s/$LIB/librcuwalk.so", prefix);
+	assert_string_equal(v, want);
+	/* the loader found it: env ran the shim and wrote its record */
+	assert_true(read_recs(records, recs, 8) >= 1);
+	run_free(&r);
+}
+
+/* A 32-bit program started under the launcher prints no ld.so error: $LIB
+ * leads its loader to the 32-bit stub. */
+static void test_launcher_32bit_child_prints_no_loader_error(void **state)
+{
+	const char *ld_lib = env_or_skip("RCUWALK_LD_LIB");
+	const char *stub = env_or_skip("RCUWALK_STUB32");
+	char prefix[PLEN], bin[PLEN], d[PLEN], f[PLEN];
+	struct run r;
+
+	(void)state;
+	if (access("/lib32/ld-linux.so.2", X_OK) != 0 || access("/lib32/libc.so.6", R_OK) != 0) {
+		print_message("no 32-bit libc (libc6-i386): skipping\n");
+		skip();
+	}
+	make_ld_lib_prefix(prefix, ld_lib);
+	sp(d, "%s/lib32", prefix);
+	mkdirs(d);
+	sp(f, "%s/librcuwalk.so", d);
+	assert_int_equal(copy_file(stub, f, 0644), 0);
+	sp(bin, "%s/bin/rcuwalk", prefix);
+	/* the 32-bit libc.so.6 is a program: it prints its version */
+	char *argv[] = { bin, "--", "/lib32/ld-linux.so.2", "/lib32/libc.so.6", NULL };
+	const char *env[] = { "LD_PRELOAD", NULL };
+	run(argv, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "GNU C Library"));
+	assert_string_equal(r.err, "");
+	run_free(&r);
+
+	/* control: without the stub, the same run does print an ld.so error */
+	unlink(f);
+	run(argv, env, &r);
+	assert_non_null(strstr(r.err, "ld.so"));
+	run_free(&r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Build-wide statistics */
+
+/* DIR/src/f*.h, DIR/inc0..3/ (empty), DIR/pids/, DIR/Makefile with PROBES
+ * probe targets and one shell recipe. */
+static void make_tree(char *dir, const char *self)
+{
+	char p[PLEN], mk[16384];
+	size_t off = 0;
+
+	sp(dir, "%s/tree", g_scratch);
+	sp(p, "%s/src", dir);
+	mkdirs(p);
+	for (int i = 0; i < PROBE_FILES; i++) {
+		sp(p, "%s/src/f%d.h", dir, i);
+		write_file(p, "/* header */\n");
+	}
+	for (int j = 0; j < PROBE_INC_DIRS; j++) {
+		sp(p, "%s/inc%d", dir, j);
+		mkdirs(p);
+	}
+	sp(p, "%s/pids", dir);
+	mkdirs(p);
+	off += (size_t)snprintf(mk + off, sizeof(mk) - off, "all:");
+	for (int i = 0; i < PROBES; i++)
+		off += (size_t)snprintf(mk + off, sizeof(mk) - off, " t%02d", i);
+	off += (size_t)snprintf(mk + off, sizeof(mk) - off, " shell\n");
+	off += (size_t)snprintf(mk + off, sizeof(mk) - off,
+				"t%%:\n\t@%s --probe %s $@\n"
+				"shell:\n\t@test -e %s/inc0/absent || echo shell-ok\n"
+				".PHONY: all shell\n",
+				self, dir, dir);
+	assert_true(off < sizeof(mk));
+	sp(p, "%s/Makefile", dir);
+	write_file(p, mk);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The build's stdout, lines sorted (make -j4 interleaves them). */
+static void expect_build_output(const char *out)
+{
+	char *copy = strdup(out), *save = NULL, *lines[PROBES + 8];
+	int n = 0;
+
+	assert_non_null(copy);
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		assert_true(n < PROBES + 8);
+		lines[n++] = l;
+	}
+	qsort(lines, (size_t)n, sizeof(lines[0]), cmp_str);
+	assert_int_equal(n, PROBES + 1);
+	for (int i = 0; i < PROBES; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "built t%02d", i);
+		assert_string_equal(lines[i], want);
+	}
+	assert_string_equal(lines[PROBES], "shell-ok");
+	free(copy);
+}
+
+static void self_path(char *out)
+{
+	ssize_t n = readlink("/proc/self/exe", out, PLEN - 1);
+
+	assert_true(n > 0);
+	out[n] = '\0';
+}
+
+/*
+ * `rcuwalk --stats=FILE -- make -j4` over a tree of PROBES probe processes,
+ * a shell and make itself, with RCUWALK_STATS set outside: the launcher
+ * appends every record there too.  The summary's totals equal the sum of
+ * those records (parsed here independently), every probe wrote exactly one
+ * record at its exit with at least its own lookups, and the build printed
+ * what it prints without the launcher.
+ */
+static void test_stats_make_tree_summary_equals_sum_of_process_records(void **state)
+{
+	const char *makeprog = getenv("RCUWALK_MAKE") ? getenv("RCUWALK_MAKE") : "make";
+	char self[PLEN], dir[PLEN], sum[PLEN], outer[PLEN], opt[PLEN + 16], outer_env[PLEN + 32];
+	static struct rec recs[4096];
+	unsigned long long total[NFIELDS] = { 0 };
+	char *summary;
+	int n, procs = 0;
+	struct run r;
+
+	(void)state;
+	self_path(self);
+	make_tree(dir, self);
+	sp(sum, "%s/make-summary", g_scratch);
+	sp(outer, "%s/make-records", g_scratch);
+	unlink(outer);
+	snprintf(opt, sizeof(opt), "--stats=%s", sum);
+	snprintf(outer_env, sizeof(outer_env), "RCUWALK_STATS=%s", outer);
+	const char *env[] = { outer_env, "LD_PRELOAD", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", NULL };
+	char *argv[] = { (char *)g_launcher, opt, "--", (char *)makeprog, "-s", "-j4", "-C", dir,
+			 "--no-print-directory", NULL };
+	run(argv, env, &r);
+	if (r.status != 0)
+		print_message("make: status %#x\nstdout:\n%s\nstderr:\n%s\n", r.status, r.out, r.err);
+	assert_int_equal(r.status, 0);
+	/* nothing but the build's own output */
+	expect_build_output(r.out);
+	assert_string_equal(r.err, "");
+	run_free(&r);
+
+	n = read_recs(outer, recs, 4096);
+	assert_true(n >= PROBES + 2); /* the probes, the shell, make */
+	assert_true(n <= 4096);
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < NFIELDS; k++)
+			total[k] += recs[i].v[k];
+		if (!strcmp(recs[i].end, "dtor") || !strcmp(recs[i].end, "exit"))
+			procs++;
+		/* each record is consistent in itself */
+		assert_int_equal(recs[i].v[I_saved], recs[i].v[I_hits] + recs[i].v[I_neg_hits]);
+		assert_int_equal(recs[i].v[I_lookups],
+				 recs[i].v[I_saved] + recs[i].v[I_passthrough]);
+		assert_int_equal(recs[i].v[I_passthrough],
+				 recs[i].v[I_pass_open] + recs[i].v[I_pass_cache] +
+					 recs[i].v[I_pass_dirfd] + recs[i].v[I_pass_form] +
+					 recs[i].v[I_pass_write] + recs[i].v[I_pass_early]);
+	}
+	summary = slurp(sum, NULL);
+	fprintf(stderr, "%d records; the launcher's summary:\n%s", n, summary);
+	for (int k = 0; k < NFIELDS; k++) {
+		long long got = summary_value(summary, fnames[k]);
+
+		if ((unsigned long long)got != total[k])
+			fail_msg("summary %s = %lld, records sum to %llu", fnames[k], got, total[k]);
+	}
+	{
+		char head[64];
+
+		snprintf(head, sizeof(head), "rcuwalk summary: %d processes, %d records", procs, n);
+		assert_true(!strncmp(summary, head, strlen(head)));
+	}
+	assert_int_equal(summary_value(summary, "net_saved"),
+			 (long long)total[I_saved] - (long long)total[I_misses] -
+				 (long long)total[I_watches]);
+	assert_true(summary_value(summary, "syscall_ns") > 0);
+
+	/* every probe: one exit record, with its own lookups in it */
+	for (int i = 0; i < PROBES; i++) {
+		char p[PLEN], *txt;
+		long pid;
+		int found = 0;
+
+		sp(p, "%s/pids/t%02d", dir, i);
+		txt = slurp(p, NULL);
+		pid = strtol(txt, NULL, 10);
+		free(txt);
+		assert_true(pid > 0);
+		for (int k = 0; k < n; k++) {
+			if (recs[k].pid != pid)
+				continue;
+			found++;
+			assert_string_equal(recs[k].end, "dtor");
+			assert_true(recs[k].v[I_lookups] >= PROBE_PRESENT + PROBE_ABSENT);
+			assert_true(recs[k].v[I_neg_hits] >= PROBE_ABSENT);
+			assert_true(recs[k].v[I_hits] >= PROBE_PRESENT);
+		}
+		assert_int_equal(found, 1);
+	}
+	free(summary);
+}
+
+/* --stats without FILE: the summary is the only thing added, on stderr. */
+static void test_stats_summary_on_stderr_is_the_only_addition(void **state)
+{
+	const char *makeprog = getenv("RCUWALK_MAKE") ? getenv("RCUWALK_MAKE") : "make";
+	char self[PLEN], dir[PLEN];
+	struct run r;
+
+	(void)state;
+	self_path(self);
+	make_tree(dir, self);
+	const char *env[] = { "RCUWALK_STATS", "LD_PRELOAD", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", NULL };
+	char *argv[] = { (char *)g_launcher, "--stats", "--", (char *)makeprog, "-s", "-j4", "-C",
+			 dir, "--no-print-directory", NULL };
+	run(argv, env, &r);
+	assert_int_equal(r.status, 0);
+	expect_build_output(r.out);
+	assert_true(!strncmp(r.err, "rcuwalk summary: ", 17));
+	assert_int_equal(count_substr(r.err, "rcuwalk summary: "), 1);
+	assert_true(summary_value(r.err, "lookups") >= PROBES * (PROBE_PRESENT + PROBE_ABSENT));
+	/* every line of stderr is the summary's: header + one line per key */
+	assert_int_equal(count_substr(r.err, "\n"), 1 + NFIELDS + 3);
+	run_free(&r);
+}
+
+/* Lookups made before an exec and before _exit() are in the records: the
+ * exec record carries the first image's, the exit record the second's. */
+static void test_stats_counts_survive_exec_and__exit(void **state)
+{
+	char self[PLEN], records[PLEN], stats_env[PLEN + 32];
+	struct rec recs[16];
+	int n, execs = 0, exits = 0;
+	struct run r;
+
+	(void)state;
+	self_path(self);
+	sp(records, "%s/exec-records", g_scratch);
+	unlink(records);
+	snprintf(stats_env, sizeof(stats_env), "RCUWALK_STATS=%s", records);
+	const char *env[] = { stats_env, "LD_PRELOAD", NULL };
+	char *argv[] = { (char *)g_launcher, "--", self, "--lookups-exec", "50", NULL };
+	run(argv, env, &r);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	n = read_recs(records, recs, 16);
+	for (int i = 0; i < n && i < 16; i++) {
+		print_message("record %d: pid %ld end=%s lookups=%llu neg_hits=%llu\n", i,
+			      recs[i].pid, recs[i].end, recs[i].v[I_lookups], recs[i].v[I_neg_hits]);
+		if (!strcmp(recs[i].end, "exec")) {
+			execs++;
+			assert_true(recs[i].v[I_lookups] >= 50);
+			assert_true(recs[i].v[I_neg_hits] >= 50);
+		} else if (!strcmp(recs[i].end, "exit")) {
+			exits++;
+			assert_true(recs[i].v[I_lookups] >= 50);
+			assert_true(recs[i].v[I_neg_hits] >= 50);
+		}
+	}
+	assert_int_equal(execs, 1);
+	assert_int_equal(exits, 1);
+	assert_int_equal(recs[0].pid, recs[1].pid);
+}
+
+/* --report=FILE sums a records file written by plain RCUWALK_STATS users,
+ * including v1 lines from before the extra fields. */
+static void test_stats_report_sums_a_records_file(void **state)
+{
+	char f[PLEN], opt[PLEN + 16];
+	struct run r;
+
+	(void)state;
+	sp(f, "%s/report-records", g_scratch);
+	write_file(f, "rcuwalk-stats v1 pid=11 hits=5 neg_hits=3 misses=2 passthrough=4 "
+		      "invalidations=1 saved=8\n"
+		      "rcuwalk-stats v1 pid=0000000012 hits=00000000000000000010 "
+		      "neg_hits=00000000000000000001 misses=00000000000000000001 "
+		      "passthrough=00000000000000000002 invalidations=00000000000000000000 "
+		      "saved=00000000000000000011 lookups=00000000000000000013 "
+		      "pass_open=00000000000000000001 pass_cache=00000000000000000000 "
+		      "pass_dirfd=00000000000000000001 pass_form=00000000000000000000 "
+		      "pass_write=00000000000000000000 pass_early=00000000000000000000 "
+		      "watches=00000000000000000003 watch_fail=00000000000000000000 "
+		      "events=00000000000000000000 overflows=00000000000000000000 end=exit\n"
+		      "garbage line\n");
+	snprintf(opt, sizeof(opt), "--report=%s", f);
+	char *argv[] = { (char *)g_launcher, opt, NULL };
+	run(argv, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_true(!strncmp(r.out, "rcuwalk summary: 2 processes, 2 records (1 exit(), 1 _exit(), "
+				    "0 before exec), 1 unreadable",
+			     80));
+	assert_int_equal(summary_value(r.out, "hits"), 15);
+	assert_int_equal(summary_value(r.out, "neg_hits"), 4);
+	assert_int_equal(summary_value(r.out, "lookups"), 12 + 13);
+	assert_int_equal(summary_value(r.out, "passthrough"), 6);
+	assert_int_equal(summary_value(r.out, "pass_cache"), 4);
+	assert_int_equal(summary_value(r.out, "pass_open"), 1);
+	assert_int_equal(summary_value(r.out, "saved"), 19);
+	assert_int_equal(summary_value(r.out, "net_saved"), 19 - 3 - 3);
+	run_free(&r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The Debian package */
+
+static void test_package_deb_declares_dependencies_and_runs_from_scratch_root(void **state)
+{
+	const char *cpack = env_or_skip("RCUWALK_CPACK");
+	const char *build = env_or_skip("RCUWALK_BUILD_DIR");
+	char cfg[PLEN], out[PLEN], deb[PLEN], root[PLEN], bin[PLEN], sum[PLEN], opt[PLEN + 16];
+	struct run r;
+
+	(void)state;
+	if (access("/usr/bin/dpkg-deb", X_OK) != 0) {
+		print_message("no dpkg-deb: skipping\n");
+		skip();
+	}
+	sp(cfg, "%s/CPackConfig.cmake", build);
+	sp(out, "%s/pkg", g_scratch);
+	char *argv[] = { (char *)cpack, "-G", "DEB", "--config", cfg, "-B", out, NULL };
+	run(argv, NULL, &r);
+	if (r.status != 0)
+		print_message("cpack: %s%s\n", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+
+	char *find[] = { "sh", "-c", "ls \"$0\"/*.deb", out, NULL };
+	run(find, NULL, &r);
+	assert_int_equal(r.status, 0);
+	snprintf(deb, sizeof(deb), "%s", r.out);
+	deb[strcspn(deb, "\n")] = '\0';
+	run_free(&r);
+
+	char *dep[] = { "dpkg-deb", "-f", deb, "Depends", NULL };
+	run(dep, NULL, &r);
+	assert_int_equal(r.status, 0);
+	print_message("Depends: %s", r.out);
+	assert_non_null(strstr(r.out, "liburcu8"));
+	assert_non_null(strstr(r.out, "libc6"));
+	run_free(&r);
+
+	sp(root, "%s/root", g_scratch);
+	char *x[] = { "dpkg-deb", "-x", deb, root, NULL };
+	run(x, NULL, &r);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+
+	sp(bin, "%s/usr/bin/rcuwalk", root);
+	sp(sum, "%s/deb-summary", g_scratch);
+	snprintf(opt, sizeof(opt), "--stats=%s", sum);
+	const char *env[] = { "LD_PRELOAD", "RCUWALK_STATS", NULL };
+	char *t[] = { bin, opt, "--", "true", NULL };
+	run(t, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "");
+	run_free(&r);
+	{
+		char *s = slurp(sum, NULL);
+
+		assert_true(!strncmp(s, "rcuwalk summary: 1 processes", 28));
+		free(s);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+
+static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(p);
+	return 0;
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	snprintf(g_scratch, sizeof(g_scratch), "/tmp/rcuwalk-XXXXXX");
+	return mkdtemp(g_scratch) ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	nftw(g_scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "--probe"))
+		return probe_main(argv[2], argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "--lookups-exec")) {
+		absent_lookups(atoi(argv[2]));
+		execl("/proc/self/exe", argv[0], "--lookups-_exit", argv[2], (char *)NULL);
+		return 99;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--lookups-_exit")) {
+		absent_lookups(atoi(argv[2]));
+		_exit(0);
+	}
+
+	g_launcher = getenv("RCUWALK_LAUNCHER");
+	g_shim = getenv("RCUWALK_TEST_SHIM");
+	if (!g_launcher || !g_shim) {
+		fprintf(stderr, "test_launcher: RCUWALK_LAUNCHER/RCUWALK_TEST_SHIM not set: skipping\n");
+		return 77;
+	}
+	/* The test itself runs without the shim, whatever the caller had. */
+	unsetenv("LD_PRELOAD");
+	unsetenv("RCUWALK_STATS");
+	unsetenv("RCUWALK_DISABLE");
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_launcher_exit_status_passes_through),
+		cmocka_unit_test(test_launcher_stats_mode_exit_status_passes_through),
+		cmocka_unit_test(test_launcher_child_killed_by_sigterm_kills_launcher_by_sigterm),
+		cmocka_unit_test(test_launcher_stats_mode_child_killed_by_sigterm_kills_launcher_by_sigterm),
+		cmocka_unit_test(test_launcher_stats_mode_child_killed_by_sigint_kills_launcher_by_sigint),
+		cmocka_unit_test(test_launcher_stats_mode_forwards_sigterm_to_command),
+		cmocka_unit_test(test_launcher_command_not_found_exits_127),
+		cmocka_unit_test(test_launcher_unknown_option_exits_125),
+		cmocka_unit_test(test_launcher_help_and_version_go_to_stdout),
+		cmocka_unit_test(test_launcher_sets_ld_preload_to_the_library),
+		cmocka_unit_test(test_launcher_keeps_ld_preload_and_appends_library),
+		cmocka_unit_test(test_launcher_nested_does_not_duplicate_library),
+		cmocka_unit_test(test_launcher_sanitizer_runtime_stays_first),
+		cmocka_unit_test(test_launcher_options_set_their_environment_variables),
+		cmocka_unit_test(test_launcher_bad_max_mb_exits_125),
+		cmocka_unit_test(test_launcher_prints_only_the_commands_output_and_logs_to_log_file),
+		cmocka_unit_test(test_launcher_finds_library_installed_to_temporary_prefix),
+		cmocka_unit_test(test_launcher_uses_dollar_lib_when_library_is_in_loaders_lib_dir),
+		cmocka_unit_test(test_launcher_32bit_child_prints_no_loader_error),
+		cmocka_unit_test(test_stats_make_tree_summary_equals_sum_of_process_records),
+		cmocka_unit_test(test_stats_summary_on_stderr_is_the_only_addition),
+		cmocka_unit_test(test_stats_counts_survive_exec_and__exit),
+		cmocka_unit_test(test_stats_report_sums_a_records_file),
+		cmocka_unit_test(test_package_deb_declares_dependencies_and_runs_from_scratch_root),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
