@@ -1050,7 +1050,7 @@ static bool run_stats_child(const char *kind, const char *path, int n, struct st
 static void check_repeated(const char *kind, const char *rel)
 {
 	char path[PATH_MAX];
-	struct stats_line s;
+	struct stats_line s = { 0 };
 	const int n = 200;
 
 	snprintf(path, sizeof(path), "%s/%s", g_work, rel);
