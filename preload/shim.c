@@ -181,45 +181,74 @@ static inline void fd_set_writable(int fd, int on)
 /* ---------------------------------------------------------------------- */
 /* stat family */
 
-REAL_DECL(fstatat);
+/*
+ * A call the cache does not answer goes to the next definition of the SAME
+ * entry point (stat to stat, __fxstatat to __fxstatat), never to another:
+ * a library behind us in LD_PRELOAD may implement one with another (for
+ * libfakeroot, fstatat calls __fxstatat through the PLT, which binds to ours
+ * again: funnelling everything to the next fstatat looped forever).
+ */
+static int stat_cached(int dirfd, const char *path, struct stat *buf, int flags, int *ret)
+{
+	return !(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && cacheable_path(dirfd, path) &&
+	       !bad_ptr(buf) &&
+	       try_cache(path, DCACHE_Q_STAT | ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
+			 0, buf, ret);
+}
 
-static int do_fstatat(int dirfd, const char *path, struct stat *buf, int flags)
+REAL_DECL(stat);
+REAL_DECL(stat64);
+REAL_DECL(lstat);
+REAL_DECL(lstat64);
+REAL_DECL(fstatat);
+REAL_DECL(fstatat64);
+EXPORT int stat(const char *path, struct stat *buf)
 {
 	int ret;
 
-	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && cacheable_path(dirfd, path) &&
-	    !bad_ptr(buf) &&
-	    try_cache(path, DCACHE_Q_STAT | ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
-		      0, buf, &ret))
-		return ret;
-	return CALL_REAL(fstatat, dirfd, path, buf, flags);
+	return stat_cached(AT_FDCWD, path, buf, 0, &ret) ? ret : CALL_REAL(stat, path, buf);
 }
-
-EXPORT int stat(const char *path, struct stat *buf) { return do_fstatat(AT_FDCWD, path, buf, 0); }
 EXPORT int stat64(const char *path, struct stat64 *buf)
 {
-	return do_fstatat(AT_FDCWD, path, (struct stat *)buf, 0);
+	int ret;
+
+	return stat_cached(AT_FDCWD, path, (struct stat *)buf, 0, &ret) ? ret
+									: CALL_REAL(stat64, path, buf);
 }
 EXPORT int lstat(const char *path, struct stat *buf)
 {
-	return do_fstatat(AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW);
+	int ret;
+
+	return stat_cached(AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW, &ret) ? ret
+									  : CALL_REAL(lstat, path, buf);
 }
 EXPORT int lstat64(const char *path, struct stat64 *buf)
 {
-	return do_fstatat(AT_FDCWD, path, (struct stat *)buf, AT_SYMLINK_NOFOLLOW);
+	int ret;
+
+	return stat_cached(AT_FDCWD, path, (struct stat *)buf, AT_SYMLINK_NOFOLLOW, &ret)
+		       ? ret
+		       : CALL_REAL(lstat64, path, buf);
 }
 EXPORT int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
 {
-	return do_fstatat(dirfd, path, buf, flags);
+	int ret;
+
+	return stat_cached(dirfd, path, buf, flags, &ret) ? ret
+							  : CALL_REAL(fstatat, dirfd, path, buf, flags);
 }
 EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *buf, int flags)
 {
-	return do_fstatat(dirfd, path, (struct stat *)buf, flags);
+	int ret;
+
+	return stat_cached(dirfd, path, (struct stat *)buf, flags, &ret)
+		       ? ret
+		       : CALL_REAL(fstatat64, dirfd, path, buf, flags);
 }
 
 /* Pre-2.33 binaries (Debian's make) call these.  _STAT_VER_LINUX is 1 on
- * x86_64, where struct stat is the kernel's: other versions go to fstatat
- * only if they match. */
+ * x86_64, where struct stat is the kernel's: other versions are the next
+ * definition's to answer (EINVAL from glibc). */
 #define STAT_VER 1
 int __xstat(int ver, const char *path, struct stat *buf);
 int __xstat64(int ver, const char *path, struct stat64 *buf);
@@ -227,36 +256,60 @@ int __lxstat(int ver, const char *path, struct stat *buf);
 int __lxstat64(int ver, const char *path, struct stat64 *buf);
 int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags);
 int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags);
-static int xstat_ver_ok(int ver)
-{
-	if (ver == STAT_VER)
-		return 1;
-	errno = EINVAL;
-	return 0;
-}
+REAL_DECL(__xstat);
+REAL_DECL(__xstat64);
+REAL_DECL(__lxstat);
+REAL_DECL(__lxstat64);
+REAL_DECL(__fxstatat);
+REAL_DECL(__fxstatat64);
 EXPORT int __xstat(int ver, const char *path, struct stat *buf)
 {
-	return xstat_ver_ok(ver) ? do_fstatat(AT_FDCWD, path, buf, 0) : -1;
+	int ret;
+
+	return ver == STAT_VER && stat_cached(AT_FDCWD, path, buf, 0, &ret)
+		       ? ret
+		       : CALL_REAL(__xstat, ver, path, buf);
 }
 EXPORT int __xstat64(int ver, const char *path, struct stat64 *buf)
 {
-	return xstat_ver_ok(ver) ? do_fstatat(AT_FDCWD, path, (struct stat *)buf, 0) : -1;
+	int ret;
+
+	return ver == STAT_VER && stat_cached(AT_FDCWD, path, (struct stat *)buf, 0, &ret)
+		       ? ret
+		       : CALL_REAL(__xstat64, ver, path, buf);
 }
 EXPORT int __lxstat(int ver, const char *path, struct stat *buf)
 {
-	return xstat_ver_ok(ver) ? do_fstatat(AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW) : -1;
+	int ret;
+
+	return ver == STAT_VER && stat_cached(AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW, &ret)
+		       ? ret
+		       : CALL_REAL(__lxstat, ver, path, buf);
 }
 EXPORT int __lxstat64(int ver, const char *path, struct stat64 *buf)
 {
-	return xstat_ver_ok(ver) ? do_fstatat(AT_FDCWD, path, (struct stat *)buf, AT_SYMLINK_NOFOLLOW) : -1;
+	int ret;
+
+	return ver == STAT_VER &&
+			       stat_cached(AT_FDCWD, path, (struct stat *)buf, AT_SYMLINK_NOFOLLOW, &ret)
+		       ? ret
+		       : CALL_REAL(__lxstat64, ver, path, buf);
 }
 EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags)
 {
-	return xstat_ver_ok(ver) ? do_fstatat(dirfd, path, buf, flags) : -1;
+	int ret;
+
+	return ver == STAT_VER && stat_cached(dirfd, path, buf, flags, &ret)
+		       ? ret
+		       : CALL_REAL(__fxstatat, ver, dirfd, path, buf, flags);
 }
 EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags)
 {
-	return xstat_ver_ok(ver) ? do_fstatat(dirfd, path, (struct stat *)buf, flags) : -1;
+	int ret;
+
+	return ver == STAT_VER && stat_cached(dirfd, path, (struct stat *)buf, flags, &ret)
+		       ? ret
+		       : CALL_REAL(__fxstatat64, ver, dirfd, path, buf, flags);
 }
 
 /* ---------------------------------------------------------------------- */
