@@ -21,6 +21,9 @@
  *    error answered from the cache.
  *  - chdir/credential changes only bump an epoch (async-signal-safe); the next
  *    lookup acts on it.
+ *  - The shim's own fds: close, dup2, dup3, close_range and closefrom of the
+ *    inotify fd's number first make invalidate/ give it up (inval.h), and
+ *    lookups pass through until the cache has been emptied (try_cache).
  */
 #define _GNU_SOURCE
 #define _LGPL_SOURCE
@@ -37,6 +40,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -129,6 +133,8 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 	in_shim++;
 	apply_epochs();
 	inval_sync();
+	if (__builtin_expect(inval_recovering(), 0))
+		inval_recover(); /* the inotify fd was given up: start afresh */
 	r = dcache_lookup(path, q, amode, st);
 	in_shim--;
 	errno = saved;
@@ -626,12 +632,71 @@ EXPORT int fclose(FILE *f)
 	return r;
 }
 
+/*
+ * The host closing (or dup2-ing over) the shim's inotify fd: invalidate/
+ * gives the number up first (inval.h), then the host's call proceeds and
+ * does to the number exactly what the kernel does.  From a signal handler
+ * that interrupted this thread inside the shim nothing may wait (nowait).
+ */
+static inline void fd_closing(int fd)
+{
+	if (__builtin_expect(inval_owns_fd(fd), 0))
+		inval_fd_closing(fd, in_shim != 0);
+}
+
+static void range_closing(unsigned int lo, unsigned int hi)
+{
+	int fd = inval_fd_in_range(lo, hi);
+
+	if (__builtin_expect(fd >= 0, 0))
+		inval_fd_closing(fd, in_shim != 0);
+	for (unsigned int i = lo; i <= hi && i < FD_BITS; i++) {
+		if (i % (8 * sizeof(unsigned long)) == 0 && hi - i >= 8 * sizeof(unsigned long) - 1) {
+			__atomic_store_n(&FD_WORD(i), 0, __ATOMIC_RELAXED);
+			i += 8 * sizeof(unsigned long) - 1;
+			continue;
+		}
+		fd_set_writable((int)i, 0);
+	}
+}
+
+static void fd_table_unshared(void);
+
+/* dup2/dup3 close `fd2` only if the call can succeed: `fd` must be open. */
+static inline int dup_would_close(int fd, int fd2)
+{
+	return fd != fd2 && inval_owns_fd(fd2) && fcntl(fd, F_GETFD) >= 0;
+}
+
 REAL_DECL(close);
 EXPORT int close(int fd)
 {
+	fd_closing(fd);
 	fd_set_writable(fd, 0);
 	return CALL_REAL(close, fd);
 }
+
+#if __GLIBC_PREREQ(2, 34) /* close_range and closefrom appeared in 2.34 */
+REAL_DECL(close_range);
+EXPORT int close_range(unsigned int fd, unsigned int max_fd, int flags)
+{
+	/* CLOSE_RANGE_CLOEXEC only marks; bad arguments close nothing. */
+	if (!(flags & ~(int)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) &&
+	    !(flags & (int)CLOSE_RANGE_CLOEXEC) && fd <= max_fd)
+		range_closing(fd, max_fd);
+	if ((flags & (int)CLOSE_RANGE_UNSHARE) && !(flags & ~(int)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)))
+		fd_table_unshared();
+	return CALL_REAL(close_range, fd, max_fd, flags);
+}
+
+REAL_DECL(closefrom);
+EXPORT void closefrom(int lowfd)
+{
+	if (lowfd >= 0)
+		range_closing((unsigned int)lowfd, ~0U);
+	CALL_REAL(closefrom, lowfd);
+}
+#endif
 
 REAL_DECL(dup);
 EXPORT int dup(int fd)
@@ -645,7 +710,11 @@ EXPORT int dup(int fd)
 REAL_DECL(dup2);
 EXPORT int dup2(int fd, int fd2)
 {
-	int r = CALL_REAL(dup2, fd, fd2);
+	int r;
+
+	if (__builtin_expect(dup_would_close(fd, fd2), 0))
+		inval_fd_closing(fd2, in_shim != 0);
+	r = CALL_REAL(dup2, fd, fd2);
 
 	if (r >= 0 && r != fd)
 		fd_set_writable(r, fd_writable(fd));
@@ -654,7 +723,11 @@ EXPORT int dup2(int fd, int fd2)
 REAL_DECL(dup3);
 EXPORT int dup3(int fd, int fd2, int fl)
 {
-	int r = CALL_REAL(dup3, fd, fd2, fl);
+	int r;
+
+	if (__builtin_expect(!(fl & ~O_CLOEXEC) && dup_would_close(fd, fd2), 0))
+		inval_fd_closing(fd2, in_shim != 0);
+	r = CALL_REAL(dup3, fd, fd2, fl);
 
 	if (r >= 0)
 		fd_set_writable(r, fd_writable(fd));
@@ -700,6 +773,52 @@ CRED(setresgid, (gid_t a, gid_t b, gid_t c), a, b, c)
 CRED(setgroups, (size_t n, const gid_t *l), n, l)
 CRED(setfsuid, (uid_t u), u)
 CRED(setfsgid, (gid_t g), g)
+/* Threads of this process as the kernel counts them, or -1 (no /proc). */
+static int count_threads(void)
+{
+	char buf[4096];
+	const char *p;
+	long n = 0, r;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while (n < (long)sizeof(buf) - 1 &&
+	       (r = syscall(SYS_read, fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += r;
+	syscall(SYS_close, fd);
+	buf[n] = '\0';
+	p = strstr(buf, "\nThreads:");
+	return p ? atoi(p + 9) : -1;
+}
+
+/* Whether every thread but the caller is one of the shim's. */
+static int alone_with_our_threads(void)
+{
+	int n = count_threads();
+
+	return n > 0 && n == 1 + dcache_threads() + (inval_active() ? 1 : 0);
+}
+
+/* Threads no longer share one fd table (or one cwd and root, or one mount
+ * namespace): a process-wide cache and fd number would lie to some of them.
+ * Unless the program has no other thread, give up for this process image. */
+static void threads_diverge(void)
+{
+	if (!alone_with_our_threads()) {
+		__atomic_store_n(&preload_enabled, 0, __ATOMIC_RELEASE);
+		inval_disable();
+	}
+}
+
+__attribute__((unused)) static void fd_table_unshared(void)
+{
+	if (__atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !in_shim) {
+		in_shim++;
+		threads_diverge();
+		in_shim--;
+	}
+}
 
 /* Reaping a child: its changes are in the inotify queue already. */
 #define REAPER(ret, name, params, ...)                  \
