@@ -75,7 +75,10 @@ static int fs_type_cacheable(unsigned long type)
  * (statfs cannot tell devtmpfs from tmpfs: same f_type, and devtmpfs sees
  * every write to /dev/null as IN_MODIFY in /dev).  Returns 1 cacheable,
  * 0 not, -1 not found (btrfs subvolumes report anonymous devices).
- * Raw syscalls only: this runs in ops context.
+ * Raw syscalls only: this runs in ops context.  The fd lives only inside
+ * this call, like glibc's own transient fds: a host thread that closes fds
+ * it does not own while other threads run can hit it, as it can hit glibc's.
+ * The long-lived inotify fd is guarded instead (inval.c).
  */
 static int mountinfo_verdict(dev_t dev)
 {
@@ -126,12 +129,27 @@ static struct {
 	int verdict;
 } fs_table[FS_TABLE];
 static int fs_used;
+/* Bumped by preload_mounts_changed() (any thread); fs_cacheable() forgets
+ * the table when it sees a new value.  A device number freed by an unmount
+ * may be given to another filesystem. */
+static unsigned int mounts_gen, mounts_seen;
+
+void preload_mounts_changed(void)
+{
+	__atomic_fetch_add(&mounts_gen, 1, __ATOMIC_RELEASE);
+}
 
 /* ops->fs_cacheable: under the dcache writer mutex. */
 static int fs_cacheable(const char *path, dev_t dev)
 {
+	unsigned int g = __atomic_load_n(&mounts_gen, __ATOMIC_ACQUIRE);
 	struct statfs sfs;
 	int v;
+
+	if (g != mounts_seen) {
+		mounts_seen = g;
+		fs_used = 0;
+	}
 
 	for (int i = 0; i < fs_used; i++)
 		if (fs_table[i].dev == dev)

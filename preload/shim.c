@@ -19,8 +19,8 @@
  *    invalidate code; any wrapper entered then passes straight through.
  *  - errno is preserved on success and set exactly as the kernel would on an
  *    error answered from the cache.
- *  - chdir/credential changes only bump an epoch (async-signal-safe); the next
- *    lookup acts on it.
+ *  - chdir/credential/namespace changes only bump an epoch
+ *    (async-signal-safe); the next lookup acts on it.
  *  - The shim's own fds: close, dup2, dup3, close_range and closefrom of the
  *    inotify fd's number first make invalidate/ give it up (inval.h), and
  *    lookups pass through until the cache has been emptied (try_cache).
@@ -38,7 +38,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/fsuid.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
@@ -48,6 +51,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <utime.h>
+#include <linux/nsfs.h>
 
 #include "dcache.h"
 #include "inval.h"
@@ -61,6 +65,7 @@ extern int preload_enabled;
 static __thread int in_shim __attribute__((tls_model("initial-exec")));
 static unsigned int cwd_epoch, cwd_seen;
 static unsigned int cred_epoch, cred_seen;
+static unsigned int ns_epoch, ns_seen;
 static int ids_equal;
 
 /* ---------------------------------------------------------------------- */
@@ -108,6 +113,13 @@ static void apply_epochs(void)
 	if (__builtin_expect(e != __atomic_load_n(&cwd_seen, __ATOMIC_RELAXED), 0)) {
 		__atomic_store_n(&cwd_seen, e, __ATOMIC_RELAXED);
 		dcache_cwd_changed();
+	}
+	e = __atomic_load_n(&ns_epoch, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(e != __atomic_load_n(&ns_seen, __ATOMIC_RELAXED), 0)) {
+		/* chroot, a namespace, a mount: "/" and what lies below it may
+		 * be other directories now. */
+		__atomic_store_n(&ns_seen, e, __ATOMIC_RELAXED);
+		dcache_reset();
 	}
 	e = __atomic_load_n(&cred_epoch, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(e != __atomic_load_n(&cred_seen, __ATOMIC_RELAXED), 0)) {
@@ -773,6 +785,47 @@ CRED(setresgid, (gid_t a, gid_t b, gid_t c), a, b, c)
 CRED(setgroups, (size_t n, const gid_t *l), n, l)
 CRED(setfsuid, (uid_t u), u)
 CRED(setfsgid, (gid_t g), g)
+/* capset(2) has no glibc declaration (libcap's header has one). */
+int capset(void *hdr, const void *data);
+CRED(capset, (void *h, const void *d), h, d)
+
+/*
+ * Root directory, mounts and namespaces.  After any of these "/" and what
+ * lies below it may be other directories (or other ids own them): the next
+ * lookup empties the cache, the root's watch included (dcache_reset).
+ * pivot_root has no glibc declaration but libc.so.6 exports it: interposed
+ * for callers that use it; util-linux's pivot_root(8) and most others make
+ * the raw syscall, which no LD_PRELOAD shim sees.
+ */
+static void ns_changed(void)
+{
+	__atomic_fetch_add(&ns_epoch, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&cred_epoch, 1, __ATOMIC_RELEASE);
+	preload_mounts_changed();
+}
+#define NS_CHANGE(name, params, ...)                 \
+	REAL_DECL(name);                              \
+	EXPORT int name params                        \
+	{                                             \
+		int r_ = CALL_REAL(name, __VA_ARGS__); \
+		int saved_ = errno;                   \
+		ns_changed();                         \
+		errno = saved_;                       \
+		return r_;                            \
+	}
+int pivot_root(const char *new_root, const char *put_old);
+NS_CHANGE(chroot, (const char *p), p)
+NS_CHANGE(pivot_root, (const char *n, const char *o), n, o)
+NS_CHANGE(mount, (const char *s, const char *t, const char *f, unsigned long fl, const void *d),
+	  s, t, f, fl, d)
+NS_CHANGE(umount, (const char *t), t)
+NS_CHANGE(umount2, (const char *t, int fl), t, fl)
+#if __GLIBC_PREREQ(2, 36) /* the new mount API's wrappers */
+NS_CHANGE(move_mount, (int fa, const char *a, int fb, const char *b, unsigned int fl), fa, a, fb, b, fl)
+NS_CHANGE(mount_setattr, (int fd, const char *p, unsigned int fl, struct mount_attr *a, size_t n),
+	  fd, p, fl, a, n)
+#endif
+
 /* Threads of this process as the kernel counts them, or -1 (no /proc). */
 static int count_threads(void)
 {
@@ -800,6 +853,29 @@ static int alone_with_our_threads(void)
 	return n > 0 && n == 1 + dcache_threads() + (inval_active() ? 1 : 0);
 }
 
+/*
+ * unshare(CLONE_NEWUSER) and setns() into a user or mount namespace need a
+ * single-threaded process (a mount namespace: nobody sharing our fs_struct).
+ * Stop the reader thread (always), and if the program itself has no other
+ * thread, tear the cache down with the liburcu threads it started, then let
+ * the kernel decide.  Not possible in a fork() child of a process that had
+ * used the cache: liburcu re-creates its call_rcu and hash-resize threads
+ * there (its after-fork hooks), and those cannot be stopped.
+ */
+static void become_single_threaded(void)
+{
+	struct timespec step = { 0, 100 * 1000 };
+	int n;
+
+	inval_stop();
+	n = count_threads();
+	if (n <= 0 || n != 1 + dcache_threads())
+		return; /* the program's own threads: the kernel refuses anyway */
+	dcache_quiesce();
+	for (int i = 0; i < 20000 && count_threads() > 1; i++)
+		nanosleep(&step, NULL); /* a stopped thread is leaving */
+}
+
 /* Threads no longer share one fd table (or one cwd and root, or one mount
  * namespace): a process-wide cache and fd number would lie to some of them.
  * Unless the program has no other thread, give up for this process image. */
@@ -818,6 +894,51 @@ __attribute__((unused)) static void fd_table_unshared(void)
 		threads_diverge();
 		in_shim--;
 	}
+}
+
+REAL_DECL(unshare);
+EXPORT int unshare(int flags)
+{
+	int r, saved;
+
+	if (__atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !in_shim) {
+		in_shim++;
+		if (flags & CLONE_NEWUSER)
+			become_single_threaded();
+		else if (flags & (CLONE_FILES | CLONE_FS | CLONE_NEWNS))
+			threads_diverge();
+		in_shim--;
+	}
+	r = CALL_REAL(unshare, flags);
+	saved = errno;
+	ns_changed();
+	errno = saved;
+	return r;
+}
+
+REAL_DECL(setns);
+EXPORT int setns(int fd, int nstype)
+{
+	int r, saved;
+
+	if (__atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !in_shim) {
+		int type = nstype;
+
+		if (!type) { /* "any": ask the namespace fd what it is */
+			type = ioctl(fd, NS_GET_NSTYPE);
+			if (type <= 0)
+				type = CLONE_NEWUSER;
+		}
+		in_shim++;
+		if (type & (CLONE_NEWUSER | CLONE_NEWNS))
+			become_single_threaded();
+		in_shim--;
+	}
+	r = CALL_REAL(setns, fd, nstype);
+	saved = errno;
+	ns_changed();
+	errno = saved;
+	return r;
 }
 
 /* Reaping a child: its changes are in the inotify queue already. */
