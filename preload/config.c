@@ -177,6 +177,17 @@ static char stats_path[PATH_MAX];
 
 /* Set by preload_init(); read by every wrapper (shim.c). */
 int preload_enabled;
+int preload_attrs_faked;
+
+/* fakeroot and pseudo fake ownership and modes in the process (and their
+ * daemon), not in the kernel, and tell inotify nothing about it. */
+static int attrs_faked_here(void)
+{
+	const char *p = getenv("LD_PRELOAD");
+
+	return getenv("FAKEROOTKEY") || getenv("PSEUDO_PREFIX") ||
+	       (p && (strstr(p, "libfakeroot") || strstr(p, "libpseudo")));
+}
 
 void preload_init(void)
 {
@@ -185,6 +196,7 @@ void preload_init(void)
 
 	if (s && *s && strcmp(s, "0") != 0)
 		return;
+	preload_attrs_faked = attrs_faked_here();
 	s = getenv("RCUWALK_STATS");
 	if (s && *s && strlen(s) < sizeof(stats_path))
 		strcpy(stats_path, s);

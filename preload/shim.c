@@ -24,6 +24,9 @@
  *  - The shim's own fds: close, dup2, dup3, close_range and closefrom of the
  *    inotify fd's number first make invalidate/ give it up (inval.h), and
  *    lookups pass through until the cache has been emptied (try_cache).
+ *  - Under fakeroot/pseudo (preload_attrs_faked) stat never answers from the
+ *    cache and only name errors (ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG) are
+ *    answered: ownership and modes are faked outside the kernel.
  */
 #define _GNU_SOURCE
 #define _LGPL_SOURCE
@@ -62,6 +65,7 @@
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat64 layout differs");
 
 extern int preload_enabled;
+extern int preload_attrs_faked;
 static __thread int in_shim __attribute__((tls_model("initial-exec")));
 static unsigned int cwd_epoch, cwd_seen;
 static unsigned int cred_epoch, cred_seen;
@@ -152,6 +156,9 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 	errno = saved;
 	if (r == DCACHE_PASS)
 		return 0;
+	if (__builtin_expect(preload_attrs_faked, 0) && r > 0 && r != ENOENT && r != ENOTDIR &&
+	    r != ELOOP && r != ENAMETOOLONG)
+		return 0; /* permission answers may be faked too: the next library's */
 	if (r == 0) {
 		*ret = 0;
 	} else {
@@ -208,9 +215,12 @@ static inline void fd_set_writable(int fd, int on)
  */
 static int stat_cached(int dirfd, const char *path, struct stat *buf, int flags, int *ret)
 {
+	/* Under fakeroot/pseudo only errors come from the cache (NEGONLY). */
 	return !(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && cacheable_path(dirfd, path) &&
 	       !bad_ptr(buf) &&
-	       try_cache(path, DCACHE_Q_STAT | ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
+	       try_cache(path,
+			 (preload_attrs_faked ? DCACHE_Q_NEGONLY : DCACHE_Q_STAT) |
+				 ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
 			 0, buf, ret);
 }
 
