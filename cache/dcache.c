@@ -46,7 +46,8 @@
  *    after reading what they need; a changed d_seq means "start over".
  *    Adding information (publishing attributes, setting an access bit or
  *    D_SEARCHED) does not bump d_seq: a reader that missed it just misses.
- *  Immutable after hashing: parent, name, hash, type, link target, dev.
+ *  Immutable after hashing: parent, name, hash, type, link target, dev.  The
+ *    root is never hashed: dcache_reset() may rewrite its dev (relaxed atomics).
  *  A dentry is hashed only while its parent directory is watched (its
  *    wd >= 0), so every change that could make it wrong reaches us as an
  *    event; a directory's own attributes are cached only while it is watched
@@ -80,6 +81,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -613,6 +615,84 @@ static void d_hash_locked(struct dentry *d)
 }
 
 /*
+ * call_rcu() work goes to a thread of our own (dc_crdp), routed to from every
+ * CPU with liburcu's set_cpu_call_rcu_data(), rather than to liburcu's
+ * default call_rcu thread, which can never be stopped: dcache_quiesce() stops
+ * ours, so that unshare(CLONE_NEWUSER) can find the process single-threaded.
+ * A thread on a CPU beyond the routed range falls back to the default one.
+ * In a fork() child liburcu has already made the default thread (its
+ * after-fork hook does when any call_rcu data existed): the child uses it.
+ * All under dc_init_mutex.
+ */
+static struct call_rcu_data *dc_crdp;
+static bool dc_crdp_inherited;
+
+/* CPUs to route: liburcu sizes its per-CPU array from the "possible" mask
+ * (or sysconf): stay within both, so that it never complains on stderr. */
+static int routed_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	char buf[256];
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/sys/devices/system/cpu/possible",
+			      O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		long len = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+
+		syscall(SYS_close, fd);
+		if (len > 0) {
+			long i = len;
+			long max;
+
+			buf[len] = '\0';
+			while (i > 0 && buf[i - 1] != ',' && buf[i - 1] != '-')
+				i--;
+			max = strtol(buf + i, NULL, 10);
+			if (max >= 0 && max + 1 < n)
+				n = max + 1;
+		}
+	}
+	return n > 0 && n < 65536 ? (int)n : 0;
+}
+
+static void start_call_rcu_locked(void)
+{
+	int n;
+
+	if (dc_crdp_inherited) {
+		(void)get_default_call_rcu_data();
+		return;
+	}
+	if (dc_crdp)
+		return;
+	dc_crdp = create_call_rcu_data(0, -1);
+	n = routed_cpus();
+	for (int cpu = 0; cpu < n; cpu++)
+		(void)set_cpu_call_rcu_data(cpu, dc_crdp); /* EEXIST: the host's own stays */
+}
+
+/* Not in a read-side section; no call_rcu() may be pending on dc_crdp. */
+static void stop_call_rcu_locked(void)
+{
+	int n = routed_cpus();
+
+	if (!dc_crdp)
+		return;
+	for (int cpu = 0; cpu < n; cpu++) {
+		struct call_rcu_data *c;
+
+		rcu_read_lock();
+		c = get_cpu_call_rcu_data(cpu);
+		rcu_read_unlock();
+		if (c == dc_crdp)
+			(void)set_cpu_call_rcu_data(cpu, NULL);
+	}
+	synchronize_rcu(); /* no call_rcu() still holds the pointer */
+	call_rcu_data_free(dc_crdp); /* stops its thread */
+	dc_crdp = NULL;
+}
+
+/*
  * Create the table and the root.  Returns false if the cache is unusable.
  * liburcu's allocations (table, call_rcu data) take liburcu's own mutexes,
  * which its fork hooks hold across fork(); they are therefore made under
@@ -641,7 +721,7 @@ static bool ensure_table(void)
 		if (!dc_table)
 			dc_table = cds_lfht_new(1024, 1024, 0,
 						CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
-		(void)get_default_call_rcu_data();
+		start_call_rcu_locked();
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (dc_table) {
 			struct dentry *r = d_alloc(NULL, "/", 1, D_DIR, NULL, 0);
@@ -1019,6 +1099,8 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 	if (d->flags & D_NOCACHE)
 		return false;
 	wd = dc_ops->watch_dir(dpath);
+	if (wd == -EAGAIN)
+		return false; /* transient (no thread, instance being replaced): retry later */
 	if (wd < 0) {
 		/* No watch, no coherence: nothing below d is cached.  A later
 		 * event on d's parent recreates d and tries again. */
@@ -1300,7 +1382,7 @@ static int populate_rcu(struct miss *m)
 			}
 			if (type != D_DIR && st.st_nlink > 1)
 				flags |= D_NOATTR; /* other names change it without an event here */
-			if (st.st_dev != p->dev) {
+			if (st.st_dev != LOAD_RELAXED(p->dev)) {
 				int v = dc_ops->fs_cacheable(path, st.st_dev);
 
 				if (v == 0)
@@ -2160,6 +2242,82 @@ void dcache_invalidate_all(void)
 	rcu_read_unlock();
 }
 
+void dcache_reset(void)
+{
+	struct stat st;
+
+	rcu_read_lock(); /* before the mutex: see "Lock order" */
+	pthread_mutex_lock(&dcache_mutex);
+	if (dc_root) {
+		struct dentry *r = dc_root;
+		bool ok;
+
+		kill_all_locked();
+		r->dir_gen++;
+		if (r->wd >= 0) {
+			int w = r->wd;
+
+			r->wd = -1;
+			wd_map_del_locked(w, r);
+		}
+		/* The root may be another directory now: judge it again. */
+		ok = dc_ops->kernel_lstat("/", &st) == 0 && S_ISDIR(st.st_mode) &&
+		     dc_ops->fs_cacheable("/", st.st_dev) == 1;
+		d_write_begin(r);
+		STORE_RELAXED(r->flags, ok ? (r->flags & ~D_NOCACHE) : (r->flags | D_NOCACHE));
+		if (ok)
+			STORE_RELAXED(r->dev, st.st_dev);
+		d_write_end(r);
+	}
+	pthread_mutex_unlock(&dcache_mutex);
+	rcu_read_unlock();
+}
+
+void dcache_quiesce(void)
+{
+	struct dentry *r;
+	struct cds_lfht *t;
+
+	pthread_mutex_lock(&dc_init_mutex);
+	rcu_read_lock();
+	pthread_mutex_lock(&dcache_mutex);
+	r = dc_root;
+	if (r) {
+		kill_all_locked();
+		if (r->wd >= 0) {
+			int w = r->wd;
+
+			r->wd = -1;
+			wd_map_del_locked(w, r);
+		}
+		cds_list_del(&r->lru);
+		dc_bytes -= r->bytes;
+		STORE_RELEASE(dc_root, NULL);
+	}
+	t = dc_table;
+	STORE_RELEASE(dc_table, NULL);
+	pthread_mutex_unlock(&dcache_mutex);
+	rcu_read_unlock();
+	synchronize_rcu(); /* nobody still looks at r or t */
+	free(r);
+	if (t || dc_crdp)
+		rcu_barrier(); /* every pending free has run */
+	if (t)
+		(void)cds_lfht_destroy(t, NULL); /* empty; the resize worker stops with the last table */
+	stop_call_rcu_locked();
+	pthread_mutex_unlock(&dc_init_mutex);
+}
+
+int dcache_threads(void)
+{
+	int n;
+
+	pthread_mutex_lock(&dc_init_mutex);
+	n = (LOAD_ACQUIRE(dc_table) ? 1 : 0) + (dc_crdp ? 1 : 0);
+	pthread_mutex_unlock(&dc_init_mutex);
+	return n;
+}
+
 void dcache_cwd_changed(void)
 {
 	rcu_read_lock();
@@ -2192,6 +2350,11 @@ void dcache_fork_child(void)
 	 * and write every page.  The table is abandoned likewise. */
 	pthread_mutex_init(&dcache_mutex, NULL);
 	pthread_mutex_init(&dc_init_mutex, NULL);
+	/* liburcu's after-fork hook freed dc_crdp here and made a default
+	 * call_rcu thread if any call_rcu data existed. */
+	if (dc_crdp)
+		dc_crdp_inherited = true;
+	dc_crdp = NULL;
 	dc_table = NULL;
 	dc_root = NULL;
 	dc_cwd = NULL;

@@ -62,7 +62,10 @@ enum dcache_event {
 struct dcache_ops {
 	/* Watch directory `path` (absolute, symlink-free) so that every later
 	 * change in it reaches dcache_event_*(); must be in place before it
-	 * returns.  Returns a watch id >= 0 (the same id for the same inode). */
+	 * returns.  Returns a watch id >= 0 (the same id for the same inode),
+	 * -EAGAIN for a transient failure (the caller passes through and asks
+	 * again later), or another negative errno (nothing below `path` is
+	 * cached until the directory's dentry is recreated). */
 	int (*watch_dir)(const char *path);
 	/* Drop one reference to watch `wd`; the last dentry using it is gone. */
 	void (*unwatch_dir)(int wd);
@@ -171,6 +174,23 @@ void dcache_event_self(int wd, enum dcache_event ev);
 void dcache_forget_inode(dev_t dev, ino_t ino);
 /* Forget everything (queue overflow, credential change).  Writer context. */
 void dcache_invalidate_all(void);
+
+/* Forget everything, the root directory's own watch and verdict included:
+ * after chroot() or a namespace change "/" may be another directory, and
+ * after invalidate/ lost its inotify instance every watch id is meaningless.
+ * The root's watch is released through ops->unwatch_dir.  Writer context. */
+void dcache_reset(void);
+
+/* Tear the cache down completely, its hash table and the liburcu threads it
+ * started (hash resize worker, call_rcu thread) included, so that the
+ * process can become single-threaded; the next lookup starts afresh.  Only
+ * when no other thread can be using the cache (the caller has checked that
+ * the process has no threads but its own and the cache's).  Not in ops
+ * context nor a read-side section. */
+void dcache_quiesce(void);
+/* How many threads the cache's current state has liburcu run for it (the
+ * hash resize worker, our call_rcu thread): 0 to 2.  Any thread. */
+int dcache_threads(void);
 
 /* The process changed its working directory: forget the cached cwd.
  * Writer context (takes the writer mutex). */

@@ -14,6 +14,41 @@
  *    published with a release store; readers of it load it once.
  *  The kernel queues an event inside the syscall that made the change, so
  *    once a mutating call has returned its event is in the queue.
+ *
+ * The fd is ours only until the host closes it
+ * =============================================
+ * The host may close our fd number (close, close_range, closefrom, a loop
+ * over 3..N) or dup2/dup3 another file onto it at any moment; shim.c calls
+ * inval_fd_closing() BEFORE such a call reaches the kernel.  Afterwards the
+ * number may name a file of the host's, so:
+ *  I1  every syscall on the number made by an application thread (read,
+ *      inotify_add_watch, inotify_rm_watch) is made with fd_mutex held,
+ *      after checking under it that inotify_fd still holds that number.
+ *      fd_mutex is a leaf: nothing is taken and nothing is applied under it.
+ *  I2  the reader thread's only syscall on the number outside fd_mutex is
+ *      poll(), and it enters poll() only after seeing inst_gen unchanged
+ *      since it was started; it reads under fd_mutex like everyone else (I1).
+ *  I3  giving the number up (give_up_locked): under fd_mutex, set
+ *      `recovering`, store -1 in inotify_fd and bump inst_gen - from then
+ *      on nobody starts a syscall on the number (I1, I2) - and, while the
+ *      number is still ours, queue an event on the instance (remove the
+ *      sentinel watch: IN_IGNORED) so that a reader blocked in poll()
+ *      returns.  Then, outside fd_mutex, wait until the reader has exited.
+ *      Only then does the host's close proceed: no thread of ours makes a
+ *      syscall naming the number after the kernel has closed it.
+ *  I4  lookups pass through while `recovering` is set (shim.c asks
+ *      inval_recovering() after inval_sync()), and no new instance is
+ *      created (watch_dir answers -EAGAIN) until inval_recover() has run
+ *      dcache_reset(): every dentry of the old instance is dead and the
+ *      root's watch forgotten before a new instance hands out watch ids
+ *      that could be confused with the old ones.
+ *  The waits in I3 are skipped when the closing thread may hold one of our
+ *  locks (a signal handler that interrupted this thread inside the shim:
+ *  inval_fd_closing(fd, 1)); see that function for what this leaves open.
+ *  Locks: lose_mutex (one give-up at a time) -> fd_mutex.  read_mutex ->
+ *  fd_mutex, dcache writer mutex -> fd_mutex (watch_dir, unwatch_dir).
+ *  A vfork() or raw clone() child shares our memory or a copy of it but not
+ *  our fd table: its closes are its own (owner_pid check).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,10 +56,18 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "inval.h"
@@ -35,13 +78,39 @@
 #define FD_FLOOR 512 /* keep our fd out of the range programs loop over */
 
 static pthread_mutex_t read_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t fd_mutex = PTHREAD_MUTEX_INITIALIZER;   /* I1: leaf */
+static pthread_mutex_t lose_mutex = PTHREAD_MUTEX_INITIALIZER; /* one give-up at a time */
+static pthread_mutex_t recover_mutex = PTHREAD_MUTEX_INITIALIZER;
+static __thread int fd_mutex_mine __attribute__((tls_model("initial-exec")));
 static atomic_int inotify_fd = -1;
+static atomic_int closing_fd = -1; /* the number being given up, until its close may proceed */
+static atomic_uint inst_gen = 1;   /* bumped whenever an instance is given up */
+static atomic_int recovering;      /* I4 */
+static atomic_int disabled;        /* inval_disable(): never create an instance again */
+static atomic_int owner_pid;       /* the process whose fd table holds inotify_fd */
+static int sentinel_wd = -1;       /* under fd_mutex: a watch to remove to wake the reader */
+/* The reader of instance generation g stores g in reader_gen when started
+ * and raises reader_exit_gen to g (a futex word) when it has left for good. */
+static atomic_uint reader_gen, reader_exit_gen;
+static atomic_int reader_tid;
 /* change_gen counts noted changes; drained_gen is the change_gen value that
  * the last completed drain covered (written under read_mutex). */
 static atomic_ulong change_gen, drained_gen;
-static pthread_t reader;
-static int reader_started;
 static atomic_ulong st_watches, st_events, st_watch_failures, st_overflows;
+
+_Static_assert(sizeof(uintptr_t) >= 8, "reader_main packs (gen, fd) into its argument");
+
+static void fd_lock(void)
+{
+	pthread_mutex_lock(&fd_mutex);
+	fd_mutex_mine = 1;
+}
+
+static void fd_unlock(void)
+{
+	fd_mutex_mine = 0;
+	pthread_mutex_unlock(&fd_mutex);
+}
 
 /* Apply one event to the cache.  Called with read_mutex held. */
 static void apply_event(const struct inotify_event *ev)
@@ -67,19 +136,29 @@ static void apply_event(const struct inotify_event *ev)
 		dcache_event_self(ev->wd, DCACHE_EV_ATTR);
 }
 
-/* Read until the queue is empty.  Called with read_mutex held. */
-static void read_all_locked(int fd)
+/* Read until the queue is empty, or until instance (fd, gen) is no longer
+ * ours.  Called with read_mutex held.  Each read() is made under fd_mutex
+ * (I1); events are applied outside it.  Returns 0 if the instance is gone. */
+static int read_all_locked(int fd, unsigned int gen)
 {
 	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
 
 	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
+		ssize_t n;
 
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			return; /* EAGAIN: empty; EBADF: closed under us (fork child) */
+		fd_lock();
+		if (atomic_load(&inotify_fd) != fd || atomic_load(&inst_gen) != gen) {
+			fd_unlock();
+			return 0;
 		}
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR) {
+			fd_unlock();
+			continue;
+		}
+		fd_unlock();
+		if (n <= 0)
+			return 1; /* EAGAIN: empty */
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 
@@ -89,13 +168,27 @@ static void read_all_locked(int fd)
 	}
 }
 
+static void reader_left(unsigned int gen)
+{
+	unsigned int cur = atomic_load(&reader_exit_gen);
+
+	while ((int)(cur - gen) < 0 && !atomic_compare_exchange_weak(&reader_exit_gen, &cur, gen))
+		;
+	syscall(SYS_futex, &reader_exit_gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
 static void *reader_main(void *arg)
 {
-	int fd = (int)(long)arg;
+	int fd = (int)(uint32_t)(uintptr_t)arg;
+	unsigned int gen = (unsigned int)((uintptr_t)arg >> 32);
 
+	atomic_store(&reader_tid, (int)syscall(SYS_gettid));
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int alive;
 
+		if (atomic_load(&inst_gen) != gen) /* I2 */
+			break;
 		if (poll(&pfd, 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -104,76 +197,121 @@ static void *reader_main(void *arg)
 		if (pfd.revents & POLLNVAL)
 			break;
 		pthread_mutex_lock(&read_mutex);
-		read_all_locked(fd);
+		alive = read_all_locked(fd, gen);
 		pthread_mutex_unlock(&read_mutex);
+		if (!alive)
+			break;
 	}
+	reader_left(gen);
 	return NULL;
 }
 
-/* Create the instance and start the reader.  Under the dcache mutex. */
+/* Move fd at or above FD_FLOOR (or as high as RLIMIT_NOFILE lets it go):
+ * programs that close or dup2 over "their" fds loop over the low range. */
+static int move_high(int fd)
+{
+	struct rlimit rl;
+	int floor = FD_FLOOR, hi;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur <= (rlim_t)FD_FLOOR)
+		floor = (int)rl.rlim_cur / 2;
+	if (fd >= floor)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+	if (hi < 0)
+		return fd;
+	syscall(SYS_close, fd); /* raw: the shim's close() would look at it */
+	return hi;
+}
+
+/* Create the instance and start the reader.  Under the dcache mutex and
+ * fd_mutex. */
 static int start_locked(void)
 {
 	int fd = atomic_load(&inotify_fd);
+	unsigned int gen;
 	sigset_t all, old;
 	pthread_attr_t attr;
+	pthread_t th;
 
 	if (fd >= 0)
 		return fd;
-	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fd < FD_FLOOR) {
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
-
-		if (hi >= 0) {
-			close(fd);
-			fd = hi;
-		}
-	}
-	/* The reader blocks every signal: signals are the program's. */
+	if (atomic_load(&disabled))
+		return -ENOTSUP;
+	if (atomic_load(&recovering))
+		return -EAGAIN; /* I4: inval_recover() first */
+	/* Signals stay blocked until the number is published: a handler of
+	 * this thread that closes fds must not see an instance that
+	 * inval_owns_fd() does not know yet.  The reader inherits the mask:
+	 * signals are the program's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return fd;
+	}
+	fd = move_high(fd);
+	/* A watch that exists only to be removed: the IN_IGNORED that its
+	 * removal queues wakes the reader (I3).  /dev/null never changes. */
+	sentinel_wd = inotify_add_watch(fd, "/dev/null", IN_DELETE_SELF);
+	gen = atomic_load(&inst_gen);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
-	if (pthread_create(&reader, &attr, reader_main, (void *)(long)fd) != 0) {
+	if (pthread_create(&th, &attr, reader_main,
+			   (void *)(((uintptr_t)gen << 32) | (uint32_t)fd)) != 0) {
 		pthread_attr_destroy(&attr);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		close(fd);
+		syscall(SYS_close, fd);
+		sentinel_wd = -1;
 		return -EAGAIN;
 	}
 	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	reader_started = 1;
+	atomic_store(&reader_gen, gen);
+	atomic_store(&owner_pid, (int)getpid());
 	atomic_store(&inotify_fd, fd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return fd;
 }
 
 /* ops->watch_dir: under the dcache mutex. */
 static int watch_dir(const char *path)
 {
-	int fd = start_locked(), wd;
+	int fd, wd;
 
+	fd_lock();
+	fd = start_locked();
 	if (fd < 0) {
+		fd_unlock();
 		atomic_fetch_add_explicit(&st_watch_failures, 1, memory_order_relaxed);
 		return fd;
 	}
 	wd = inotify_add_watch(fd, path, WATCH_MASK);
+	if (wd < 0)
+		wd = -errno;
+	fd_unlock();
 	if (wd < 0) {
 		atomic_fetch_add_explicit(&st_watch_failures, 1, memory_order_relaxed);
-		return -errno;
+		return wd == -EAGAIN ? -ENOSPC : wd; /* not the transient code */
 	}
 	atomic_fetch_add_explicit(&st_watches, 1, memory_order_relaxed);
 	return wd;
 }
 
-/* ops->unwatch_dir: under the dcache mutex. */
+/* ops->unwatch_dir: under the dcache mutex.  After a give-up the watch died
+ * with its instance: nothing to do (I4 orders this before a new instance). */
 static void unwatch_dir(int wd)
 {
-	int fd = atomic_load(&inotify_fd);
+	int fd;
 
+	fd_lock();
+	fd = atomic_load(&inotify_fd);
 	if (fd >= 0 && inotify_rm_watch(fd, wd) == 0)
 		atomic_fetch_sub_explicit(&st_watches, 1, memory_order_relaxed);
+	fd_unlock();
 }
 
 void inval_fill_ops(struct dcache_ops *ops)
@@ -184,12 +322,13 @@ void inval_fill_ops(struct dcache_ops *ops)
 
 void inval_drain(void)
 {
+	unsigned int gen = atomic_load(&inst_gen);
 	int fd = atomic_load(&inotify_fd);
 
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&read_mutex);
-	read_all_locked(fd);
+	read_all_locked(fd, gen);
 	pthread_mutex_unlock(&read_mutex);
 }
 
@@ -202,10 +341,12 @@ void inval_note_change(void)
 void inval_sync(void)
 {
 	unsigned long want = atomic_load_explicit(&change_gen, memory_order_acquire);
+	unsigned int gen;
 	int fd;
 
 	if (__builtin_expect(want == atomic_load_explicit(&drained_gen, memory_order_acquire), 1))
 		return;
+	gen = atomic_load(&inst_gen);
 	fd = atomic_load(&inotify_fd);
 	if (fd < 0)
 		return;
@@ -216,7 +357,9 @@ void inval_sync(void)
 	if ((long)(atomic_load(&drained_gen) - want) < 0) {
 		unsigned long now = atomic_load(&change_gen);
 
-		read_all_locked(fd);
+		/* Cut short if the instance is given up meanwhile: then
+		 * `recovering` is set and the caller passes through (I4). */
+		read_all_locked(fd, gen);
 		atomic_store(&drained_gen, now);
 	}
 	pthread_mutex_unlock(&read_mutex);
@@ -237,19 +380,218 @@ void inval_fork_child(void)
 	int fd = atomic_load(&inotify_fd);
 
 	/* The instance is shared with the parent: reading it here would steal
-	 * the parent's events.  Close our copy; the parent's watches stay. */
+	 * the parent's events.  Close our copy; the parent's watches stay.
+	 * The parent's reader (and a give-up in progress there) does not
+	 * exist here: start afresh. */
 	pthread_mutex_init(&read_mutex, NULL);
+	pthread_mutex_init(&fd_mutex, NULL);
+	pthread_mutex_init(&lose_mutex, NULL);
+	pthread_mutex_init(&recover_mutex, NULL);
+	fd_mutex_mine = 0;
 	if (fd >= 0)
-		close(fd);
+		syscall(SYS_close, fd);
 	atomic_store(&inotify_fd, -1);
+	atomic_store(&closing_fd, -1);
+	sentinel_wd = -1;
+	atomic_store(&recovering, 0); /* the child's cache starts empty */
+	atomic_fetch_add(&inst_gen, 1);
+	atomic_store(&reader_exit_gen, atomic_load(&inst_gen));
 	atomic_store(&drained_gen, atomic_load(&change_gen));
-	reader_started = 0;
 	atomic_store(&st_watches, 0);
 }
 
 int inval_active(void)
 {
-	return atomic_load(&inotify_fd) >= 0 && reader_started;
+	unsigned int g = atomic_load(&reader_gen);
+
+	return atomic_load(&inotify_fd) >= 0 && (int)(atomic_load(&reader_exit_gen) - g) < 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Giving the fd up (see "The fd is ours only until the host closes it"). */
+
+int inval_owns_fd(int fd)
+{
+	return fd >= 0 && (fd == atomic_load_explicit(&inotify_fd, memory_order_relaxed) ||
+			   fd == atomic_load_explicit(&closing_fd, memory_order_relaxed));
+}
+
+int inval_fd_in_range(unsigned int lo, unsigned int hi)
+{
+	int fd = atomic_load_explicit(&inotify_fd, memory_order_relaxed);
+
+	if (fd >= 0 && (unsigned int)fd >= lo && (unsigned int)fd <= hi)
+		return fd;
+	fd = atomic_load_explicit(&closing_fd, memory_order_relaxed);
+	if (fd >= 0 && (unsigned int)fd >= lo && (unsigned int)fd <= hi)
+		return fd;
+	return -1;
+}
+
+/* Queue an event on the instance so that a reader in poll() returns.  Under
+ * fd_mutex, while `fd` is still ours. */
+static void wake_reader_locked(int fd)
+{
+	int wd = sentinel_wd;
+
+	sentinel_wd = -1;
+	if (wd >= 0 && inotify_rm_watch(fd, wd) == 0)
+		return;
+	/* No sentinel (no /dev/null here): any watch will do; IN_MASK_ADD
+	 * leaves an existing watch of "/" as it is until it is removed. */
+	wd = inotify_add_watch(fd, "/", IN_DELETE_SELF | IN_MASK_ADD);
+	if (wd >= 0)
+		inotify_rm_watch(fd, wd);
+	/* else the wait below times out: see inval_fd_closing() */
+}
+
+/* Wait (bounded) until the reader of generation `gen` has left. */
+static void wait_reader_left(unsigned int gen)
+{
+	struct timespec now, end, step = { 0, 50 * 1000 * 1000 };
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += 2;
+	for (;;) {
+		unsigned int cur = atomic_load(&reader_exit_gen);
+
+		if ((int)(cur - gen) >= 0)
+			return;
+		syscall(SYS_futex, &reader_exit_gen, FUTEX_WAIT_PRIVATE, cur, &step, NULL, 0);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+			return;
+	}
+}
+
+/* The part of I3 that needs no lock: from here on nobody starts a syscall
+ * on `fd` (I1, I2), and lookups pass through (I4).  `recovering` first: a
+ * drain that finds inotify_fd changed then sees it set. */
+static void lose_now(int fd)
+{
+	int expected = fd;
+
+	atomic_store(&recovering, 1);
+	if (atomic_compare_exchange_strong(&inotify_fd, &expected, -1)) {
+		atomic_fetch_add(&inst_gen, 1);
+		atomic_store(&st_watches, 0);
+	}
+}
+
+/* I3.  Under lose_mutex.  `nowait`: this thread may hold read_mutex, fd_mutex
+ * or the dcache mutex (a signal handler interrupted it inside the shim). */
+static void give_up_locked(int fd, int nowait)
+{
+	unsigned int gen;
+
+	if (nowait && fd_mutex_mine) {
+		/* Interrupted between fd_lock() and fd_unlock(): the one syscall
+		 * in progress there is all that can still name the number (and
+		 * acts on a closed number, unless the handler also opens a file
+		 * that gets it).  The reader is not woken: it leaves at its next
+		 * event, having seen inst_gen change. */
+		lose_now(fd);
+		return;
+	}
+	if (nowait) {
+		while (pthread_mutex_trylock(&fd_mutex) != 0)
+			sched_yield(); /* another thread, inside one syscall */
+		fd_mutex_mine = 1;
+	} else {
+		fd_lock();
+	}
+	if (atomic_load(&inotify_fd) != fd) {
+		fd_unlock();
+		return;
+	}
+	gen = atomic_load(&inst_gen);
+	atomic_store(&closing_fd, fd);
+	atomic_store(&recovering, 1);
+	atomic_store(&inotify_fd, -1);
+	atomic_fetch_add(&inst_gen, 1);
+	wake_reader_locked(fd);
+	fd_unlock();
+	if (!nowait && atomic_load(&reader_gen) == gen)
+		wait_reader_left(gen);
+	atomic_store(&st_watches, 0);
+}
+
+void inval_fd_closing(int fd, int nowait)
+{
+	if ((int)getpid() != atomic_load(&owner_pid))
+		return; /* a vfork()/clone() child: its fd table is its own */
+	if (nowait) {
+		/* Another thread giving the number up may be waiting for a
+		 * reader that waits for a lock this thread holds (or this thread
+		 * was interrupted in here): mark it lost without waiting. */
+		if (pthread_mutex_trylock(&lose_mutex) != 0) {
+			lose_now(fd);
+			return;
+		}
+	} else {
+		pthread_mutex_lock(&lose_mutex);
+	}
+	if (fd == atomic_load(&inotify_fd))
+		give_up_locked(fd, nowait);
+	atomic_store(&closing_fd, -1);
+	pthread_mutex_unlock(&lose_mutex);
+}
+
+int inval_recovering(void)
+{
+	return atomic_load_explicit(&recovering, memory_order_acquire);
+}
+
+void inval_recover(void)
+{
+	pthread_mutex_lock(&recover_mutex);
+	if (atomic_load(&recovering)) {
+		dcache_reset(); /* unwatch_dir is a no-op: inotify_fd is -1 */
+		atomic_store(&recovering, 0);
+	}
+	pthread_mutex_unlock(&recover_mutex);
+}
+
+/* Wait (bounded) until the kernel no longer counts thread `tid` among ours. */
+static void wait_task_gone(int tid)
+{
+	char path[64];
+	struct stat st;
+	struct timespec step = { 0, 100 * 1000 };
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d", tid);
+	for (int i = 0; i < 20000; i++) {
+		if (syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) != 0)
+			return; /* gone (or no /proc: nothing to wait with) */
+		nanosleep(&step, NULL);
+	}
+}
+
+void inval_stop(void)
+{
+	int fd, tid = 0;
+
+	pthread_mutex_lock(&lose_mutex);
+	fd = atomic_load(&inotify_fd);
+	if (fd >= 0 && (int)getpid() == atomic_load(&owner_pid)) {
+		unsigned int gen = atomic_load(&inst_gen);
+
+		give_up_locked(fd, 0);
+		if ((int)(atomic_load(&reader_exit_gen) - gen) >= 0)
+			tid = atomic_load(&reader_tid);
+		/* Ours, and nobody names it any more (I1-I3). */
+		syscall(SYS_close, fd);
+	}
+	atomic_store(&closing_fd, -1);
+	pthread_mutex_unlock(&lose_mutex);
+	if (tid > 0)
+		wait_task_gone(tid);
+}
+
+void inval_disable(void)
+{
+	atomic_store(&disabled, 1);
+	inval_stop();
 }
 
 void inval_shutdown(void)

@@ -53,6 +53,41 @@ void inval_fork_child(void);
 /* Whether the inotify instance and its reader thread are running. */
 int inval_active(void);
 
+/*
+ * The host may close our fd number or dup2 over it (see inval.c, "The fd is
+ * ours only until the host closes it").  Wrappers of close, dup2, dup3,
+ * close_range and closefrom ask inval_owns_fd() / inval_fd_in_range() (one
+ * or two relaxed atomic loads) and, for our number, call inval_fd_closing()
+ * BEFORE the real call: when it returns, no thread of ours will make a
+ * syscall naming that number again, the instance is given up, and lookups
+ * must pass through until inval_recover() has run.  `nowait` = the caller
+ * may hold one of our locks (a signal handler that interrupted the shim):
+ * then nothing waits, at the cost described in inval.c.  Any thread.
+ */
+int inval_owns_fd(int fd);
+/* Our number if it lies in [lo, hi], else -1. */
+int inval_fd_in_range(unsigned int lo, unsigned int hi);
+void inval_fd_closing(int fd, int nowait);
+
+/* Non-zero from a give-up until inval_recover() has emptied the cache: the
+ * caller of inval_sync() must then pass through or call inval_recover().
+ * One atomic load. */
+int inval_recovering(void);
+/* Empty the cache (dcache_reset) after a give-up, so that a new instance
+ * may be created.  Any thread outside ops context, not from a signal
+ * handler (takes the dcache writer mutex). */
+void inval_recover(void);
+
+/* Give the instance up and close it, wait until the reader thread has left
+ * and the kernel no longer counts it (bounded): the process may then be
+ * single-threaded (unshare(CLONE_NEWUSER)).  Lookups must call
+ * inval_recover() before the next instance is created.  Any thread, not ops
+ * context nor a signal handler. */
+void inval_stop(void);
+/* inval_stop(), and never create an instance again in this process image
+ * (its threads no longer share one fd table or one root). */
+void inval_disable(void);
+
 /* Stop the reader thread and close the instance (tests; not needed at exit). */
 void inval_shutdown(void);
 

@@ -159,7 +159,10 @@ static int fs_name_ttl(const char *type)
  * (statfs cannot tell devtmpfs from tmpfs: same f_type, and devtmpfs sees
  * every write to /dev/null as IN_MODIFY in /dev).  Returns 1 cacheable,
  * 0 not, -1 not found (btrfs subvolumes report anonymous devices).
- * Raw syscalls only: this runs in ops context.
+ * Raw syscalls only: this runs in ops context.  The fd lives only inside
+ * this call, like glibc's own transient fds: a host thread that closes fds
+ * it does not own while other threads run can hit it, as it can hit glibc's.
+ * The long-lived inotify fd is guarded instead (inval.c).
  */
 static int mountinfo_verdict(dev_t dev)
 {
@@ -210,12 +213,27 @@ static struct {
 	int verdict;
 } fs_table[FS_TABLE];
 static int fs_used;
+/* Bumped by preload_mounts_changed() (any thread); fs_cacheable() forgets
+ * the table when it sees a new value.  A device number freed by an unmount
+ * may be given to another filesystem. */
+static unsigned int mounts_gen, mounts_seen;
+
+void preload_mounts_changed(void)
+{
+	__atomic_fetch_add(&mounts_gen, 1, __ATOMIC_RELEASE);
+}
 
 /* ops->fs_cacheable: under the dcache writer mutex. */
 static int fs_cacheable(const char *path, dev_t dev)
 {
+	unsigned int g = __atomic_load_n(&mounts_gen, __ATOMIC_ACQUIRE);
 	struct statfs sfs;
 	int v;
+
+	if (g != mounts_seen) {
+		mounts_seen = g;
+		fs_used = 0;
+	}
 
 	for (int i = 0; i < fs_used; i++)
 		if (fs_table[i].dev == dev)
@@ -290,6 +308,17 @@ static unsigned int parse_excludes(const char *spec, char **out, char *buf, size
 
 /* Set by preload_init(); read by every wrapper (shim.c). */
 int preload_enabled;
+int preload_attrs_faked;
+
+/* fakeroot and pseudo fake ownership and modes in the process (and their
+ * daemon), not in the kernel, and tell inotify nothing about it. */
+static int attrs_faked_here(void)
+{
+	const char *p = getenv("LD_PRELOAD");
+
+	return getenv("FAKEROOTKEY") || getenv("PSEUDO_PREFIX") ||
+	       (p && (strstr(p, "libfakeroot") || strstr(p, "libpseudo")));
+}
 
 void preload_init(void)
 {
@@ -304,6 +333,7 @@ void preload_init(void)
 
 	if (s && *s && strcmp(s, "0") != 0)
 		return;
+	preload_attrs_faked = attrs_faked_here();
 	preload_stats_init(getenv("RCUWALK_STATS"));
 	s = getenv("RCUWALK_MAX_MB");
 	if (s && *s) {

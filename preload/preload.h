@@ -15,6 +15,10 @@
  * calls that arrive before it pass through. */
 void preload_init(void);
 
+/* Mounts may have changed (mount, umount, a namespace, chroot): forget the
+ * filesystem verdicts cached per device number.  Any thread; one atomic. */
+void preload_mounts_changed(void);
+
 /* Append this process's counter line to $RCUWALK_STATS (one O_APPEND write).
  * Called from the destructor. */
 void preload_write_stats(void);

@@ -19,8 +19,14 @@
  *    invalidate code; any wrapper entered then passes straight through.
  *  - errno is preserved on success and set exactly as the kernel would on an
  *    error answered from the cache.
- *  - chdir/credential changes only bump an epoch (async-signal-safe); the next
- *    lookup acts on it.
+ *  - chdir/credential/namespace changes only bump an epoch
+ *    (async-signal-safe); the next lookup acts on it.
+ *  - The shim's own fds: close, dup2, dup3, close_range and closefrom of the
+ *    inotify fd's number first make invalidate/ give it up (inval.h), and
+ *    lookups pass through until the cache has been emptied (try_cache).
+ *  - Under fakeroot/pseudo (preload_attrs_faked) stat never answers from the
+ *    cache and only name errors (ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG) are
+ *    answered: ownership and modes are faked outside the kernel.
  */
 #define _GNU_SOURCE
 #define _LGPL_SOURCE
@@ -37,7 +43,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/fsuid.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -48,6 +57,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <utime.h>
+#include <linux/nsfs.h>
 
 #include "dcache.h"
 #include "inval.h"
@@ -59,9 +69,11 @@
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat64 layout differs");
 
 extern int preload_enabled;
+extern int preload_attrs_faked;
 static __thread int in_shim __attribute__((tls_model("initial-exec")));
 static unsigned int cwd_epoch, cwd_seen;
 static unsigned int cred_epoch, cred_seen;
+static unsigned int ns_epoch, ns_seen;
 static int ids_equal;
 
 /* ---------------------------------------------------------------------- */
@@ -110,6 +122,13 @@ static void apply_epochs(void)
 		__atomic_store_n(&cwd_seen, e, __ATOMIC_RELAXED);
 		dcache_cwd_changed();
 	}
+	e = __atomic_load_n(&ns_epoch, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(e != __atomic_load_n(&ns_seen, __ATOMIC_RELAXED), 0)) {
+		/* chroot, a namespace, a mount: "/" and what lies below it may
+		 * be other directories now. */
+		__atomic_store_n(&ns_seen, e, __ATOMIC_RELAXED);
+		dcache_reset();
+	}
 	e = __atomic_load_n(&cred_epoch, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(e != __atomic_load_n(&cred_seen, __ATOMIC_RELAXED), 0)) {
 		/* Nothing learned under one identity is served to another. */
@@ -136,6 +155,8 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 	in_shim++;
 	apply_epochs();
 	inval_sync();
+	if (__builtin_expect(inval_recovering(), 0))
+		inval_recover(); /* the inotify fd was given up: start afresh */
 	r = dcache_lookup(path, q, amode, st);
 	in_shim--;
 	errno = saved;
@@ -144,6 +165,9 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 			preload_count_pass(PRELOAD_PASS_OPEN);
 		return 0;
 	}
+	if (__builtin_expect(preload_attrs_faked, 0) && r > 0 && r != ENOENT && r != ENOTDIR &&
+	    r != ELOOP && r != ENAMETOOLONG)
+		return 0; /* permission answers may be faked too: the next library's */
 	if (r == 0) {
 		*ret = 0;
 	} else {
@@ -211,48 +235,79 @@ static inline void fd_set_writable(int fd, int on)
 /* ---------------------------------------------------------------------- */
 /* stat family */
 
-REAL_DECL(fstatat);
+/*
+ * A call the cache does not answer goes to the next definition of the SAME
+ * entry point (stat to stat, __fxstatat to __fxstatat), never to another:
+ * a library behind us in LD_PRELOAD may implement one with another (for
+ * libfakeroot, fstatat calls __fxstatat through the PLT, which binds to ours
+ * again: funnelling everything to the next fstatat looped forever).
+ */
+static int stat_cached(int dirfd, const char *path, struct stat *buf, int flags, int *ret)
+{
+	/* Under fakeroot/pseudo only errors come from the cache (NEGONLY). */
+	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && cacheable_path(dirfd, path) &&
+	    !bad_ptr(buf))
+		return try_cache(path,
+				 (preload_attrs_faked ? DCACHE_Q_NEGONLY : DCACHE_Q_STAT) |
+					 ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
+				 0, buf, ret);
+	count_form_pass(dirfd, path);
+	return 0;
+}
 
-static int do_fstatat(int dirfd, const char *path, struct stat *buf, int flags)
+REAL_DECL(stat);
+REAL_DECL(stat64);
+REAL_DECL(lstat);
+REAL_DECL(lstat64);
+REAL_DECL(fstatat);
+REAL_DECL(fstatat64);
+EXPORT int stat(const char *path, struct stat *buf)
 {
 	int ret;
 
-	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && cacheable_path(dirfd, path) &&
-	    !bad_ptr(buf)) {
-		if (try_cache(path, DCACHE_Q_STAT | ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
-			      0, buf, &ret))
-			return ret;
-	} else {
-		count_form_pass(dirfd, path);
-	}
-	return CALL_REAL(fstatat, dirfd, path, buf, flags);
+	return stat_cached(AT_FDCWD, path, buf, 0, &ret) ? ret : CALL_REAL(stat, path, buf);
 }
-
-EXPORT int stat(const char *path, struct stat *buf) { return do_fstatat(AT_FDCWD, path, buf, 0); }
 EXPORT int stat64(const char *path, struct stat64 *buf)
 {
-	return do_fstatat(AT_FDCWD, path, (struct stat *)buf, 0);
+	int ret;
+
+	return stat_cached(AT_FDCWD, path, (struct stat *)buf, 0, &ret) ? ret
+									: CALL_REAL(stat64, path, buf);
 }
 EXPORT int lstat(const char *path, struct stat *buf)
 {
-	return do_fstatat(AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW);
+	int ret;
+
+	return stat_cached(AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW, &ret) ? ret
+									  : CALL_REAL(lstat, path, buf);
 }
 EXPORT int lstat64(const char *path, struct stat64 *buf)
 {
-	return do_fstatat(AT_FDCWD, path, (struct stat *)buf, AT_SYMLINK_NOFOLLOW);
+	int ret;
+
+	return stat_cached(AT_FDCWD, path, (struct stat *)buf, AT_SYMLINK_NOFOLLOW, &ret)
+		       ? ret
+		       : CALL_REAL(lstat64, path, buf);
 }
 EXPORT int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
 {
-	return do_fstatat(dirfd, path, buf, flags);
+	int ret;
+
+	return stat_cached(dirfd, path, buf, flags, &ret) ? ret
+							  : CALL_REAL(fstatat, dirfd, path, buf, flags);
 }
 EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *buf, int flags)
 {
-	return do_fstatat(dirfd, path, (struct stat *)buf, flags);
+	int ret;
+
+	return stat_cached(dirfd, path, (struct stat *)buf, flags, &ret)
+		       ? ret
+		       : CALL_REAL(fstatat64, dirfd, path, buf, flags);
 }
 
 /* Pre-2.33 binaries (Debian's make) call these.  _STAT_VER_LINUX is 1 on
- * x86_64, where struct stat is the kernel's: other versions go to fstatat
- * only if they match. */
+ * x86_64, where struct stat is the kernel's: other versions are the next
+ * definition's to answer (EINVAL from glibc). */
 #define STAT_VER 1
 int __xstat(int ver, const char *path, struct stat *buf);
 int __xstat64(int ver, const char *path, struct stat64 *buf);
@@ -260,36 +315,60 @@ int __lxstat(int ver, const char *path, struct stat *buf);
 int __lxstat64(int ver, const char *path, struct stat64 *buf);
 int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags);
 int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags);
-static int xstat_ver_ok(int ver)
-{
-	if (ver == STAT_VER)
-		return 1;
-	errno = EINVAL;
-	return 0;
-}
+REAL_DECL(__xstat);
+REAL_DECL(__xstat64);
+REAL_DECL(__lxstat);
+REAL_DECL(__lxstat64);
+REAL_DECL(__fxstatat);
+REAL_DECL(__fxstatat64);
 EXPORT int __xstat(int ver, const char *path, struct stat *buf)
 {
-	return xstat_ver_ok(ver) ? do_fstatat(AT_FDCWD, path, buf, 0) : -1;
+	int ret;
+
+	return ver == STAT_VER && stat_cached(AT_FDCWD, path, buf, 0, &ret)
+		       ? ret
+		       : CALL_REAL(__xstat, ver, path, buf);
 }
 EXPORT int __xstat64(int ver, const char *path, struct stat64 *buf)
 {
-	return xstat_ver_ok(ver) ? do_fstatat(AT_FDCWD, path, (struct stat *)buf, 0) : -1;
+	int ret;
+
+	return ver == STAT_VER && stat_cached(AT_FDCWD, path, (struct stat *)buf, 0, &ret)
+		       ? ret
+		       : CALL_REAL(__xstat64, ver, path, buf);
 }
 EXPORT int __lxstat(int ver, const char *path, struct stat *buf)
 {
-	return xstat_ver_ok(ver) ? do_fstatat(AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW) : -1;
+	int ret;
+
+	return ver == STAT_VER && stat_cached(AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW, &ret)
+		       ? ret
+		       : CALL_REAL(__lxstat, ver, path, buf);
 }
 EXPORT int __lxstat64(int ver, const char *path, struct stat64 *buf)
 {
-	return xstat_ver_ok(ver) ? do_fstatat(AT_FDCWD, path, (struct stat *)buf, AT_SYMLINK_NOFOLLOW) : -1;
+	int ret;
+
+	return ver == STAT_VER &&
+			       stat_cached(AT_FDCWD, path, (struct stat *)buf, AT_SYMLINK_NOFOLLOW, &ret)
+		       ? ret
+		       : CALL_REAL(__lxstat64, ver, path, buf);
 }
 EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags)
 {
-	return xstat_ver_ok(ver) ? do_fstatat(dirfd, path, buf, flags) : -1;
+	int ret;
+
+	return ver == STAT_VER && stat_cached(dirfd, path, buf, flags, &ret)
+		       ? ret
+		       : CALL_REAL(__fxstatat, ver, dirfd, path, buf, flags);
 }
 EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags)
 {
-	return xstat_ver_ok(ver) ? do_fstatat(dirfd, path, (struct stat *)buf, flags) : -1;
+	int ret;
+
+	return ver == STAT_VER && stat_cached(dirfd, path, (struct stat *)buf, flags, &ret)
+		       ? ret
+		       : CALL_REAL(__fxstatat64, ver, dirfd, path, buf, flags);
 }
 
 /*
@@ -780,12 +859,71 @@ EXPORT int fclose(FILE *f)
 	return r;
 }
 
+/*
+ * The host closing (or dup2-ing over) the shim's inotify fd: invalidate/
+ * gives the number up first (inval.h), then the host's call proceeds and
+ * does to the number exactly what the kernel does.  From a signal handler
+ * that interrupted this thread inside the shim nothing may wait (nowait).
+ */
+static inline void fd_closing(int fd)
+{
+	if (__builtin_expect(inval_owns_fd(fd), 0))
+		inval_fd_closing(fd, in_shim != 0);
+}
+
+static void range_closing(unsigned int lo, unsigned int hi)
+{
+	int fd = inval_fd_in_range(lo, hi);
+
+	if (__builtin_expect(fd >= 0, 0))
+		inval_fd_closing(fd, in_shim != 0);
+	for (unsigned int i = lo; i <= hi && i < FD_BITS; i++) {
+		if (i % (8 * sizeof(unsigned long)) == 0 && hi - i >= 8 * sizeof(unsigned long) - 1) {
+			__atomic_store_n(&FD_WORD(i), 0, __ATOMIC_RELAXED);
+			i += 8 * sizeof(unsigned long) - 1;
+			continue;
+		}
+		fd_set_writable((int)i, 0);
+	}
+}
+
+static void fd_table_unshared(void);
+
+/* dup2/dup3 close `fd2` only if the call can succeed: `fd` must be open. */
+static inline int dup_would_close(int fd, int fd2)
+{
+	return fd != fd2 && inval_owns_fd(fd2) && fcntl(fd, F_GETFD) >= 0;
+}
+
 REAL_DECL(close);
 EXPORT int close(int fd)
 {
+	fd_closing(fd);
 	fd_set_writable(fd, 0);
 	return CALL_REAL(close, fd);
 }
+
+#if __GLIBC_PREREQ(2, 34) /* close_range and closefrom appeared in 2.34 */
+REAL_DECL(close_range);
+EXPORT int close_range(unsigned int fd, unsigned int max_fd, int flags)
+{
+	/* CLOSE_RANGE_CLOEXEC only marks; bad arguments close nothing. */
+	if (!(flags & ~(int)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) &&
+	    !(flags & (int)CLOSE_RANGE_CLOEXEC) && fd <= max_fd)
+		range_closing(fd, max_fd);
+	if ((flags & (int)CLOSE_RANGE_UNSHARE) && !(flags & ~(int)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)))
+		fd_table_unshared();
+	return CALL_REAL(close_range, fd, max_fd, flags);
+}
+
+REAL_DECL(closefrom);
+EXPORT void closefrom(int lowfd)
+{
+	if (lowfd >= 0)
+		range_closing((unsigned int)lowfd, ~0U);
+	CALL_REAL(closefrom, lowfd);
+}
+#endif
 
 REAL_DECL(dup);
 EXPORT int dup(int fd)
@@ -799,7 +937,11 @@ EXPORT int dup(int fd)
 REAL_DECL(dup2);
 EXPORT int dup2(int fd, int fd2)
 {
-	int r = CALL_REAL(dup2, fd, fd2);
+	int r;
+
+	if (__builtin_expect(dup_would_close(fd, fd2), 0))
+		inval_fd_closing(fd2, in_shim != 0);
+	r = CALL_REAL(dup2, fd, fd2);
 
 	if (r >= 0 && r != fd)
 		fd_set_writable(r, fd_writable(fd));
@@ -808,7 +950,11 @@ EXPORT int dup2(int fd, int fd2)
 REAL_DECL(dup3);
 EXPORT int dup3(int fd, int fd2, int fl)
 {
-	int r = CALL_REAL(dup3, fd, fd2, fl);
+	int r;
+
+	if (__builtin_expect(!(fl & ~O_CLOEXEC) && dup_would_close(fd, fd2), 0))
+		inval_fd_closing(fd2, in_shim != 0);
+	r = CALL_REAL(dup3, fd, fd2, fl);
 
 	if (r >= 0)
 		fd_set_writable(r, fd_writable(fd));
@@ -854,6 +1000,161 @@ CRED(setresgid, (gid_t a, gid_t b, gid_t c), a, b, c)
 CRED(setgroups, (size_t n, const gid_t *l), n, l)
 CRED(setfsuid, (uid_t u), u)
 CRED(setfsgid, (gid_t g), g)
+/* capset(2) has no glibc declaration (libcap's header has one). */
+int capset(void *hdr, const void *data);
+CRED(capset, (void *h, const void *d), h, d)
+
+/*
+ * Root directory, mounts and namespaces.  After any of these "/" and what
+ * lies below it may be other directories (or other ids own them): the next
+ * lookup empties the cache, the root's watch included (dcache_reset).
+ * pivot_root has no glibc declaration but libc.so.6 exports it: interposed
+ * for callers that use it; util-linux's pivot_root(8) and most others make
+ * the raw syscall, which no LD_PRELOAD shim sees.
+ */
+static void ns_changed(void)
+{
+	__atomic_fetch_add(&ns_epoch, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&cred_epoch, 1, __ATOMIC_RELEASE);
+	preload_mounts_changed();
+}
+#define NS_CHANGE(name, params, ...)                 \
+	REAL_DECL(name);                              \
+	EXPORT int name params                        \
+	{                                             \
+		int r_ = CALL_REAL(name, __VA_ARGS__); \
+		int saved_ = errno;                   \
+		ns_changed();                         \
+		errno = saved_;                       \
+		return r_;                            \
+	}
+int pivot_root(const char *new_root, const char *put_old);
+NS_CHANGE(chroot, (const char *p), p)
+NS_CHANGE(pivot_root, (const char *n, const char *o), n, o)
+NS_CHANGE(mount, (const char *s, const char *t, const char *f, unsigned long fl, const void *d),
+	  s, t, f, fl, d)
+NS_CHANGE(umount, (const char *t), t)
+NS_CHANGE(umount2, (const char *t, int fl), t, fl)
+#if __GLIBC_PREREQ(2, 36) /* the new mount API's wrappers */
+NS_CHANGE(move_mount, (int fa, const char *a, int fb, const char *b, unsigned int fl), fa, a, fb, b, fl)
+NS_CHANGE(mount_setattr, (int fd, const char *p, unsigned int fl, struct mount_attr *a, size_t n),
+	  fd, p, fl, a, n)
+#endif
+
+/* Threads of this process as the kernel counts them, or -1 (no /proc). */
+static int count_threads(void)
+{
+	char buf[4096];
+	const char *p;
+	long n = 0, r;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while (n < (long)sizeof(buf) - 1 &&
+	       (r = syscall(SYS_read, fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += r;
+	syscall(SYS_close, fd);
+	buf[n] = '\0';
+	p = strstr(buf, "\nThreads:");
+	return p ? atoi(p + 9) : -1;
+}
+
+/* Whether every thread but the caller is one of the shim's. */
+static int alone_with_our_threads(void)
+{
+	int n = count_threads();
+
+	return n > 0 && n == 1 + dcache_threads() + (inval_active() ? 1 : 0);
+}
+
+/*
+ * unshare(CLONE_NEWUSER) and setns() into a user or mount namespace need a
+ * single-threaded process (a mount namespace: nobody sharing our fs_struct).
+ * Stop the reader thread (always), and if the program itself has no other
+ * thread, tear the cache down with the liburcu threads it started, then let
+ * the kernel decide.  Not possible in a fork() child of a process that had
+ * used the cache: liburcu re-creates its call_rcu and hash-resize threads
+ * there (its after-fork hooks), and those cannot be stopped.
+ */
+static void become_single_threaded(void)
+{
+	struct timespec step = { 0, 100 * 1000 };
+	int n;
+
+	inval_stop();
+	n = count_threads();
+	if (n <= 0 || n != 1 + dcache_threads())
+		return; /* the program's own threads: the kernel refuses anyway */
+	dcache_quiesce();
+	for (int i = 0; i < 20000 && count_threads() > 1; i++)
+		nanosleep(&step, NULL); /* a stopped thread is leaving */
+}
+
+/* Threads no longer share one fd table (or one cwd and root, or one mount
+ * namespace): a process-wide cache and fd number would lie to some of them.
+ * Unless the program has no other thread, give up for this process image. */
+static void threads_diverge(void)
+{
+	if (!alone_with_our_threads()) {
+		__atomic_store_n(&preload_enabled, 0, __ATOMIC_RELEASE);
+		inval_disable();
+	}
+}
+
+__attribute__((unused)) static void fd_table_unshared(void)
+{
+	if (__atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !in_shim) {
+		in_shim++;
+		threads_diverge();
+		in_shim--;
+	}
+}
+
+REAL_DECL(unshare);
+EXPORT int unshare(int flags)
+{
+	int r, saved;
+
+	if (__atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !in_shim) {
+		in_shim++;
+		if (flags & CLONE_NEWUSER)
+			become_single_threaded();
+		else if (flags & (CLONE_FILES | CLONE_FS | CLONE_NEWNS))
+			threads_diverge();
+		in_shim--;
+	}
+	r = CALL_REAL(unshare, flags);
+	saved = errno;
+	ns_changed();
+	errno = saved;
+	return r;
+}
+
+REAL_DECL(setns);
+EXPORT int setns(int fd, int nstype)
+{
+	int r, saved;
+
+	if (__atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !in_shim) {
+		int type = nstype;
+
+		if (!type) { /* "any": ask the namespace fd what it is */
+			type = ioctl(fd, NS_GET_NSTYPE);
+			if (type <= 0)
+				type = CLONE_NEWUSER;
+		}
+		in_shim++;
+		if (type & (CLONE_NEWUSER | CLONE_NEWNS))
+			become_single_threaded();
+		in_shim--;
+	}
+	r = CALL_REAL(setns, fd, nstype);
+	saved = errno;
+	ns_changed();
+	errno = saved;
+	return r;
+}
 
 /* Reaping a child: its changes are in the inotify queue already. */
 #define REAPER(ret, name, params, ...)                  \

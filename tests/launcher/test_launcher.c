@@ -864,6 +864,7 @@ static void test_stats_make_tree_summary_equals_sum_of_process_records(void **st
 	char self[PLEN], dir[PLEN], sum[PLEN], outer[PLEN], opt[PLEN + 16], outer_env[PLEN + 32];
 	static struct rec recs[4096];
 	unsigned long long total[NFIELDS] = { 0 };
+	unsigned long long hits_total = 0;
 	char *summary;
 	int n, procs = 0;
 	struct run r;
@@ -942,10 +943,15 @@ static void test_stats_make_tree_summary_equals_sum_of_process_records(void **st
 			assert_string_equal(recs[k].end, "dtor");
 			assert_true(recs[k].v[I_lookups] >= PROBE_PRESENT + PROBE_ABSENT);
 			assert_true(recs[k].v[I_neg_hits] >= PROBE_ABSENT);
-			assert_true(recs[k].v[I_hits] >= PROBE_PRESENT);
+			/* Present names: answered from the cache, or passed
+			 * through when an event of a parallel probe raced the
+			 * fill (the records say which); most must be hits. */
+			assert_true(recs[k].v[I_hits] + recs[k].v[I_passthrough] >= PROBE_PRESENT);
+			hits_total += recs[k].v[I_hits];
 		}
 		assert_int_equal(found, 1);
 	}
+	assert_true(hits_total >= (unsigned long long)PROBES * PROBE_PRESENT / 2);
 	free(summary);
 }
 
