@@ -512,7 +512,7 @@ static int run_with_stats(char **argv, const char *stats_file)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	char *outer = getenv("RCUWALK_STATS") ? strdup(getenv("RCUWALK_STATS")) : NULL;
-	char records[PATH_MAX];
+	char records[PATH_MAX + 16], recdir[PATH_MAX];
 	struct sigaction sa;
 	sigset_t all, old;
 	struct summary s;
@@ -524,18 +524,25 @@ static int run_with_stats(char **argv, const char *stats_file)
 	cost = measure_syscall_ns();
 	if (!tmpdir || tmpdir[0] != '/' || strlen(tmpdir) > PATH_MAX - 64)
 		tmpdir = "/tmp";
-	snprintf(records, sizeof(records), "%s/rcuwalk-records.XXXXXX", tmpdir);
-	fd = mkostemp(records, O_CLOEXEC);
-	if (fd < 0) {
-		fatal("cannot create a records file in %s: %s", tmpdir, strerror(errno));
+	/* In a directory of its own: the processes of the build watch the
+	 * directories they look names up in (often $TMPDIR), and a record
+	 * appended there would wake every one of them.  Nobody looks up names
+	 * in this one (records are written with raw syscalls). */
+	snprintf(recdir, sizeof(recdir), "%s/rcuwalk-stats.XXXXXX", tmpdir);
+	if (!mkdtemp(recdir)) {
+		fatal("cannot create a directory in %s: %s", tmpdir, strerror(errno));
+		return EXIT_LAUNCHER;
+	}
+	snprintf(records, sizeof(records), "%s/records", recdir);
+	fd = open(records, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || setenv("RCUWALK_STATS", records, 1) != 0) {
+		fatal("records file %s: %s", records, strerror(errno));
+		if (fd >= 0)
+			unlink(records);
+		rmdir(recdir);
 		return EXIT_LAUNCHER;
 	}
 	close(fd);
-	if (setenv("RCUWALK_STATS", records, 1) != 0) {
-		fatal("setting RCUWALK_STATS: %s", strerror(errno));
-		unlink(records);
-		return EXIT_LAUNCHER;
-	}
 	logmsg("records: %s%s%s", records, outer ? ", then appended to " : "", outer ? outer : "");
 
 	/* A signal ignored on entry (nohup, a background job) stays ignored,
@@ -563,6 +570,7 @@ static int run_with_stats(char **argv, const char *stats_file)
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		fatal("fork: %s", strerror(errno));
 		unlink(records);
+		rmdir(recdir);
 		return EXIT_LAUNCHER;
 	}
 	child_pid = pid;
@@ -574,6 +582,7 @@ static int run_with_stats(char **argv, const char *stats_file)
 	if (read_records(records, &s, outer) != 0)
 		logmsg("cannot read records %s: %s", records, strerror(errno));
 	unlink(records);
+	rmdir(recdir);
 	free(outer);
 	logmsg("%lu records, %lu unreadable", s.records, s.unreadable);
 	if (stats_file) {
