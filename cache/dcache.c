@@ -83,6 +83,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "dcache.h"
 
@@ -102,27 +103,40 @@
 #define MAX_WALK_ATTEMPTS 256  /* misses + retries per lookup before passing through */
 #define DEFAULT_MAX_BYTES (64UL << 20)
 
-enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER };
+/* D_UNK: the name exists (a complete directory's listing says so), nothing
+ * else is known: the walk treats it as a miss and the slow path replaces it. */
+enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 
 /* d_flags bits (read by readers with atomic loads, written under dcache_mutex) */
 #define D_DEAD      0x01u /* unhashed; never valid again */
 #define D_SEARCHED  0x02u /* the kernel walked through this directory for us */
 #define D_NOCACHE   0x04u /* nothing below / no attributes: unwatched or uncacheable fs */
 #define D_NOATTR    0x08u /* attributes never cached (hard-linked file: nlink > 1) */
+#define D_COMPLETE  0x10u /* directory: every name in it is hashed; others are absent */
+#define D_TTL       0x20u /* on a filesystem others change behind this kernel: expires */
 
 struct dentry {
 	struct cds_lfht_node hnode;
 	struct dentry *parent;
 	struct dcache_attr *attr;   /* RCU-published; NULL = not known */
+	struct dcache_sx *sx;       /* RCU-published statx answer; only while attr is set */
 	const char *link;           /* symlink target (in the same allocation) */
 	unsigned int seq;           /* d_seq */
 	unsigned int flags;         /* D_* */
 	unsigned int access_ok;     /* bit m: access(m) == 0; bit 8+m: with AT_EACCESS */
 	unsigned char type;         /* enum d_type */
 	unsigned char referenced;   /* CLOCK bit, set by readers only when clear */
+	/* D_TTL only (CLOCK_MONOTONIC_COARSE ns): the name, its search and access
+	 * facts are valid until `expires` (immutable after hashing); D_COMPLETE
+	 * until `complete_until` (written before D_COMPLETE is set, release). */
+	uint64_t expires;
+	uint64_t complete_until;
 	/* writer-side state, under dcache_mutex */
 	int wd;                     /* watch id of this directory, -1 if none */
 	unsigned int dir_gen;       /* bumped by every event about an entry of this dir */
+	unsigned short neg_probes;  /* negative answers fetched since it was last complete */
+	unsigned short completions; /* times it was made complete (backs off the policy) */
+	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
 	dev_t dev;                  /* st_dev of the object (for mount-point detection) */
 	struct cds_list_head children;
 	struct cds_list_head sibling;
@@ -136,6 +150,15 @@ struct dentry {
 
 struct dcache_attr {
 	struct stat st;
+	uint64_t expires;           /* D_TTL: valid until then */
+	struct rcu_head rcu;
+};
+
+/* What the kernel's statx() filled for one request mask (exact-match key: the
+ * kernel's stx_mask and fields depend on the request). */
+struct dcache_sx {
+	unsigned int mask;
+	struct statx stx;
 	struct rcu_head rcu;
 };
 
@@ -155,6 +178,21 @@ struct wd_entry {
 static pthread_mutex_t dcache_mutex = PTHREAD_MUTEX_INITIALIZER;
 static const struct dcache_ops *dc_ops;
 static size_t dc_max_bytes = DEFAULT_MAX_BYTES;
+/* Completion policy (dcache_set_completion): list a directory after this many
+ * negative probes (0 = never), if it holds at most this many names. */
+static unsigned int dc_complete_probes = 2;
+static unsigned int dc_complete_max = 10000;
+/* Policy (dcache_set_policy), set before the first lookup. */
+static long long dc_racy_ns = 2000000000LL; /* attributes this fresh are not kept */
+/* TTL filesystems (fs_cacheable() == 2): how long positive and negative
+ * answers live (dcache_set_ttl); a negative TTL of 0 caches no absent name. */
+static uint64_t dc_ttl_ns = 1000000000ULL;
+static uint64_t dc_neg_ttl_ns = 1000000000ULL;
+static bool dc_no_negative;
+#define MAX_EXCLUDES 16
+static char *dc_exclude[MAX_EXCLUDES];
+static size_t dc_exclude_len[MAX_EXCLUDES];
+static unsigned int dc_nexclude;
 
 /* Published under dcache_mutex, read under RCU. */
 static struct cds_lfht *dc_table;
@@ -207,6 +245,15 @@ void dcache_stats_sum(struct dcache_stats *out)
 	out->misses = c[DCACHE_STAT_MISS];
 	out->passthrough = c[DCACHE_STAT_PASS];
 	out->invalidations = c[DCACHE_STAT_INVAL];
+}
+
+/* Coarse monotonic clock for TTLs (vDSO; a few ns; jiffy resolution). */
+static inline uint64_t now_coarse(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -317,6 +364,23 @@ static void free_attr_rcu(struct rcu_head *head)
 	free(caa_container_of(head, struct dcache_attr, rcu));
 }
 
+static void free_sx_rcu(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct dcache_sx, rcu));
+}
+
+/* Unpublish d's statx answer.  Under dcache_mutex. */
+static void drop_sx_locked(struct dentry *d)
+{
+	struct dcache_sx *x = d->sx;
+
+	if (!x)
+		return;
+	STORE_RELEASE(d->sx, NULL);
+	dc_bytes -= sizeof(*x);
+	call_rcu(&x->rcu, free_sx_rcu);
+}
+
 static void free_cwd_rcu(struct rcu_head *head)
 {
 	free(caa_container_of(head, struct cwd_ref, rcu));
@@ -381,6 +445,7 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
 		return;
 	d_write_begin(d);
 	STORE_RELEASE(d->attr, NULL);
+	drop_sx_locked(d);
 	STORE_RELAXED(d->access_ok, 0);
 	if (clear_search)
 		STORE_RELAXED(d->flags, d->flags & ~D_SEARCHED);
@@ -392,7 +457,24 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
 	dcache_stat_inc(DCACHE_STAT_INVAL);
 }
 
+/*
+ * dir no longer knows every name in it.  D_COMPLETE is cleared with dir's
+ * d_seq bumped, BEFORE the child that made it incomplete is unhashed: a reader
+ * that sampled D_COMPLETE and then failed to find that child sees the bump in
+ * its d_seq_retry(dir) and starts over instead of answering ENOENT.
+ */
+static void uncomplete_locked(struct dentry *dir)
+{
+	dir->neg_probes = 0;
+	if (!(dir->flags & D_COMPLETE))
+		return;
+	d_write_begin(dir);
+	STORE_RELAXED(dir->flags, dir->flags & ~D_COMPLETE);
+	d_write_end(dir);
+}
+
 static void kill_locked(struct dentry *d);
+static void kill_one_locked(struct dentry *d);
 
 static void kill_children_locked(struct dentry *d)
 {
@@ -400,8 +482,17 @@ static void kill_children_locked(struct dentry *d)
 		kill_locked(cds_list_first_entry(&d->children, struct dentry, sibling));
 }
 
-/* Unhash d and its subtree; free after a grace period.  d != root. */
+/* Unhash d and its subtree; free after a grace period.  d != root.  Its
+ * parent stops being complete. */
 static void kill_locked(struct dentry *d)
+{
+	uncomplete_locked(d->parent);
+	kill_one_locked(d);
+}
+
+/* kill_locked() without touching the parent's completeness: only for a
+ * D_UNK placeholder whose replacement is already hashed. */
+static void kill_one_locked(struct dentry *d)
 {
 	kill_children_locked(d);
 	d_write_begin(d);
@@ -422,6 +513,7 @@ static void kill_locked(struct dentry *d)
 		dc_bytes -= sizeof(*d->attr);
 		call_rcu(&d->attr->rcu, free_attr_rcu);
 	}
+	drop_sx_locked(d);
 	dc_bytes -= d->bytes;
 	dc_count--;
 	call_rcu(&d->rcu, free_dentry_rcu);
@@ -433,6 +525,7 @@ static void kill_all_locked(void)
 {
 	if (!dc_root)
 		return;
+	uncomplete_locked(dc_root);
 	kill_children_locked(dc_root);
 	drop_attr_locked(dc_root, true);
 	if (dc_cwd) {
@@ -555,7 +648,7 @@ static bool ensure_table(void)
 
 			if (r) {
 				if (dc_ops->kernel_lstat("/", &st) != 0 || !S_ISDIR(st.st_mode) ||
-				    !dc_ops->fs_cacheable("/", st.st_dev))
+				    dc_ops->fs_cacheable("/", st.st_dev) != 1)
 					r->flags |= D_NOCACHE;
 				r->dev = st.st_dev;
 				r->namelen = 0; /* canonical path building treats root as "" */
@@ -609,23 +702,41 @@ static long d_path_rcu(const struct dentry *d, char *buf, size_t size)
 /* ---------------------------------------------------------------------- */
 /* The walk */
 
-enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD };
+enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD,
+		 MISS_STATX, MISS_EXPIRED };
 
 struct miss {
 	enum miss_kind kind;
-	struct dentry *d;       /* directory (CHILD, SEARCH) or object (ATTR, ACCESS) */
+	struct dentry *d;       /* directory (CHILD, SEARCH) or object (ATTR, ACCESS, STATX) */
 	const char *name;       /* CHILD */
 	size_t len;
 	int amode;              /* ACCESS: bit index */
+	struct stat st;         /* POP_ANSWERED: the kernel's lstat answer */
+	unsigned int mask;      /* STATX: the request mask */
+	unsigned int seq;       /* DCACHE_Q_FIND_: d_seq of the final dentry d */
 };
 
 #define DCACHE_Q_FIND_ 0x100u /* internal: report the final dentry, answer nothing */
 #define WALK_RETRY (-2)
 #define WALK_MISS  (-3)
+#define POP_ANSWERED (-4) /* populate_rcu(): m->st is the answer, not cached */
 
 struct frame {
 	const char *p; /* rest of an outer path, resumed when the nested body ends */
 };
+
+/* Has a D_TTL deadline passed?  *now is read from the clock on first use. */
+static inline bool ttl_passed(uint64_t deadline, uint64_t *now)
+{
+	if (!*now)
+		*now = now_coarse();
+	return *now >= deadline;
+}
+
+static inline bool d_expired(const struct dentry *d, uint64_t *now)
+{
+	return (d_flags(d) & D_TTL) && ttl_passed(LOAD_RELAXED(d->expires), now);
+}
 
 static inline const char *skip_slashes(const char *p)
 {
@@ -650,6 +761,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 	struct dentry *cur, *res;
 	unsigned int cur_seq, res_seq;
 	const char *p = path;
+	uint64_t now = 0;
 
 	if (d_flags(root) & D_NOCACHE)
 		return DCACHE_PASS;
@@ -667,11 +779,17 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 	cur_seq = d_seq_begin(cur);
 	if (d_flags(cur) & D_DEAD)
 		return WALK_RETRY;
+	if (d_expired(cur, &now)) {
+		m->kind = MISS_EXPIRED; /* the cwd's name on a TTL filesystem */
+		m->d = cur;
+		return WALK_MISS;
+	}
 
 	for (;;) {
 		const char *name, *next;
 		size_t len;
 		bool last;
+		unsigned int complete;
 		struct dentry *d;
 		unsigned int s;
 
@@ -696,8 +814,21 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 
 		/* May we look anything up in cur?  (may_lookup: exec permission) */
 		if (!(d_flags(cur) & D_SEARCHED)) {
+			bool dots = name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'));
+
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
+			/* An unknown name: the kernel's lstat of it answers both
+			 * questions (success or ENOENT proves the search right;
+			 * EACCES passes through), saving the "dir/." probe. */
+			if (!dots && len <= NAME_MAX && !(d_flags(cur) & D_NOCACHE) &&
+			    !d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len)) {
+				m->kind = MISS_CHILD;
+				m->d = cur;
+				m->name = name;
+				m->len = len;
+				return WALK_MISS;
+			}
 			m->kind = MISS_SEARCH;
 			m->d = cur;
 			return WALK_MISS;
@@ -722,10 +853,21 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		if (d_flags(cur) & D_NOCACHE)
 			return DCACHE_PASS;
 
+		/* D_COMPLETE is sampled (acquire) BEFORE the lookup: the listing's
+		 * entries were hashed before it was set (release), so a lookup
+		 * made after seeing it finds every name the listing had.  It is
+		 * cleared with a d_seq bump before any entry goes: see
+		 * uncomplete_locked(). */
+		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
+		if (complete && (d_flags(cur) & D_TTL) &&
+		    ttl_passed(LOAD_RELAXED(cur->complete_until), &now))
+			complete = 0; /* the listing is too old: ask about this name */
 		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
 		if (!d) {
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
+			if (complete)
+				return ENOENT; /* not in the complete listing */
 			m->kind = MISS_CHILD;
 			m->d = cur;
 			m->name = name;
@@ -735,8 +877,26 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		s = d_seq_begin(d);
 		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
 			return WALK_RETRY;
+		if (d_expired(d, &now)) {
+			m->kind = MISS_EXPIRED; /* forget it, then ask again */
+			m->d = d;
+			return WALK_MISS;
+		}
 		if (!LOAD_RELAXED(d->referenced))
 			STORE_RELAXED(d->referenced, 1);
+		if (d->type == D_UNK) {
+			/* Known to exist, nothing more: ask the kernel.  An open of
+			 * it (NEGONLY) needs the kernel anyway, whatever it is. */
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			if (last && (qflags & DCACHE_Q_NEGONLY))
+				return DCACHE_PASS;
+			m->kind = MISS_CHILD;
+			m->d = cur;
+			m->name = name;
+			m->len = len;
+			return WALK_MISS;
+		}
 
 		if (d->type == D_NEG) {
 			/* A missing name answers itself and every path below it. */
@@ -785,7 +945,10 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		return ENOTDIR;
 	}
 	if (qflags & DCACHE_Q_FIND_) {
-		m->d = res; /* dcache_forget_attrs(): valid under the caller's RCU section */
+		/* The caller answers from res (valid under its RCU section) and
+		 * checks res_seq after reading it. */
+		m->d = res;
+		m->seq = res_seq;
 		return 0;
 	}
 	if (qflags & DCACHE_Q_NEGONLY)
@@ -810,6 +973,13 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		if (d_flags(res) & (D_NOCACHE | D_NOATTR))
 			return DCACHE_PASS;
 		a = LOAD_ACQUIRE(res->attr);
+		if (a && (d_flags(res) & D_TTL) && ttl_passed(a->expires, &now)) {
+			if (d_seq_retry(res, res_seq))
+				return WALK_RETRY;
+			m->kind = MISS_EXPIRED;
+			m->d = res;
+			return WALK_MISS;
+		}
 		if (!a) {
 			if (d_seq_retry(res, res_seq))
 				return WALK_RETRY;
@@ -866,6 +1036,150 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 static bool unchanged_locked(struct dentry *d, unsigned int seq)
 {
 	return !(d->flags & D_DEAD) && d->seq == seq;
+}
+
+/*
+ * Git's racy-timestamp rule: a non-directory whose mtime or ctime is within
+ * dc_racy_ns of now (or in the future) may still be being written, possibly
+ * through a shared mapping that produces no inotify event: its attributes
+ * are answered from the kernel, not kept.  Its name is still cached.
+ */
+static bool attrs_racy(const struct stat *st)
+{
+	struct timespec now;
+	long long t;
+
+	if (dc_racy_ns <= 0 || S_ISDIR(st->st_mode))
+		return false;
+	clock_gettime(CLOCK_REALTIME, &now);
+	t = (long long)now.tv_sec * 1000000000LL + now.tv_nsec - dc_racy_ns;
+	return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec >= t ||
+	       (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec >= t;
+}
+
+/* Is canonical directory path `dir` at or below an excluded prefix? */
+static bool excluded(const char *dir, size_t len)
+{
+	for (unsigned int i = 0; i < dc_nexclude; i++) {
+		size_t l = dc_exclude_len[i];
+
+		if (len >= l && memcmp(dir, dc_exclude[i], l) == 0 &&
+		    (len == l || dir[l] == '/' || l == 1))
+			return true;
+	}
+	return false;
+}
+
+/* The names of one directory listing, NUL-separated. */
+struct name_buf {
+	char *buf;
+	size_t len, cap, count, bytes;
+};
+
+static int name_buf_add(void *arg, const char *name, size_t len)
+{
+	struct name_buf *nb = arg;
+
+	if (nb->len + len + 1 > nb->cap) {
+		size_t cap = nb->cap ? nb->cap * 2 : 4096;
+		char *b;
+
+		while (cap < nb->len + len + 1)
+			cap *= 2;
+		b = realloc(nb->buf, cap);
+		if (!b)
+			return -ENOMEM;
+		nb->buf = b;
+		nb->cap = cap;
+	}
+	memcpy(nb->buf + nb->len, name, len);
+	nb->buf[nb->len + len] = '\0';
+	nb->len += len + 1;
+	nb->count++;
+	nb->bytes += sizeof(struct dentry) + len + 1;
+	return 0;
+}
+
+/*
+ * Make directory p complete: read its listing and hash every name in it (as
+ * D_UNK placeholders where not known yet), then set D_COMPLETE, so that any
+ * other name is answered ENOENT without the kernel.  Under rcu_read_lock(),
+ * not under the mutex.  As for every insertion, p is watched and p->dir_gen
+ * sampled before the kernel is asked; an event on p meanwhile (create, delete,
+ * move) changes dir_gen and the listing is thrown away.
+ */
+static void complete_dir_rcu(struct dentry *p, const char *dpath)
+{
+	struct name_buf nb = { 0 };
+	unsigned int gen;
+	uint64_t t0;
+	long r;
+
+	pthread_mutex_lock(&dcache_mutex);
+	if ((p->flags & (D_DEAD | D_COMPLETE | D_NOCACHE)) || p->wd < 0 || p->no_complete) {
+		pthread_mutex_unlock(&dcache_mutex);
+		return;
+	}
+	if ((p->flags & D_TTL) && !dc_neg_ttl_ns) {
+		pthread_mutex_unlock(&dcache_mutex);
+		return; /* no absent name is cached there */
+	}
+	gen = p->dir_gen;
+	pthread_mutex_unlock(&dcache_mutex);
+
+	t0 = now_coarse();
+	r = dc_ops->kernel_listdir(dpath, dc_complete_max, name_buf_add, &nb);
+	pthread_mutex_lock(&dcache_mutex);
+	if (r == -E2BIG || r == -EOPNOTSUPP) {
+		p->no_complete = true; /* too big to list, or names fold case */
+	} else if (r >= 0 && !(p->flags & (D_DEAD | D_COMPLETE)) && p->dir_gen == gen &&
+		   dc_bytes + nb.bytes <= dc_max_bytes / 2) {
+		bool conflict = false;
+
+		/* A name listed but cached as absent: its create event is still
+		 * queued.  Leave completion to a later probe. */
+		for (size_t off = 0; off < nb.len; off += strlen(nb.buf + off) + 1) {
+			struct dentry *c = d_lookup_rcu(dc_table, p, nb.buf + off, strlen(nb.buf + off));
+
+			if (c && c->type == D_NEG) {
+				conflict = true;
+				break;
+			}
+		}
+		for (size_t off = 0; !conflict && off < nb.len; off += strlen(nb.buf + off) + 1) {
+			size_t len = strlen(nb.buf + off);
+			struct dentry *d;
+
+			if (len > NAME_MAX || d_lookup_rcu(dc_table, p, nb.buf + off, len))
+				continue;
+			d = d_alloc(p, nb.buf + off, len, D_UNK, NULL, 0);
+			if (!d) {
+				conflict = true;
+				break;
+			}
+			d->flags = p->flags & D_TTL;
+			d->expires = t0 + dc_ttl_ns;
+			d_publish(d);
+			cds_lfht_add(dc_table, d->hash, &d->hnode);
+			cds_list_add_tail(&d->sibling, &p->children);
+			cds_list_add_tail(&d->lru, &dc_lru);
+			dc_bytes += d->bytes;
+			dc_count++;
+		}
+		if (!conflict) {
+			STORE_RELAXED(p->complete_until,
+				      t0 + (dc_neg_ttl_ns < dc_ttl_ns ? dc_neg_ttl_ns : dc_ttl_ns));
+			/* Release: the entries above are visible to whoever sees it. */
+			STORE_RELEASE(p->flags, p->flags | D_COMPLETE);
+			if (p->completions < USHRT_MAX)
+				p->completions++;
+		}
+		p->neg_probes = 0;
+		if (dc_bytes > dc_max_bytes)
+			evict_locked();
+	}
+	pthread_mutex_unlock(&dcache_mutex);
+	free(nb.buf);
 }
 
 /*
@@ -950,10 +1264,19 @@ static int populate_rcu(struct miss *m)
 		long tlen = 0;
 		unsigned char type;
 		unsigned int flags = 0;
+		struct dentry *old;
+		size_t dirlen;
+		uint64_t t0;
+		bool complete = false;
 
 		if ((size_t)n + 1 + m->len >= sizeof(path))
 			return DCACHE_PASS;
 		pthread_mutex_lock(&dcache_mutex);
+		if (dc_nexclude && !(p->flags & D_DEAD) && excluded(path, (size_t)n)) {
+			d_write_begin(p);
+			STORE_RELAXED(p->flags, p->flags | D_NOCACHE); /* the user said so */
+			d_write_end(p);
+		}
 		if ((p->flags & D_DEAD) || !ensure_watch_locked(p, path)) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
@@ -961,6 +1284,8 @@ static int populate_rcu(struct miss *m)
 		gen = p->dir_gen;
 		pthread_mutex_unlock(&dcache_mutex);
 
+		dirlen = (size_t)n;
+		t0 = now_coarse();
 		if (n > 1)
 			path[n++] = '/';
 		memcpy(path + n, m->name, m->len);
@@ -975,10 +1300,21 @@ static int populate_rcu(struct miss *m)
 			}
 			if (type != D_DIR && st.st_nlink > 1)
 				flags |= D_NOATTR; /* other names change it without an event here */
-			if (st.st_dev != p->dev && !dc_ops->fs_cacheable(path, st.st_dev))
-				flags |= D_NOCACHE; /* a mount point of a filesystem we cannot watch */
+			if (st.st_dev != p->dev) {
+				int v = dc_ops->fs_cacheable(path, st.st_dev);
+
+				if (v == 0)
+					flags |= D_NOCACHE; /* a mount point of a filesystem we cannot watch */
+				else if (v == 2)
+					flags |= D_TTL; /* a mount point of a TTL filesystem */
+			} else {
+				flags |= p->flags & D_TTL;
+			}
 		} else if (r == -ENOENT) {
+			if (dc_no_negative || ((p->flags & D_TTL) && !dc_neg_ttl_ns))
+				return ENOENT; /* the kernel's answer, not kept */
 			type = D_NEG;
+			flags |= p->flags & D_TTL;
 		} else {
 			return DCACHE_PASS; /* EACCES, ENOTDIR (p changed), EIO...: the kernel answers */
 		}
@@ -990,24 +1326,43 @@ static int populate_rcu(struct miss *m)
 		}
 		if (!(p->flags & D_SEARCHED))
 			STORE_RELAXED(p->flags, p->flags | D_SEARCHED);
-		if (!d_lookup_rcu(dc_table, p, m->name, m->len)) {
+		old = d_lookup_rcu(dc_table, p, m->name, m->len);
+		if (old && old->type != D_UNK)
+			old = (struct dentry *)-1; /* already known: nothing to add */
+		if (old != (struct dentry *)-1) {
 			d = d_alloc(p, m->name, m->len, type, type == D_LNK ? target : NULL, (size_t)tlen);
 			if (d) {
 				d->flags = flags;
 				d->dev = st.st_dev;
-				if (type != D_DIR && type != D_NEG && !(flags & (D_NOATTR | D_NOCACHE))) {
+				/* TTLs count from before the kernel was asked (t0). */
+				d->expires = t0 + (type == D_NEG ? dc_neg_ttl_ns : dc_ttl_ns);
+				if (type != D_DIR && type != D_NEG && !(flags & (D_NOATTR | D_NOCACHE)) &&
+				    !attrs_racy(&st)) {
 					struct dcache_attr *a = malloc(sizeof(*a));
 
 					if (a) {
 						a->st = st;
+						a->expires = d->expires;
 						d->attr = a;
 						dc_bytes += sizeof(*a);
 					}
 				}
+				/* The replacement is hashed before the placeholder
+				 * goes, so the name never looks absent. */
 				d_hash_locked(d);
+				if (old && !(old->flags & D_DEAD))
+					kill_one_locked(old);
 			}
+			if (type == D_NEG && dc_complete_probes && !(p->flags & D_COMPLETE) &&
+			    !p->no_complete && p->neg_probes < USHRT_MAX &&
+			    ++p->neg_probes >= dc_complete_probes << (p->completions < 4 ? p->completions : 4))
+				complete = true;
 		}
 		pthread_mutex_unlock(&dcache_mutex);
+		if (complete && dc_ops->kernel_listdir) {
+			path[dirlen] = '\0';
+			complete_dir_rcu(p, path);
+		}
 		return 0;
 	}
 	case MISS_SEARCH: {
@@ -1035,9 +1390,25 @@ static int populate_rcu(struct miss *m)
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
 	}
+	case MISS_EXPIRED: {
+		/* A D_TTL fact outlived its TTL: forget the name (and what lies
+		 * below it) if the name expired, else only its attributes. */
+		struct dentry *d = m->d;
+
+		pthread_mutex_lock(&dcache_mutex);
+		if (!(d->flags & D_DEAD) && d != dc_root) {
+			if (now_coarse() >= d->expires)
+				kill_locked(d);
+			else
+				drop_attr_locked(d, false);
+		}
+		pthread_mutex_unlock(&dcache_mutex);
+		return 0;
+	}
 	case MISS_ATTR: {
 		struct dentry *d = m->d;
 		unsigned int seq, pgen, dgen;
+		uint64_t t0;
 
 		/* A file's attributes change with events on its parent's watch; a
 		 * directory's also with events on its own (an entry created in it
@@ -1052,8 +1423,15 @@ static int populate_rcu(struct miss *m)
 		pgen = d->parent->dir_gen;
 		dgen = d->dir_gen;
 		pthread_mutex_unlock(&dcache_mutex);
+		t0 = now_coarse();
 		if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type)
 			return DCACHE_PASS; /* changed under us: an event is on its way */
+		if (attrs_racy(&st) && !(d->type != D_DIR && st.st_nlink > 1)) {
+			/* The kernel's answer for the object the walk resolved: give
+			 * it to this caller, keep nothing. */
+			m->st = st;
+			return POP_ANSWERED;
+		}
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->dir_gen == dgen &&
 		    !d->attr) {
@@ -1064,6 +1442,7 @@ static int populate_rcu(struct miss *m)
 
 				if (a) {
 					a->st = st;
+					a->expires = t0 + dc_ttl_ns;
 					dc_bytes += sizeof(*a);
 					STORE_RELEASE(d->attr, a);
 				}
@@ -1099,6 +1478,46 @@ static int populate_rcu(struct miss *m)
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
 	}
+	case MISS_STATX: {
+		/* As MISS_ATTR, for one request mask; published only beside the
+		 * lstat attributes, so that whatever drops those drops this. */
+		struct dentry *d = m->d;
+		unsigned int seq, pgen, dgen;
+		struct statx stx;
+		struct dcache_sx *x;
+
+		if (!dc_ops->kernel_statx)
+			return DCACHE_PASS;
+		pthread_mutex_lock(&dcache_mutex);
+		if ((d->flags & D_DEAD) || !d->attr || (d->type == D_DIR && d->wd < 0)) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS;
+		}
+		seq = d->seq;
+		pgen = d->parent->dir_gen;
+		dgen = d->dir_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+		if (dc_ops->kernel_statx(path, m->mask, &stx) != 0 ||
+		    !(stx.stx_mask & STATX_TYPE) || type_of(stx.stx_mode) != d->type ||
+		    (d->type != D_DIR && stx.stx_nlink > 1))
+			return DCACHE_PASS; /* changed under us, or not cacheable */
+		x = malloc(sizeof(*x));
+		if (!x)
+			return DCACHE_PASS;
+		x->mask = m->mask;
+		x->stx = stx;
+		pthread_mutex_lock(&dcache_mutex);
+		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->dir_gen == dgen &&
+		    d->attr) {
+			drop_sx_locked(d); /* another mask's answer */
+			dc_bytes += sizeof(*x);
+			STORE_RELEASE(d->sx, x);
+			x = NULL;
+		}
+		pthread_mutex_unlock(&dcache_mutex);
+		free(x);
+		return 0;
+	}
 	default:
 		return DCACHE_PASS;
 	}
@@ -1106,6 +1525,43 @@ static int populate_rcu(struct miss *m)
 
 /* ---------------------------------------------------------------------- */
 /* Public entry points */
+
+int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exclude,
+		      unsigned int nexclude)
+{
+	if (nexclude > MAX_EXCLUDES)
+		return -E2BIG;
+	dc_racy_ns = racy_ns;
+	dc_no_negative = no_negative;
+	for (unsigned int i = 0; i < dc_nexclude; i++)
+		free(dc_exclude[i]);
+	dc_nexclude = 0;
+	if (no_negative)
+		dc_complete_probes = 0;
+	for (unsigned int i = 0; i < nexclude; i++) {
+		size_t l = strlen(exclude[i]);
+
+		while (l > 1 && exclude[i][l - 1] == '/')
+			l--;
+		if (exclude[i][0] != '/' || !(dc_exclude[i] = strndup(exclude[i], l)))
+			return -EINVAL;
+		dc_exclude_len[i] = l;
+		dc_nexclude = i + 1;
+	}
+	return 0;
+}
+
+void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns)
+{
+	dc_ttl_ns = ttl_ns;
+	dc_neg_ttl_ns = neg_ttl_ns;
+}
+
+void dcache_set_completion(unsigned int probes, unsigned int max_entries)
+{
+	dc_complete_probes = dc_no_negative ? 0 : probes;
+	dc_complete_max = max_entries;
+}
 
 int dcache_init(const struct dcache_ops *ops, size_t max_bytes)
 {
@@ -1141,11 +1597,18 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 			if (r != WALK_MISS)
 				break;
 			r = populate_rcu(&m);
+			if (r == POP_ANSWERED) {
+				*st = m.st;
+				r = 0;
+				kernel_answered = true;
+				break;
+			}
 			if (r != 0) {
 				kernel_answered = r > 0;
 				break;
 			}
 			dcache_stat_inc(DCACHE_STAT_MISS);
+			r = DCACHE_PASS; /* unless a later attempt answers */
 		}
 		if (r < 0)
 			r = DCACHE_PASS;
@@ -1156,6 +1619,399 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 		}
 	}
 	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Answers built from the final dentry (readlink, statx) and realpath */
+
+/* One attempt of a lookup that answers more than dcache_lookup() does: under
+ * rcu_read_lock(), returns what walk_rcu() returns. */
+typedef int (*attempt_fn)(const char *path, void *ctx, struct miss *m);
+
+/*
+ * Drive `attempt` as dcache_lookup() drives walk_rcu(): retry, fill misses
+ * through the ops, give up after MAX_WALK_ATTEMPTS, count one statistic.
+ * Returns 0, a positive errno or DCACHE_PASS.
+ */
+static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
+{
+	int r = DCACHE_PASS;
+	bool answered = false;
+
+	if (!ensure_table()) {
+		dcache_stat_inc(DCACHE_STAT_PASS);
+		return DCACHE_PASS;
+	}
+	rcu_read_lock();
+	for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
+		struct miss m = { 0 };
+
+		r = attempt(path, ctx, &m);
+		if (r == WALK_RETRY)
+			continue;
+		if (r != WALK_MISS) {
+			answered = r >= 0;
+			break;
+		}
+		r = populate_rcu(&m);
+		if (r != 0)
+			break; /* DCACHE_PASS, or a kernel answer that is not cached */
+		dcache_stat_inc(DCACHE_STAT_MISS);
+	}
+	rcu_read_unlock();
+	if (!answered)
+		r = DCACHE_PASS; /* includes running out of attempts */
+	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+	return r;
+}
+
+struct readlink_ctx {
+	char *buf;
+	size_t size;
+	size_t len;
+};
+
+static int readlink_attempt(const char *path, void *ctx, struct miss *m)
+{
+	struct readlink_ctx *c = ctx;
+	struct dentry *res;
+	size_t n;
+	int r = walk_rcu(path, DCACHE_Q_FIND_, 0, NULL, m);
+
+	if (r != 0)
+		return r;
+	res = m->d;
+	if (res->type != D_LNK)
+		return d_seq_retry(res, m->seq) ? WALK_RETRY : EINVAL;
+	if (d_seq_retry(res, m->seq))
+		return WALK_RETRY;
+	/* The target is immutable and stays readable in this RCU section. */
+	n = strlen(res->link);
+	c->len = n < c->size ? n : c->size;
+	memcpy(c->buf, res->link, c->len);
+	return 0;
+}
+
+int dcache_readlink(const char *path, char *buf, size_t size, size_t *len)
+{
+	struct readlink_ctx c = { buf, size, 0 };
+	int r;
+
+	if (strnlen(path, PATH_MAX) >= PATH_MAX || !*path || !size) {
+		r = !size ? DCACHE_PASS : *path ? ENAMETOOLONG : ENOENT; /* getname() */
+		dcache_stat_inc(r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+		return r;
+	}
+	r = drive_lookup(path, readlink_attempt, &c);
+	if (r == 0)
+		*len = c.len;
+	return r;
+}
+
+struct statx_ctx {
+	unsigned int qflags; /* DCACHE_Q_FOLLOW or 0 */
+	unsigned int mask;
+	struct statx *out;
+};
+
+static int statx_attempt(const char *path, void *ctx, struct miss *m)
+{
+	struct statx_ctx *c = ctx;
+	struct dentry *res;
+	struct dcache_sx *x;
+	struct dcache_attr *a;
+	uint64_t now = 0;
+	int r = walk_rcu(path, c->qflags | DCACHE_Q_FIND_, 0, NULL, m);
+
+	if (r != 0)
+		return r;
+	res = m->d;
+	if (d_flags(res) & (D_NOCACHE | D_NOATTR))
+		return DCACHE_PASS;
+	a = LOAD_ACQUIRE(res->attr);
+	if (a && (d_flags(res) & D_TTL) && ttl_passed(a->expires, &now)) {
+		if (d_seq_retry(res, m->seq))
+			return WALK_RETRY;
+		m->kind = MISS_EXPIRED; /* drops the attributes and the statx answer */
+		return WALK_MISS;
+	}
+	if (!a) {
+		if (d_seq_retry(res, m->seq))
+			return WALK_RETRY;
+		m->kind = MISS_ATTR;
+		return WALK_MISS;
+	}
+	x = LOAD_ACQUIRE(res->sx);
+	if (!x || x->mask != c->mask) {
+		if (d_seq_retry(res, m->seq))
+			return WALK_RETRY;
+		m->kind = MISS_STATX;
+		m->mask = c->mask;
+		return WALK_MISS;
+	}
+	*c->out = x->stx;
+	return d_seq_retry(res, m->seq) ? WALK_RETRY : 0;
+}
+
+int dcache_statx(const char *path, int follow, unsigned int mask, struct statx *out)
+{
+	struct statx tmp;
+	struct statx_ctx c = { follow ? DCACHE_Q_FOLLOW : 0, mask, &tmp };
+	int r;
+
+	if (strnlen(path, PATH_MAX) >= PATH_MAX || !*path) {
+		r = *path ? ENAMETOOLONG : ENOENT; /* getname() */
+		dcache_stat_inc(DCACHE_STAT_NEG_HIT);
+		return r;
+	}
+	r = drive_lookup(path, statx_attempt, &c);
+	if (r == 0)
+		*out = tmp;
+	return r;
+}
+
+/*
+ * realpath: glibc 2.36's algorithm (stdlib/canonicalize.c) over dentries.
+ * glibc keeps the resolved prefix as a string ("rname") and, for every
+ * ordinary component, calls readlink(rname/component): a symlink's target is
+ * spliced in front of the rest of the name; EINVAL (not a symlink) accepts
+ * the component, unless the rest of the name starts with "/" alone, "/." or
+ * "/..", where it first checks faccessat(rname/component/, F_OK); any other
+ * error ends the call with that errno and rname (up to the component) copied
+ * to a caller's buffer.  "." is skipped and ".." drops the last component of
+ * rname, textually: no permission is checked there.
+ *
+ * Here rname is a dentry (cur), whose chain is the same symlink-free path.
+ * readlink(rname/name) needs search permission on cur's chain: the walk's
+ * D_SEARCHED on cur, its ancestors having been passed on the way down (or
+ * when the cwd was resolved).  cur may be a non-directory (a file accepted by
+ * readlink's EINVAL): the next ordinary component then fails with ENOTDIR.
+ */
+#define RP_NAME_MAX (2 * PATH_MAX) /* name with symlink targets spliced in */
+
+struct realpath_ctx {
+	char *buf;       /* result or glibc's partial rname */
+	size_t size;
+	int einval;      /* a readlink of glibc's failed with EINVAL */
+	char name[RP_NAME_MAX];
+};
+
+/* glibc's suffix_requires_dir_check(): does the rest `end` of the name make
+ * glibc check that the component before it is a directory? */
+static bool rp_suffix_needs_dir(const char *end)
+{
+	while (*end == '/') {
+		do
+			end++;
+		while (*end == '/');
+		switch (*end++) {
+		default:
+			return false;
+		case '\0':
+			return true;
+		case '.':
+			break;
+		}
+		if (!*end || (*end == '.' && (!end[1] || end[1] == '/')))
+			return true;
+	}
+	return false;
+}
+
+/* buf = path of d, plus "/" and name[0..len) if name.  Under rcu_read_lock().
+ * Returns 0, or DCACHE_PASS if it does not fit in PATH_MAX (the kernel would
+ * have said ENAMETOOLONG), or WALK_RETRY. */
+static int rp_path(const struct dentry *d, const char *name, size_t len, char *buf, size_t size)
+{
+	long n = d_path_rcu(d, buf, size < PATH_MAX ? size : PATH_MAX);
+
+	if (n == -EAGAIN)
+		return WALK_RETRY;
+	if (n < 0)
+		return DCACHE_PASS;
+	if (!name)
+		return 0;
+	if ((size_t)n + 1 + len >= PATH_MAX || (size_t)n + 1 + len >= size)
+		return DCACHE_PASS;
+	if (n > 1)
+		buf[n++] = '/';
+	memcpy(buf + n, name, len);
+	buf[(size_t)n + len] = '\0';
+	return 0;
+}
+
+static int realpath_attempt(const char *path, void *ctx, struct miss *m)
+{
+	struct realpath_ctx *c = ctx;
+	struct dentry *root = LOAD_ACQUIRE(dc_root);
+	struct dentry *cur;
+	unsigned int cur_seq;
+	const char *p = path;
+	int links = 0, r;
+	unsigned int complete;
+	uint64_t now = 0;
+
+	c->einval = 0;
+	if (d_flags(root) & D_NOCACHE)
+		return DCACHE_PASS;
+	if (*p == '/') {
+		cur = root;
+	} else {
+		struct cwd_ref *cw = LOAD_ACQUIRE(dc_cwd);
+
+		if (!cw) {
+			m->kind = MISS_CWD;
+			return WALK_MISS;
+		}
+		cur = cw->d;
+	}
+	cur_seq = d_seq_begin(cur);
+	if (d_flags(cur) & D_DEAD)
+		return WALK_RETRY;
+
+	for (;;) {
+		const char *name, *end;
+		struct dentry *d;
+		unsigned int s;
+		size_t len;
+
+		p = skip_slashes(p);
+		if (!*p)
+			break;
+		name = p;
+		end = strchrnul(p, '/');
+		len = (size_t)(end - p);
+		p = end;
+		if (len == 1 && name[0] == '.')
+			continue;
+		if (len == 2 && name[0] == '.' && name[1] == '.') {
+			if (cur == root)
+				continue;
+			d = cur->parent;
+			s = d_seq_begin(d);
+			if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
+				return WALK_RETRY;
+			cur = d;
+			cur_seq = s;
+			continue;
+		}
+		/* readlink(rname/name) */
+		if (cur->type != D_DIR) {
+			r = rp_path(cur, name, len, c->buf, c->size);
+			if (r == 0)
+				r = ENOTDIR;
+			return d_seq_retry(cur, cur_seq) ? WALK_RETRY : r;
+		}
+		if (!(d_flags(cur) & D_SEARCHED)) {
+			if (d_seq_retry(cur, cur_seq))
+				return WALK_RETRY;
+			m->kind = MISS_SEARCH;
+			m->d = cur;
+			return WALK_MISS;
+		}
+		if (len > NAME_MAX || (d_flags(cur) & D_NOCACHE))
+			return DCACHE_PASS;
+		/* Sampled before the lookup: see walk_rcu(). */
+		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
+		if (complete && (d_flags(cur) & D_TTL) &&
+		    ttl_passed(LOAD_RELAXED(cur->complete_until), &now))
+			complete = 0;
+		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
+		if (!d) {
+			if (d_seq_retry(cur, cur_seq))
+				return WALK_RETRY;
+			if (complete) {
+				/* readlink: ENOENT, as for a negative dentry */
+				r = rp_path(cur, name, len, c->buf, c->size);
+				return d_seq_retry(cur, cur_seq) ? WALK_RETRY : r == 0 ? ENOENT : r;
+			}
+			m->kind = MISS_CHILD;
+			m->d = cur;
+			m->name = name;
+			m->len = len;
+			return WALK_MISS;
+		}
+		s = d_seq_begin(d);
+		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
+			return WALK_RETRY;
+		if (d_expired(d, &now)) {
+			m->kind = MISS_EXPIRED;
+			m->d = d;
+			return WALK_MISS;
+		}
+		if (d->type == D_UNK) {
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			m->kind = MISS_CHILD; /* exists; what it is, the kernel says */
+			m->d = cur;
+			m->name = name;
+			m->len = len;
+			return WALK_MISS;
+		}
+		if (!LOAD_RELAXED(d->referenced))
+			STORE_RELAXED(d->referenced, 1);
+
+		if (d->type == D_NEG) {
+			/* readlink: ENOENT (and so would the directory check) */
+			r = rp_path(d, NULL, 0, c->buf, c->size);
+			return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ENOENT : r;
+		}
+		if (d->type == D_LNK) {
+			size_t n = strlen(d->link), rest = strlen(p);
+
+			if (++links > MAX_SYMLINKS) {
+				r = rp_path(d, NULL, 0, c->buf, c->size);
+				return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ELOOP : r;
+			}
+			if (n + rest + 1 > sizeof(c->name))
+				return DCACHE_PASS;
+			/* name = target + rest; the rest may lie in c->name already */
+			memmove(c->name + n, p, rest + 1);
+			memcpy(c->name, d->link, n);
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			p = c->name;
+			if (*p == '/') {
+				cur = root;
+				cur_seq = d_seq_begin(cur);
+			}
+			continue;
+		}
+		/* Not a symlink: readlink said EINVAL. */
+		c->einval = 1;
+		if (rp_suffix_needs_dir(p) && d->type != D_DIR) {
+			r = rp_path(d, NULL, 0, c->buf, c->size);
+			return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ENOTDIR : r;
+		}
+		cur = d;
+		cur_seq = s;
+	}
+	r = rp_path(cur, NULL, 0, c->buf, c->size);
+	if (d_seq_retry(cur, cur_seq))
+		return WALK_RETRY;
+	return r;
+}
+
+int dcache_realpath(const char *path, char *buf, size_t size, int *einval)
+{
+	struct realpath_ctx c;
+	int r;
+
+	/* glibc's realpath puts no limit on the length of the name itself. */
+	*einval = 0;
+	if (!*path || strnlen(path, PATH_MAX) >= PATH_MAX || size < PATH_MAX) {
+		r = *path ? DCACHE_PASS : ENOENT;
+		if (size)
+			buf[0] = '\0';
+		dcache_stat_inc(r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+		return r;
+	}
+	c.buf = buf;
+	c.size = size;
+	c.einval = 0;
+	r = drive_lookup(path, realpath_attempt, &c);
+	*einval = c.einval;
 	return r;
 }
 
@@ -1232,6 +2088,7 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 			c = NULL;
 		switch (ev) {
 		case DCACHE_EV_ENTRY:
+			uncomplete_locked(dir); /* a name came or went */
 			if (c)
 				kill_locked(c);
 			drop_attr_locked(dir, false); /* its mtime, size, nlink moved */
@@ -1279,6 +2136,7 @@ void dcache_event_self(int wd, enum dcache_event ev)
 		} else {
 			/* chmod of the directory (or the root went away): what we
 			 * learned through it may no longer hold. */
+			uncomplete_locked(d);
 			kill_children_locked(d);
 			drop_attr_locked(d, true);
 			if (ev == DCACHE_EV_GONE && d->wd >= 0) {

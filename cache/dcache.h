@@ -32,6 +32,8 @@
 extern "C" {
 #endif
 
+struct statx;
+
 /* Returned by dcache_lookup() when the cache cannot answer exactly. */
 #define DCACHE_PASS (-1)
 
@@ -68,12 +70,23 @@ struct dcache_ops {
 	int (*kernel_lstat)(const char *path, struct stat *st);
 	/* readlink(2) of `path`: bytes written (not NUL-terminated) or -errno. */
 	long (*kernel_readlink)(const char *path, char *buf, size_t size);
+	/* statx(2) of `path` with AT_SYMLINK_NOFOLLOW and `mask`: 0 or -errno.
+	 * Optional: NULL makes dcache_statx() pass every call through. */
+	int (*kernel_statx)(const char *path, unsigned int mask, struct statx *out);
 	/* faccessat(AT_FDCWD, path, mode, flags) as the kernel answers it now. */
 	int (*kernel_access)(const char *path, int mode, int flags);
 	/* getcwd(2) into buf: 0 or -errno (an unreachable cwd is an error). */
 	int (*kernel_getcwd)(char *buf, size_t size);
-	/* 1 if names on the filesystem of device `dev` (reached through `path`)
-	 * may be cached: every change to it produces inotify events here. */
+	/* List directory `path` (absolute, symlink-free): add(arg, name, len) for
+	 * every entry but "." and "..".  Returns the number of names, -E2BIG past
+	 * `max` names, -EOPNOTSUPP if lookups in it fold case, or -errno.  May be
+	 * NULL (no complete directories). */
+	long (*kernel_listdir)(const char *path, size_t max,
+			       int (*add)(void *arg, const char *name, size_t len), void *arg);
+	/* How names on the filesystem of device `dev` (reached through `path`)
+	 * may be cached: 1 = every change to it produces inotify events here;
+	 * 2 = others may change it behind this kernel (NFS, FUSE...): cache with
+	 * the TTLs of dcache_set_ttl(), events still applied; 0 = never. */
 	int (*fs_cacheable)(const char *path, dev_t dev);
 };
 
@@ -98,6 +111,25 @@ enum dcache_stat_id {
  * before any other dcache_* function; cheap (allocates lazily).  Any thread. */
 int dcache_init(const struct dcache_ops *ops, size_t max_bytes);
 
+/* Caching policy; call before lookups, with dcache_init.  racy_ns: a
+ * non-directory whose mtime/ctime is that recent keeps no cached attributes
+ * (0 = off; default 2 s).  no_negative: absent names are never cached.
+ * exclude: canonical absolute directories whose contents pass through.
+ * Returns 0, or -EINVAL/-E2BIG (more than 16 prefixes). */
+int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exclude,
+		      unsigned int nexclude);
+
+/* TTLs for filesystems fs_cacheable() calls 2: names and attributes live
+ * ttl_ns, absent names neg_ttl_ns (0 = never cached there).  Default 1 s,
+ * 1 s.  Call before lookups, with dcache_init. */
+void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns);
+
+/* Complete-directory policy: after `probes` names were found absent in a
+ * directory (0 = never; doubled each time it was complete before), read its
+ * listing if it has at most `max_entries` names; then every other name in it
+ * is answered ENOENT from the cache.  Call before lookups, with dcache_init. */
+void dcache_set_completion(unsigned int probes, unsigned int max_entries);
+
 /*
  * Resolve `path` (absolute, or relative to the cwd) as the kernel would for
  * the call described by `flags`; `amode` is access(2)'s mode for
@@ -108,6 +140,20 @@ int dcache_init(const struct dcache_ops *ops, size_t max_bytes);
  * caller guarantees `path` is a readable NUL-terminated string.
  */
 int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st);
+
+/* readlink(2) of `path` from the cached target: 0 with min(length, size) bytes
+ * (no NUL) in buf and that count in *len, a positive errno (EINVAL: not a
+ * symlink) or DCACHE_PASS.  size > 0.  Any thread except ops context. */
+int dcache_readlink(const char *path, char *buf, size_t size, size_t *len);
+/* realpath(3) of `path` as glibc 2.36 computes it: 0 with the result in buf, a
+ * positive errno with glibc's partial result (up to the failing component) in
+ * buf, or DCACHE_PASS; *einval = 1 if glibc's readlinks leave errno EINVAL on
+ * success.  size >= PATH_MAX.  Any thread except ops context. */
+int dcache_realpath(const char *path, char *buf, size_t size, int *einval);
+/* statx(2) (AT_FDCWD, AT_SYMLINK_NOFOLLOW unless follow) for request `mask`: 0
+ * with *out as the kernel filled it for that object and that exact mask, a
+ * positive errno or DCACHE_PASS.  Any thread except ops context. */
+int dcache_statx(const char *path, int follow, unsigned int mask, struct statx *out);
 
 /*
  * Invalidation, called by the event reader (invalidate/) for watch `wd`.

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -38,9 +40,68 @@ static long raw_readlink(const char *path, char *buf, size_t size)
 	return n >= 0 ? n : -errno;
 }
 
+static int raw_statx(const char *path, unsigned int mask, struct statx *out)
+{
+	return syscall(SYS_statx, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, mask, out) == 0 ? 0 : -errno;
+}
+
 static int raw_access(const char *path, int mode, int flags)
 {
 	return syscall(SYS_faccessat2, AT_FDCWD, path, mode, flags) == 0 ? 0 : -errno;
+}
+
+struct linux_dirent64_ {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* ops->kernel_listdir: getdents64 on an O_DIRECTORY fd, raw syscalls only
+ * (the shim's own open/opendir wrappers are not involved). */
+static long raw_listdir(const char *path, size_t max,
+			int (*add)(void *arg, const char *name, size_t len), void *arg)
+{
+	enum { BUF = 32768 };
+	char *buf;
+	long n, count = 0, r = 0;
+	unsigned int fl = 0;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	/* Case-insensitive directories (ext4/f2fs/tmpfs casefold) answer
+	 * names that are not in their listing. */
+	if (syscall(SYS_ioctl, fd, FS_IOC_GETFLAGS, &fl) == 0 && (fl & FS_CASEFOLD_FL)) {
+		syscall(SYS_close, fd);
+		return -EOPNOTSUPP;
+	}
+	buf = malloc(BUF);
+	if (!buf) {
+		syscall(SYS_close, fd);
+		return -ENOMEM;
+	}
+	while (r == 0 && (n = syscall(SYS_getdents64, fd, buf, BUF)) > 0) {
+		for (long off = 0; off < n && r == 0;) {
+			struct linux_dirent64_ *e = (struct linux_dirent64_ *)(buf + off);
+			const char *nm = e->d_name;
+
+			off += e->d_reclen;
+			if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
+				continue;
+			if ((size_t)++count > max)
+				r = -E2BIG;
+			else
+				r = add(arg, nm, strlen(nm));
+		}
+	}
+	if (r == 0 && n < 0)
+		r = -errno;
+	free(buf);
+	syscall(SYS_close, fd);
+	return r < 0 ? r : count;
 }
 
 static int raw_getcwd(char *buf, size_t size)
@@ -53,6 +114,8 @@ static int raw_getcwd(char *buf, size_t size)
  * produces inotify events here.  Everything else (NFS, CIFS, FUSE, 9p, proc,
  * sysfs, cgroup, devpts, ...) is passed through, never cached.
  */
+static int ttl_enabled = 1;
+
 static int fs_type_cacheable(unsigned long type)
 {
 	switch (type) {
@@ -66,9 +129,29 @@ static int fs_type_cacheable(unsigned long type)
 	case 0x3153464a: /* jfs */
 	case 0x52654973: /* reiserfs */
 		return 1;
+	case 0x65735546: /* fuse */
+	case 0x6969:     /* nfs */
+	case 0xFF534D42: /* cifs */
+	case 0xFE534D42: /* smb2/3 */
+	case 0x01021997: /* 9p */
+	case 0x00c36400: /* ceph */
+		return ttl_enabled ? 2 : 0;
 	default:
 		return 0;
 	}
+}
+
+/* Filesystems that others may change behind this kernel's back: cached with
+ * TTLs (README, coherence contract), or not at all when RCUWALK_TTL_MS=0. */
+static int fs_name_ttl(const char *type)
+{
+	static const char *const ttl[] = { "fuse", "fuseblk", "nfs", "nfs4", "cifs", "smb3",
+					   "9p", "ceph", "virtiofs", "afs" };
+
+	for (size_t i = 0; i < sizeof(ttl) / sizeof(ttl[0]); i++)
+		if (!strcmp(type, ttl[i]))
+			return 1;
+	return strncmp(type, "fuse.", 5) == 0; /* fuse.sshfs, fuse.bindfs, ... */
 }
 
 /*
@@ -114,7 +197,7 @@ static int mountinfo_verdict(dev_t dev)
 			for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
 				if (!strcmp(type, ok[i]))
 					return 1;
-			return 0;
+			return fs_name_ttl(type) && ttl_enabled ? 2 : 0;
 		}
 		line = end ? end + 1 : NULL;
 	}
@@ -151,10 +234,59 @@ static int fs_cacheable(const char *path, dev_t dev)
 static struct dcache_ops ops = {
 	.kernel_lstat = raw_lstat,
 	.kernel_readlink = raw_readlink,
+	.kernel_statx = raw_statx,
 	.kernel_access = raw_access,
 	.kernel_getcwd = raw_getcwd,
+	.kernel_listdir = raw_listdir,
 	.fs_cacheable = fs_cacheable,
 };
+
+/* Canonicalise one directory with raw syscalls (the shim's own realpath is
+ * not callable from its initialisation): the kernel's name of an O_PATH fd. */
+static int canonical_dir(const char *dir, char *out, size_t size)
+{
+	char link[64];
+	long n;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = syscall(SYS_readlinkat, AT_FDCWD, link, out, size - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0 || out[0] != '/')
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+/* Split "A:B:..." into canonical directories in buf; returns how many.  A
+ * directory that does not exist (yet) is kept as written if absolute. */
+static unsigned int parse_excludes(const char *spec, char **out, char *buf, size_t size)
+{
+	unsigned int n = 0;
+	size_t used = 0;
+
+	while (*spec && n < 16) {
+		size_t len = strcspn(spec, ":");
+		char dir[PATH_MAX];
+
+		if (len > 0 && len < sizeof(dir) && used + PATH_MAX <= size) {
+			memcpy(dir, spec, len);
+			dir[len] = '\0';
+			if (canonical_dir(dir, buf + used, PATH_MAX) == 0 || dir[0] == '/') {
+				if (buf[used] != '/')
+					strcpy(buf + used, dir);
+				out[n++] = buf + used;
+				used += strlen(buf + used) + 1;
+			}
+		}
+		spec += len;
+		if (*spec == ':')
+			spec++;
+	}
+	return n;
+}
 
 /* Set by preload_init(); read by every wrapper (shim.c). */
 int preload_enabled;
@@ -163,6 +295,12 @@ void preload_init(void)
 {
 	const char *s = getenv("RCUWALK_DISABLE");
 	size_t max_bytes = 0;
+	unsigned int probes = 2, max_entries = 10000, nexclude = 0;
+	long long racy_ns = 2000000000LL;
+	unsigned long ttl_ms = 1000, neg_ttl_ms;
+	int no_negative;
+	char *excludes[16];
+	static char excl_buf[16 * PATH_MAX];
 
 	if (s && *s && strcmp(s, "0") != 0)
 		return;
@@ -174,7 +312,44 @@ void preload_init(void)
 		if (mb > 0 && mb < (1UL << 20))
 			max_bytes = mb << 20;
 	}
+	/* Complete directories: RCUWALK_COMPLETE=N lists a directory after N
+	 * absent names (default 2, 0 = never); RCUWALK_COMPLETE_MAX=N entries
+	 * at most (default 10000). */
+	s = getenv("RCUWALK_COMPLETE");
+	if (s && *s)
+		probes = (unsigned int)strtoul(s, NULL, 10);
+	s = getenv("RCUWALK_COMPLETE_MAX");
+	if (s && *s)
+		max_entries = (unsigned int)strtoul(s, NULL, 10);
+	/* RCUWALK_RACY_MS: attributes of files changed this recently are not
+	 * kept (default 2000, 0 = off).  RCUWALK_NO_NEGATIVE=1: absent names are
+	 * never cached.  RCUWALK_EXCLUDE=DIR[:DIR...]: what lies below DIR
+	 * passes through (at most 16 directories). */
+	s = getenv("RCUWALK_RACY_MS");
+	if (s && *s)
+		racy_ns = (long long)strtoul(s, NULL, 10) * 1000000LL;
+	/* RCUWALK_TTL_MS: names and attributes on NFS/FUSE/CIFS/9p live this
+	 * long (default 1000; 0 = those filesystems pass through);
+	 * RCUWALK_NEG_TTL_MS: absent names there (default = the TTL; 0 = kernel
+	 * parity with libfuse's negative_timeout=0). */
+	s = getenv("RCUWALK_TTL_MS");
+	if (s && *s)
+		ttl_ms = strtoul(s, NULL, 10);
+	neg_ttl_ms = ttl_ms;
+	s = getenv("RCUWALK_NEG_TTL_MS");
+	if (s && *s)
+		neg_ttl_ms = strtoul(s, NULL, 10);
+	ttl_enabled = ttl_ms > 0;
+	s = getenv("RCUWALK_NO_NEGATIVE");
+	no_negative = s && *s && strcmp(s, "0") != 0;
+	s = getenv("RCUWALK_EXCLUDE");
+	if (s && *s)
+		nexclude = parse_excludes(s, excludes, excl_buf, sizeof(excl_buf));
 	inval_fill_ops(&ops);
 	dcache_init(&ops, max_bytes);
+	if (dcache_set_policy(racy_ns, no_negative, (const char *const *)excludes, nexclude) != 0)
+		return; /* an exclusion we could not honour: stay pass-through */
+	dcache_set_completion(probes, max_entries);
+	dcache_set_ttl((uint64_t)ttl_ms * 1000000ULL, (uint64_t)neg_ttl_ms * 1000000ULL);
 	__atomic_store_n(&preload_enabled, 1, __ATOMIC_RELEASE);
 }

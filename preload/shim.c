@@ -26,10 +26,12 @@
 #define _LGPL_SOURCE
 #include <urcu-bp.h>
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +41,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -149,6 +152,19 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 	}
 	return 1;
 }
+
+/* Enter the cache for one call: 1 if usable (then leave with cache_leave()). */
+static inline int cache_enter(void)
+{
+	if (!cache_usable())
+		return 0;
+	in_shim++;
+	apply_epochs();
+	inval_sync();
+	return 1;
+}
+
+static inline void cache_leave(void) { in_shim--; }
 
 /* The cache models AT_FDCWD-relative and absolute paths only. */
 static inline int cacheable_path(int dirfd, const char *path)
@@ -274,6 +290,37 @@ EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, in
 EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags)
 {
 	return xstat_ver_ok(ver) ? do_fstatat(dirfd, path, (struct stat *)buf, flags) : -1;
+}
+
+/*
+ * statx: answered from the kernel's own statx answer for the same object and
+ * the same request mask (its stx_mask, btime and mount id depend on the
+ * request), cached beside the lstat attributes.  Requests for anything but
+ * the basic stats, btime and the mount ids (DIOALIGN and later fields whose
+ * changes send no inotify event), other flags (AT_STATX_FORCE_SYNC/DONT_SYNC,
+ * AT_EMPTY_PATH) and a real dirfd pass through.
+ */
+#define STATX_CACHED_MASK (STATX_BASIC_STATS | STATX_BTIME | STATX_MNT_ID | 0x4000U /* MNT_ID_UNIQUE */)
+REAL_DECL(statx);
+EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
+{
+	int saved = errno, r;
+
+	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !(mask & ~STATX_CACHED_MASK) &&
+	    cacheable_path(dirfd, path) && !bad_ptr(buf) && cache_enter()) {
+		r = dcache_statx(path, !(flags & AT_SYMLINK_NOFOLLOW), mask, buf);
+		cache_leave();
+		if (r == 0) {
+			errno = saved;
+			return 0;
+		}
+		if (r > 0) {
+			errno = r;
+			return -1;
+		}
+		errno = saved;
+	}
+	return CALL_REAL(statx, dirfd, path, flags, mask, buf);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -441,6 +488,129 @@ EXPORT int creat64(const char *path, mode_t mode)
 }
 
 /* ---------------------------------------------------------------------- */
+/* names: readlink, realpath */
+
+ssize_t __readlink_chk(const char *path, char *buf, size_t len, size_t buflen);
+ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t len, size_t buflen);
+REAL_DECL(readlinkat);
+REAL_DECL(__readlink_chk);
+REAL_DECL(__readlinkat_chk);
+
+/* The kernel takes bufsiz as an int: <= 0 there is its EINVAL (passed on). */
+static ssize_t do_readlinkat(int dirfd, const char *path, char *buf, size_t bufsiz)
+{
+	int size = (int)bufsiz, saved = errno, r;
+	size_t len = 0;
+
+	if (size > 0 && cacheable_path(dirfd, path) && !bad_ptr(buf) && cache_enter()) {
+		r = dcache_readlink(path, buf, (size_t)size, &len);
+		cache_leave();
+		if (r == 0) {
+			errno = saved;
+			return (ssize_t)len;
+		}
+		if (r > 0) {
+			errno = r;
+			return -1;
+		}
+		errno = saved;
+	}
+	return CALL_REAL(readlinkat, dirfd, path, buf, bufsiz);
+}
+
+EXPORT ssize_t readlink(const char *path, char *buf, size_t bufsiz)
+{
+	return do_readlinkat(AT_FDCWD, path, buf, bufsiz);
+}
+EXPORT ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t bufsiz)
+{
+	return do_readlinkat(dirfd, path, buf, bufsiz);
+}
+/* Fortified callers: a len larger than the buffer is glibc's to abort on. */
+EXPORT ssize_t __readlink_chk(const char *path, char *buf, size_t len, size_t buflen)
+{
+	if (len > buflen)
+		return CALL_REAL(__readlink_chk, path, buf, len, buflen);
+	return do_readlinkat(AT_FDCWD, path, buf, len);
+}
+EXPORT ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t len, size_t buflen)
+{
+	if (len > buflen)
+		return CALL_REAL(__readlinkat_chk, dirfd, path, buf, len, buflen);
+	return do_readlinkat(dirfd, path, buf, len);
+}
+
+char *__realpath_chk(const char *path, char *resolved, size_t resolvedlen);
+REAL_DECL(realpath);
+REAL_DECL(__realpath_chk);
+
+/*
+ * realpath(3): glibc's own algorithm, answered by the cache (dcache_realpath);
+ * NULL path, an unreadable one, a name of PATH_MAX or more, and everything the
+ * cache cannot decide exactly (search permission it has not seen granted, a
+ * filesystem it does not cache) go to glibc.  As glibc: a caller's buffer gets
+ * the resolved prefix on ENOENT and EACCES too, and errno is left at EINVAL by
+ * a success whose walk met a component that is not a symlink.
+ */
+EXPORT char *realpath(const char *path, char *resolved)
+{
+	char buf[PATH_MAX];
+	int saved = errno, einval = 0, r;
+	size_t len;
+	char *out;
+
+	/* NULL and "" are glibc's to refuse (EINVAL, ENOENT) without a syscall. */
+	if (!path || bad_ptr(path) || !*path || (resolved && bad_ptr(resolved)) || !cache_enter())
+		return CALL_REAL(realpath, path, resolved);
+	r = dcache_realpath(path, buf, sizeof(buf), &einval);
+	cache_leave();
+	if (r == DCACHE_PASS) {
+		errno = saved;
+		return CALL_REAL(realpath, path, resolved);
+	}
+	len = strlen(buf);
+	if (r > 0) {
+		if (resolved && (r == ENOENT || r == EACCES)) /* as glibc since 2.35 */
+			memcpy(resolved, buf, len + 1);
+		errno = r;
+		return NULL;
+	}
+	out = resolved ? resolved : malloc(len + 1);
+	if (!out)
+		return NULL; /* ENOMEM from malloc */
+	memcpy(out, buf, len + 1);
+	errno = einval ? EINVAL : saved;
+	return out;
+}
+
+EXPORT char *canonicalize_file_name(const char *path) { return realpath(path, NULL); }
+
+/* Fortified callers: a buffer shorter than PATH_MAX is glibc's to abort on. */
+EXPORT char *__realpath_chk(const char *path, char *resolved, size_t resolvedlen)
+{
+	if (resolvedlen < PATH_MAX)
+		return CALL_REAL(__realpath_chk, path, resolved, resolvedlen);
+	return realpath(path, resolved);
+}
+
+/* opendir: a missing or non-directory path is answered from the cache; an
+ * existing directory needs the kernel's fd (glibc opens it internally). */
+REAL_DECL(opendir);
+EXPORT DIR *opendir(const char *path)
+{
+	DIR *dir;
+	int ret;
+
+	if (cacheable_path(AT_FDCWD, path) &&
+	    try_cache(path, DCACHE_Q_NEGONLY | DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0, NULL, &ret))
+		return NULL;
+	dir = CALL_REAL(opendir, path);
+	if (dir)
+		fd_set_writable(dirfd(dir), 0);
+	return dir;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Mutators: the real call, then note the change (errno untouched). */
 
 #define MUTATOR(ret, name, params, ...)          \
@@ -513,6 +683,13 @@ MUTATOR(int, truncate64, (const char *p, off64_t l), p, l)
 MUTATOR(int, ftruncate, (int fd, off_t l), fd, l)
 MUTATOR(int, ftruncate64, (int fd, off64_t l), fd, l)
 MUTATOR(int, utime, (const char *p, const struct utimbuf *t), p, t)
+/* Extended attributes: the kernel changes st_ctime and sends IN_ATTRIB. */
+MUTATOR(int, setxattr, (const char *p, const char *n, const void *v, size_t z, int f), p, n, v, z, f)
+MUTATOR(int, lsetxattr, (const char *p, const char *n, const void *v, size_t z, int f), p, n, v, z, f)
+MUTATOR(int, fsetxattr, (int fd, const char *n, const void *v, size_t z, int f), fd, n, v, z, f)
+MUTATOR(int, removexattr, (const char *p, const char *n), p, n)
+MUTATOR(int, lremovexattr, (const char *p, const char *n), p, n)
+MUTATOR(int, fremovexattr, (int fd, const char *n), fd, n)
 MUTATOR(int, utimes, (const char *p, const struct timeval t[2]), p, t)
 MUTATOR(int, lutimes, (const char *p, const struct timeval t[2]), p, t)
 MUTATOR(int, futimesat, (int fd, const char *p, const struct timeval t[2]), fd, p, t)

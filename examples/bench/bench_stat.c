@@ -6,8 +6,11 @@
  *     LD_PRELOAD=build/preload/librcuwalk.so build/examples/rcuwalk_bench
  *
  * For every case the same lookup is made (a) with syscall(2), which nothing can
- * interpose, and (b) through libc (stat, lstat, access, open), which the shim
- * answers from its cache when it is preloaded.  Each case is warmed up, then
+ * interpose, and (b) through libc (stat, lstat, access, open, readlink, statx,
+ * realpath), which the shim answers from its cache when it is preloaded.  For
+ * realpath, (a) is glibc's own realpath (taken from libc.so.6 with dlvsym, so
+ * the shim cannot answer it): one readlink(2) per component, and getcwd(2)
+ * for a relative name.  Each case is warmed up, then
  * timed for K rounds of N calls each, raw and libc interleaved per round; the
  * table shows the median over the rounds of ns/call, the ratio libc/raw and
  * the min-max over the rounds.  The 'first lookup' case stats M files that
@@ -17,6 +20,7 @@
  *          -m M (files per round for the first-lookup case, default 5000).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -41,6 +45,9 @@ enum op {
 	OP_LSTAT,
 	OP_ACCESS,
 	OP_OPEN,
+	OP_READLINK,
+	OP_STATX,
+	OP_REALPATH,
 };
 
 struct bcase {
@@ -56,6 +63,7 @@ struct result {
 
 static volatile uint64_t sink;
 static int have_faccessat2;
+static char *(*glibc_realpath)(const char *, char *); /* glibc's own, not the shim's */
 
 static double now_ns(void)
 {
@@ -92,6 +100,30 @@ static long do_raw(enum op op, const char *path, int *err)
 #endif
 			r = syscall(SYS_faccessat, AT_FDCWD, path, F_OK);
 		break;
+	case OP_READLINK: {
+		char buf[PATH_MAX];
+
+		r = syscall(SYS_readlinkat, AT_FDCWD, path, buf, sizeof(buf));
+		if (r > 0)
+			sink += (uint64_t)buf[0];
+		break;
+	}
+	case OP_STATX: {
+		struct statx sx;
+
+		r = syscall(SYS_statx, AT_FDCWD, path, 0, STATX_BASIC_STATS, &sx);
+		if (r == 0)
+			sink += (uint64_t)sx.stx_ino;
+		break;
+	}
+	case OP_REALPATH: {
+		char buf[PATH_MAX];
+
+		r = glibc_realpath && glibc_realpath(path, buf) ? 0 : -1;
+		if (r == 0)
+			sink += (uint64_t)buf[1];
+		break;
+	}
 	case OP_OPEN:
 	default:
 		r = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY, 0);
@@ -123,6 +155,30 @@ static long do_libc(enum op op, const char *path, int *err)
 	case OP_ACCESS:
 		r = access(path, F_OK);
 		break;
+	case OP_READLINK: {
+		char buf[PATH_MAX];
+
+		r = readlink(path, buf, sizeof(buf));
+		if (r > 0)
+			sink += (uint64_t)buf[0];
+		break;
+	}
+	case OP_STATX: {
+		struct statx sx;
+
+		r = statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &sx);
+		if (r == 0)
+			sink += (uint64_t)sx.stx_ino;
+		break;
+	}
+	case OP_REALPATH: {
+		char buf[PATH_MAX];
+
+		r = realpath(path, buf) ? 0 : -1;
+		if (r == 0)
+			sink += (uint64_t)buf[1];
+		break;
+	}
 	case OP_OPEN:
 	default:
 		r = open(path, O_RDONLY);
@@ -365,6 +421,14 @@ int main(int argc, char **argv)
 	}
 #endif
 
+	{
+		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+
+		if (libc)
+			glibc_realpath = (char *(*)(const char *, char *))dlvsym(libc, "realpath",
+										"GLIBC_2.3");
+	}
+
 	if (!getcwd(oldcwd, sizeof(oldcwd)))
 		snprintf(oldcwd, sizeof(oldcwd), "/");
 	if (!mkdtemp(scratch)) {
@@ -398,6 +462,11 @@ int main(int argc, char **argv)
 		{ "access(F_OK) hit (5 comp)", OP_ACCESS, p5 },
 		{ "open absent leaf (neg hit)", OP_OPEN, "a/b/c/d/absent.h" },
 		{ "open under missing dir", OP_OPEN, "missing/x/y" },
+		{ "readlink hit (5 comp)", OP_READLINK, "a/b/c/d/link" },
+		{ "statx hit, 5 components", OP_STATX, p5 },
+		{ "realpath, 5 components", OP_REALPATH, p5 },
+		{ "realpath via symlink (5 comp)", OP_REALPATH, "a/b/c/d/link" },
+		{ "realpath, 10 components", OP_REALPATH, p10 },
 		{ "stat /usr/include/stdio.h", OP_STAT, "/usr/include/stdio.h" },
 	};
 	size_t ncases = sizeof(cases) / sizeof(cases[0]);
@@ -407,7 +476,8 @@ int main(int argc, char **argv)
 	       dis && *dis && strcmp(dis, "0") ? ", RCUWALK_DISABLE set" : "");
 	printf("scratch %s; %d rounds x %ld calls per case, median of per-round ns/call\n",
 	       scratch, k, n);
-	printf("raw = syscall(SYS_newfstatat/SYS_faccessat%s/SYS_openat); libc = stat/lstat/access/open\n\n",
+	printf("raw = syscall(SYS_newfstatat/SYS_faccessat%s/SYS_openat/SYS_readlinkat/SYS_statx) "
+	       "and glibc's own realpath;\nlibc = stat/lstat/access/open/readlink/statx/realpath\n\n",
 	       have_faccessat2 ? "2" : "");
 	printf("%-34s %9s %9s %8s   %-16s %-16s\n", "case", "raw ns", "libc ns", "libc/raw",
 	       "raw min-max", "libc min-max");

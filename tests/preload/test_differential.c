@@ -44,7 +44,8 @@ extern char **environ;
 /* ------------------------------------------------------------------------ */
 /* Scratch tree and path list                                               */
 
-static char g_outer[256];       /* mkdtemp() result */
+static char g_top[256];         /* mkdtemp() result: nobody else writes in it */
+static char g_outer[280];       /* g_top + "/o": "dotdot/.." reaches g_top, not /tmp */
 static char g_work[300];        /* g_outer + "/w": the cwd of the tests */
 static const char *g_outer_base; /* basename of g_outer */
 
@@ -814,9 +815,16 @@ static void set_work_from_outer(void)
 
 static int group_setup(void **state)
 {
-	strcpy(g_outer, "/tmp/rcuwalk-diff-XXXXXX");
-	if (!mkdtemp(g_outer))
-		return fail_errno("mkdtemp", g_outer);
+	/* One level deeper than mkdtemp(): paths that climb above the outer
+	 * directory (dotdot/..) must reach a directory only this test changes,
+	 * or another program creating files in /tmp changes the expected
+	 * answer between the shim's call and the raw one. */
+	strcpy(g_top, "/tmp/rcuwalk-diff-XXXXXX");
+	if (!mkdtemp(g_top))
+		return fail_errno("mkdtemp", g_top);
+	snprintf(g_outer, sizeof(g_outer), "%s/o", g_top);
+	if (mkdir(g_outer, 0755) != 0)
+		return fail_errno("mkdir", g_outer);
 	set_work_from_outer();
 	init_names();
 	if (chdir(g_outer) != 0)
@@ -835,8 +843,8 @@ static int group_teardown(void **state)
 {
 	if (chdir("/") != 0)
 		fprintf(stderr, "chdir(/): %s\n", strerror(errno));
-	if (g_outer[0])
-		rm_rf(g_outer);
+	if (g_top[0])
+		rm_rf(g_top);
 	for (size_t i = 0; i < g_npaths; i++)
 		free(g_paths[i]);
 	free(g_paths);

@@ -46,6 +46,7 @@
 
 #include "dcache.h"
 #include "inval.h"
+#include "raw_listdir.h"
 
 #define READERS 4
 #define CAP_BYTES ((size_t)512 << 10) /* small: the cold paths keep evicting */
@@ -88,6 +89,7 @@ static struct dcache_ops g_ops = {
 	.kernel_readlink = op_readlink,
 	.kernel_access = op_access,
 	.kernel_getcwd = op_getcwd,
+	.kernel_listdir = raw_listdir, /* complete directories under stress too */
 	.fs_cacheable = op_fs_cacheable,
 };
 

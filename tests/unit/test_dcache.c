@@ -42,6 +42,7 @@
 
 #include "dcache.h"
 #include "inval.h"
+#include "raw_listdir.h"
 
 #ifndef AT_EACCESS
 #define AT_EACCESS 0x200
@@ -104,6 +105,28 @@ static int op_fs_cacheable(const char *path, dev_t dev)
 	return 1;
 }
 
+/* Hook run right after the kernel listed directory t_list_hook_path. */
+static __thread const char *t_list_hook_path;
+static __thread void (*t_list_hook)(void);
+static __thread unsigned long t_list_calls;
+
+static long op_listdir(const char *path, size_t max,
+		       int (*add)(void *arg, const char *name, size_t len), void *arg)
+{
+	long r;
+
+	t_kernel_calls++;
+	t_list_calls++;
+	r = raw_listdir(path, max, add, arg);
+	if (t_list_hook && t_list_hook_path && strcmp(path, t_list_hook_path) == 0) {
+		void (*hook)(void) = t_list_hook;
+
+		t_list_hook = NULL;
+		hook();
+	}
+	return r;
+}
+
 static int (*real_watch_dir)(const char *path);
 
 static int op_watch_dir(const char *path)
@@ -117,6 +140,7 @@ static struct dcache_ops g_ops = {
 	.kernel_readlink = op_readlink,
 	.kernel_access = op_access,
 	.kernel_getcwd = op_getcwd,
+	.kernel_listdir = op_listdir,
 	.fs_cacheable = op_fs_cacheable,
 };
 
@@ -378,6 +402,10 @@ static int group_setup(void **state)
 	inval_fill_ops(&g_ops);
 	real_watch_dir = g_ops.watch_dir;
 	g_ops.watch_dir = op_watch_dir;
+	/* Files here are all fresh: the racy-timestamp rule would keep no
+	 * attributes.  Its own tests turn it on. */
+	if (dcache_set_policy(0, 0, NULL, 0) != 0)
+		return -1;
 	return dcache_init(&g_ops, CAP_BYTES);
 }
 
@@ -1215,6 +1243,217 @@ static void test_dcache_directory_attributes_fetched_during_entry_creation_are_n
 	}
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Complete directories (policy of this binary: list after 2 absent names)  */
+
+/* Probe fresh absent names in P(dir) until the cache lists it: 2 the first
+ * time, twice as many each time it was complete before. */
+static void complete_dir(const char *dir)
+{
+	static unsigned serial;
+	unsigned long l0 = t_list_calls;
+
+	for (int i = 0; i < 64 && t_list_calls == l0; i++)
+		assert_int_equal(SAME(P("%s/absent-%u", dir, ++serial), Q_STAT), ENOENT);
+	assert_int_equal(t_list_calls - l0, 1);
+}
+
+static void test_dcache_complete_directory_answers_unseen_absent_name_without_kernel(void **state)
+{
+	struct stat st;
+	unsigned long k0;
+
+	x_mkdir(P("d"));
+	x_file(P("d/a"), 1);
+	x_file(P("d/b"), 2);
+	complete_dir("d");
+	k0 = t_kernel_calls;
+	assert_int_equal(lookup(P("d/never-probed"), Q_STAT, &st), ENOENT);
+	assert_int_equal(lookup(P("d/never-probed/below"), Q_OPEN, &st), ENOENT);
+	assert_int_equal(lookup(P("d/x/"), Q_LSTAT, &st), ENOENT);
+	assert_int_equal(calls_since(k0), 0);
+	/* Names in the listing still answer what the kernel says. */
+	assert_int_equal(SAME_ST(P("d/a"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 1);
+	assert_int_equal(SAME(P("d/b/"), Q_STAT), ENOTDIR);
+}
+
+static void test_dcache_complete_directory_placeholders_resolve_links_and_dirs(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("d"));
+	x_mkdir(P("d/sub"));
+	x_file(P("d/sub/f"), 7);
+	x_symlink("sub", P("d/l"));
+	x_symlink("nowhere", P("d/dangling"));
+	complete_dir("d");
+	assert_int_equal(SAME_ST(P("d/l/f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 7);
+	assert_int_equal(SAME(P("d/l"), Q_LSTAT), 0);
+	assert_int_equal(SAME(P("d/dangling"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("d/dangling"), Q_LSTAT), 0);
+	assert_int_equal(SAME(P("d/sub/../l/./f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("d/sub/nothing"), Q_STAT), ENOENT);
+}
+
+static void test_dcache_complete_directory_sees_create_unlink_and_renames(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("d"));
+	x_mkdir(P("e"));
+	x_file(P("d/a"), 1);
+	x_file(P("e/m"), 4);
+	complete_dir("d");
+	x_file(P("d/new"), 3); /* another writer (raw syscalls) */
+	inval_drain();
+	assert_int_equal(SAME_ST(P("d/new"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 3);
+	complete_dir("d");
+	x_unlink(P("d/a"));
+	inval_drain();
+	assert_int_equal(SAME(P("d/a"), Q_STAT), ENOENT);
+	complete_dir("d");
+	x_rename(P("e/m"), P("d/moved-in"));
+	inval_drain();
+	assert_int_equal(SAME_ST(P("d/moved-in"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 4);
+	complete_dir("d");
+	x_rename(P("d/moved-in"), P("e/moved-out"));
+	inval_drain();
+	assert_int_equal(SAME(P("d/moved-in"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("e/moved-out"), Q_STAT), 0);
+	assert_int_equal(SAME(P("d/new"), Q_STAT), 0);
+}
+
+static void hook_create_late_in_d_and_wait_for_event(void)
+{
+	struct inval_stats before;
+
+	inval_stats_get(&before);
+	x_file(P("d/late"), 6);
+	wait_for_event_since(&before);
+}
+
+/* A name created after the kernel listed the directory, its event applied
+ * before the listing is inserted: the listing must not make it absent. */
+static void test_dcache_listing_fetched_during_creation_is_not_kept(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("d"));
+	assert_int_equal(SAME(P("d/absent-1"), Q_STAT), ENOENT);
+	t_list_hook_path = P("d");
+	t_list_hook = hook_create_late_in_d_and_wait_for_event;
+	assert_int_equal(lookup(P("d/absent-2"), Q_STAT, &st), ENOENT);
+	t_list_hook_path = NULL;
+	assert_null(t_list_hook); /* the race happened */
+	inval_drain();
+	assert_int_equal(SAME_ST(P("d/late"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 6);
+}
+
+static void test_dcache_directory_over_entry_limit_is_not_completed(void **state)
+{
+	struct stat st;
+	unsigned long k0;
+
+	x_mkdir(P("d"));
+	for (int i = 0; i < 5; i++)
+		x_file(P("d/f%d", i), 1);
+	dcache_set_completion(2, 4);
+	assert_int_equal(SAME(P("d/absent-1"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("d/absent-2"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("d/absent-3"), Q_STAT), ENOENT);
+	k0 = t_kernel_calls;
+	assert_int_equal(lookup(P("d/absent-4"), Q_STAT, &st), ENOENT);
+	dcache_set_completion(2, 10000);
+	assert_true(calls_since(k0) > 0); /* asked: not complete */
+}
+
+static void test_dcache_chmod_of_complete_directory_rechecks_search_permission(void **state)
+{
+	x_mkdir(P("d"));
+	x_file(P("d/a"), 1);
+	complete_dir("d");
+	x_chmod(P("d"), 0);
+	inval_drain();
+	/* As root the kernel still searches it; as another user EACCES: either
+	 * way the answer must be the kernel's. */
+	SAME(P("d/zzz"), Q_STAT);
+	SAME(P("d/a"), Q_STAT);
+	x_chmod(P("d"), 0755);
+}
+
+
+/* ------------------------------------------------------------------------ */
+/* Policy: racy timestamps, no negative entries, excluded directories       */
+
+static void test_dcache_racy_fresh_file_attributes_are_answered_not_kept(void **state)
+{
+	struct timespec old[2] = { { time(NULL) - 10, 0 }, { time(NULL) - 10, 0 } };
+	struct stat st;
+	unsigned long k0;
+
+	x_file(P("fresh"), 3);
+	x_file(P("old"), 4);
+	assert_int_equal(syscall(SYS_utimensat, AT_FDCWD, P("old"), old, 0), 0);
+	inval_drain();
+	assert_int_equal(dcache_set_policy(2000000000LL, 0, NULL, 0), 0);
+	assert_int_equal(SAME_ST(P("fresh"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 3);
+	k0 = t_kernel_calls;
+	assert_int_equal(SAME_ST(P("fresh"), Q_STAT, &st), 0); /* answered by the kernel */
+	assert_true(calls_since(k0) > 0);
+	assert_int_equal(SAME(P("old"), Q_STAT), 0);
+	k0 = t_kernel_calls;
+	assert_int_equal(SAME(P("old"), Q_STAT), 0); /* ctime is fresh too (utimensat) */
+	assert_true(calls_since(k0) > 0);
+	assert_int_equal(dcache_set_policy(0, 0, NULL, 0), 0);
+	k0 = t_kernel_calls;
+	assert_int_equal(SAME(P("fresh"), Q_STAT), 0);
+	assert_int_equal(SAME(P("fresh"), Q_STAT), 0);
+	assert_true(calls_since(k0) <= 1); /* kept once the rule is off */
+}
+
+static void test_dcache_no_negative_asks_kernel_for_every_absent_name(void **state)
+{
+	struct stat st;
+	unsigned long k0;
+
+	assert_int_equal(dcache_set_policy(0, 1, NULL, 0), 0);
+	assert_int_equal(SAME(P("nn"), Q_STAT), ENOENT);
+	k0 = t_kernel_calls;
+	assert_int_equal(lookup(P("nn"), Q_STAT, &st), ENOENT);
+	assert_int_equal(lookup(P("nn/below"), Q_STAT, &st), ENOENT);
+	assert_true(calls_since(k0) >= 2);
+	assert_int_equal(dcache_set_policy(0, 0, NULL, 0), 0);
+	dcache_set_completion(2, 10000);
+}
+
+static void test_dcache_excluded_directory_passes_through(void **state)
+{
+	const char *ex[1];
+	struct stat st;
+
+	x_mkdir(P("ex"));
+	x_mkdir(P("ex/sub"));
+	x_file(P("ex/sub/f"), 1);
+	x_mkdir(P("exnot"));
+	x_file(P("exnot/f"), 2);
+	ex[0] = P("ex");
+	assert_int_equal(dcache_set_policy(0, 0, ex, 1), 0);
+	assert_int_equal(lookup(P("ex/sub/f"), Q_STAT, &st), DCACHE_PASS);
+	assert_int_equal(lookup(P("ex/none"), Q_STAT, &st), DCACHE_PASS);
+	assert_int_equal(SAME(P("exnot/f"), Q_STAT), 0); /* a prefix of the name only */
+	/* The directory's own name is not inside it (its attributes would need
+	 * its own watch, which exclusion forbids: those pass through). */
+	assert_int_equal(SAME_ACCESS(P("ex"), DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS, F_OK), 0);
+	assert_int_equal(dcache_set_policy(0, 0, NULL, 0), 0);
+}
+
 static void test_dcache_invalidate_all_forgets_everything(void **state)
 {
 	unsigned long c0;
@@ -1416,6 +1655,15 @@ int main(void)
 		T(test_dcache_create_in_directory_drops_directory_attributes),
 		T(test_dcache_hard_link_in_same_directory_drops_sibling_attributes),
 		T(test_dcache_forget_inode_drops_cached_attributes),
+		T(test_dcache_racy_fresh_file_attributes_are_answered_not_kept),
+		T(test_dcache_no_negative_asks_kernel_for_every_absent_name),
+		T(test_dcache_excluded_directory_passes_through),
+		T(test_dcache_complete_directory_answers_unseen_absent_name_without_kernel),
+		T(test_dcache_complete_directory_placeholders_resolve_links_and_dirs),
+		T(test_dcache_complete_directory_sees_create_unlink_and_renames),
+		T(test_dcache_listing_fetched_during_creation_is_not_kept),
+		T(test_dcache_directory_over_entry_limit_is_not_completed),
+		T(test_dcache_chmod_of_complete_directory_rechecks_search_permission),
 		T(test_dcache_link_into_watched_directory_drops_source_attributes),
 		T(test_dcache_cwd_relative_lookup_follows_chdir),
 		T(test_dcache_cwd_relative_lookup_survives_rename_of_cwd),
