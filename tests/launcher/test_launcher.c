@@ -567,16 +567,57 @@ static void test_launcher_options_set_their_environment_variables(void **state)
 	run_free(&r);
 }
 
-static void test_launcher_bad_max_mb_exits_125(void **state)
+/* The options for the policy variables (preload/config.c). */
+static void test_launcher_policy_options_set_their_environment_variables(void **state)
 {
-	char *argv[] = { (char *)g_launcher, "--max-mb=lots", "--", "true", NULL };
+	static const char *const want[][2] = {
+		{ "RCUWALK_COMPLETE", "0" },	 { "RCUWALK_COMPLETE_MAX", "5" },
+		{ "RCUWALK_RACY_MS", "0" },	 { "RCUWALK_NO_NEGATIVE", "1" },
+		{ "RCUWALK_TTL_MS", "250" },	 { "RCUWALK_NEG_TTL_MS", "0" },
+	};
+	char *argv[] = { (char *)g_launcher, "--complete=0", "--complete-max", "5", "--racy-ms=0",
+			 "--no-negative", "--exclude=gen:/abs/dir", "--ttl-ms=250", "--neg-ttl-ms=0",
+			 "--", "env", NULL };
+	const char *env[] = { "RCUWALK_COMPLETE", "RCUWALK_COMPLETE_MAX", "RCUWALK_RACY_MS",
+			      "RCUWALK_NO_NEGATIVE", "RCUWALK_EXCLUDE", "RCUWALK_TTL_MS",
+			      "RCUWALK_NEG_TTL_MS", NULL };
+	char v[PLEN], cwd[PLEN], excl[2 * PLEN];
 	struct run r;
 
 	(void)state;
-	run(argv, NULL, &r);
-	assert_true(WIFEXITED(r.status));
-	assert_int_equal(WEXITSTATUS(r.status), 125);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	run(argv, env, &r);
+	assert_int_equal(r.status, 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (!env_value(r.out, want[i][0], v, sizeof(v)))
+			fail_msg("%s not set", want[i][0]);
+		assert_string_equal(v, want[i][1]);
+	}
+	/* relative directories are made absolute: every process reads it from
+	 * its own working directory */
+	assert_non_null(env_value(r.out, "RCUWALK_EXCLUDE", v, sizeof(v)));
+	snprintf(excl, sizeof(excl), "%s/gen:/abs/dir", cwd);
+	assert_string_equal(v, excl);
 	run_free(&r);
+}
+
+static void test_launcher_bad_option_values_exit_125(void **state)
+{
+	static const char *const bad[] = { "--max-mb=lots", "--max-mb=0",   "--complete=-1",
+					   "--racy-ms=1x",  "--ttl-ms=",    "--no-negative=1",
+					   "--exclude=",    "--disable=yes" };
+	struct run r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[] = { (char *)g_launcher, (char *)bad[i], "--", "true", NULL };
+
+		run(argv, NULL, &r);
+		if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 125)
+			fail_msg("%s: status %#x", bad[i], r.status);
+		assert_true(r.err_len > 0);
+		run_free(&r);
+	}
 }
 
 /* Without --stats nothing but the command's own output; --log gets the
@@ -1189,7 +1230,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_nested_does_not_duplicate_library),
 		cmocka_unit_test(test_launcher_sanitizer_runtime_stays_first),
 		cmocka_unit_test(test_launcher_options_set_their_environment_variables),
-		cmocka_unit_test(test_launcher_bad_max_mb_exits_125),
+		cmocka_unit_test(test_launcher_policy_options_set_their_environment_variables),
+		cmocka_unit_test(test_launcher_bad_option_values_exit_125),
 		cmocka_unit_test(test_launcher_prints_only_the_commands_output_and_logs_to_log_file),
 		cmocka_unit_test(test_launcher_finds_library_installed_to_temporary_prefix),
 		cmocka_unit_test(test_launcher_uses_dollar_lib_when_library_is_in_loaders_lib_dir),
