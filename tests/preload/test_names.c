@@ -1050,7 +1050,7 @@ static bool run_stats_child(const char *kind, const char *path, int n, struct st
 static void check_repeated(const char *kind, const char *rel)
 {
 	char path[PATH_MAX];
-	struct stats_line s;
+	struct stats_line s = { 0 };
 	const int n = 200;
 
 	snprintf(path, sizeof(path), "%s/%s", g_work, rel);
@@ -1060,10 +1060,14 @@ static void check_repeated(const char *kind, const char *rel)
 	}
 	assert_true(run_stats_child(kind, path, n, &s));
 	/* Every call answered from the cache; only the first one asked the
-	 * kernel (a few misses: one per component not seen before). */
-	assert_int_equal(s.hits, n);
+	 * kernel (a few misses: one per component not seen before).  Slack of
+	 * a few: an inotify event in the directory while the child runs (seen
+	 * once in a slow ASan run: events=1) drops the cached answer, and a
+	 * refetch racing it passes through.  The records also count lookups
+	 * made before the shim's constructor ran (pass_early: one). */
+	assert_true(s.hits >= (uint64_t)n - 4 && s.hits <= (uint64_t)n);
 	assert_int_equal(s.neg_hits, 0);
-	assert_int_equal(s.passthrough, 0);
+	assert_true(s.passthrough <= 1 + (uint64_t)n - s.hits);
 	assert_true(s.misses > 0);
 	assert_true(s.misses <= 64);
 }
