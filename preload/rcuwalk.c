@@ -105,15 +105,28 @@ static void usage(FILE *f)
 		"coherent with inotify.  Nothing is printed to the command's stdout/stderr\n"
 		"unless asked.\n"
 		"\n"
-		"Options (each sets the environment variable named):\n"
+		"Options that set the library's environment variable named:\n"
 		"  --disable        preload the library but pass every call through\n"
 		"                   (RCUWALK_DISABLE=1)\n"
 		"  --max-mb=N       cache memory cap per process in MiB (RCUWALK_MAX_MB=N;\n"
 		"                   default 64)\n"
+		"  --complete=N     list a directory after N absent names in it (RCUWALK_COMPLETE;\n"
+		"                   default 2, 0 = never)\n"
+		"  --complete-max=N never list a directory of more than N names\n"
+		"                   (RCUWALK_COMPLETE_MAX; default 10000)\n"
+		"  --racy-ms=N      no attributes kept for files changed less than N ms ago\n"
+		"                   (RCUWALK_RACY_MS; default 2000, 0 = off)\n"
+		"  --no-negative    never cache absent names (RCUWALK_NO_NEGATIVE=1)\n"
+		"  --exclude=DIR[:DIR...]  pass through below these directories\n"
+		"                   (RCUWALK_EXCLUDE; relative ones made absolute from here)\n"
+		"  --ttl-ms=N       NFS/FUSE/CIFS/9p names live N ms (RCUWALK_TTL_MS; default\n"
+		"                   1000, 0 = pass through)\n"
+		"  --neg-ttl-ms=N   absent names there live N ms (RCUWALK_NEG_TTL_MS)\n"
 		"  --stats[=FILE]   after the command ends, print one summary of every process\n"
 		"                   of its tree that ran the shim, to stderr or to FILE\n"
 		"                   (per-process records via RCUWALK_STATS; if RCUWALK_STATS\n"
 		"                   is already set, the records are also appended there)\n"
+		"Other options:\n"
 		"  --log=FILE       append the launcher's diagnostics to FILE\n"
 		"  --report=FILE    print the summary of a RCUWALK_STATS=FILE records file\n"
 		"  -h, --help       this text\n"
@@ -422,11 +435,11 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	LINE("passthrough", v[F_passthrough], p, "answered by the real call, because:");
 	LINE("  pass_open", v[F_pass_open], "", "open() of an existing name (needs the kernel's fd)");
 	LINE("  pass_cache", v[F_pass_cache], "",
-	     "cache declined: fs not cached (pseudo/network/FUSE), dir not watched, hard link, race, other error");
+	     "cache declined: fs not cached (/proc...), dir not watched or excluded, hard link, race, other error");
 	LINE("  pass_dirfd", v[F_pass_dirfd], "", "relative to a real directory fd");
 	LINE("  pass_form", v[F_pass_form], "", "flags/arguments not modelled (AT_EMPTY_PATH, ...)");
 	LINE("  pass_write", v[F_pass_write], "", "open for writing or creating");
-	LINE("  pass_early", v[F_pass_early], "", "before the shim's init, or from inside it");
+	LINE("  pass_early", v[F_pass_early], "", "before the shim's initialisation");
 	LINE("misses", v[F_misses], "", "kernel asked to fill the cache (one lstat/access each)");
 	LINE("invalidations", v[F_invalidations], "", "cached entries dropped on change events");
 	LINE("watches", v[F_watches], "", "inotify watches held at exit (one inotify_add_watch each)");
@@ -512,7 +525,7 @@ static int run_with_stats(char **argv, const char *stats_file)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	char *outer = getenv("RCUWALK_STATS") ? strdup(getenv("RCUWALK_STATS")) : NULL;
-	char records[PATH_MAX];
+	char records[PATH_MAX + 16], recdir[PATH_MAX];
 	struct sigaction sa;
 	sigset_t all, old;
 	struct summary s;
@@ -524,18 +537,25 @@ static int run_with_stats(char **argv, const char *stats_file)
 	cost = measure_syscall_ns();
 	if (!tmpdir || tmpdir[0] != '/' || strlen(tmpdir) > PATH_MAX - 64)
 		tmpdir = "/tmp";
-	snprintf(records, sizeof(records), "%s/rcuwalk-records.XXXXXX", tmpdir);
-	fd = mkostemp(records, O_CLOEXEC);
-	if (fd < 0) {
-		fatal("cannot create a records file in %s: %s", tmpdir, strerror(errno));
+	/* In a directory of its own: the processes of the build watch the
+	 * directories they look names up in (often $TMPDIR), and a record
+	 * appended there would wake every one of them.  Nobody looks up names
+	 * in this one (records are written with raw syscalls). */
+	snprintf(recdir, sizeof(recdir), "%s/rcuwalk-stats.XXXXXX", tmpdir);
+	if (!mkdtemp(recdir)) {
+		fatal("cannot create a directory in %s: %s", tmpdir, strerror(errno));
+		return EXIT_LAUNCHER;
+	}
+	snprintf(records, sizeof(records), "%s/records", recdir);
+	fd = open(records, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || setenv("RCUWALK_STATS", records, 1) != 0) {
+		fatal("records file %s: %s", records, strerror(errno));
+		if (fd >= 0)
+			unlink(records);
+		rmdir(recdir);
 		return EXIT_LAUNCHER;
 	}
 	close(fd);
-	if (setenv("RCUWALK_STATS", records, 1) != 0) {
-		fatal("setting RCUWALK_STATS: %s", strerror(errno));
-		unlink(records);
-		return EXIT_LAUNCHER;
-	}
 	logmsg("records: %s%s%s", records, outer ? ", then appended to " : "", outer ? outer : "");
 
 	/* A signal ignored on entry (nohup, a background job) stays ignored,
@@ -563,6 +583,7 @@ static int run_with_stats(char **argv, const char *stats_file)
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		fatal("fork: %s", strerror(errno));
 		unlink(records);
+		rmdir(recdir);
 		return EXIT_LAUNCHER;
 	}
 	child_pid = pid;
@@ -574,6 +595,7 @@ static int run_with_stats(char **argv, const char *stats_file)
 	if (read_records(records, &s, outer) != 0)
 		logmsg("cannot read records %s: %s", records, strerror(errno));
 	unlink(records);
+	rmdir(recdir);
 	free(outer);
 	logmsg("%lu records, %lu unreadable", s.records, s.unreadable);
 	if (stats_file) {
@@ -611,14 +633,91 @@ static int opt_value(const char *arg, const char *name, const char **val)
 	return 0;
 }
 
+/* Options that set an environment variable of the library (preload/config.c). */
+enum optkind { OPT_FLAG, OPT_NUM, OPT_POSITIVE, OPT_DIRS };
+static const struct envopt {
+	const char *name, *env;
+	enum optkind kind;
+	unsigned long max;
+} envopts[] = {
+	{ "--disable", "RCUWALK_DISABLE", OPT_FLAG, 0 },
+	{ "--max-mb", "RCUWALK_MAX_MB", OPT_POSITIVE, (1UL << 20) - 1 },
+	{ "--complete", "RCUWALK_COMPLETE", OPT_NUM, UINT_MAX },
+	{ "--complete-max", "RCUWALK_COMPLETE_MAX", OPT_NUM, UINT_MAX },
+	{ "--racy-ms", "RCUWALK_RACY_MS", OPT_NUM, 1000UL * 1000 * 1000 },
+	{ "--no-negative", "RCUWALK_NO_NEGATIVE", OPT_FLAG, 0 },
+	{ "--exclude", "RCUWALK_EXCLUDE", OPT_DIRS, 0 },
+	{ "--ttl-ms", "RCUWALK_TTL_MS", OPT_NUM, 1000UL * 1000 * 1000 },
+	{ "--neg-ttl-ms", "RCUWALK_NEG_TTL_MS", OPT_NUM, 1000UL * 1000 * 1000 },
+};
+#define NENVOPTS (sizeof(envopts) / sizeof(envopts[0]))
+
+/* "A:B" with relative directories made absolute from here: every process of
+ * the tree reads RCUWALK_EXCLUDE from its own working directory. */
+static char *absolute_dirs(const char *spec)
+{
+	char cwd[PATH_MAX], *out;
+	size_t cap, len = 0;
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		return strdup(spec);
+	cap = strlen(spec) * 2 + 16 * (strlen(cwd) + 2) + 1;
+	out = malloc(cap);
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	for (const char *p = spec; *p;) {
+		size_t n = strcspn(p, ":");
+
+		if (n > 0 && len + n + strlen(cwd) + 3 < cap)
+			len += (size_t)snprintf(out + len, cap - len, "%s%s%s%.*s", len ? ":" : "",
+						p[0] == '/' ? "" : cwd, p[0] == '/' ? "" : "/",
+						(int)n, p);
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	return out;
+}
+
+/* Parse envopts[k]'s value; NULL if bad (the error is printed). */
+static const char *envopt_value(const struct envopt *o, const char *v)
+{
+	char *e;
+	unsigned long n;
+
+	switch (o->kind) {
+	case OPT_FLAG:
+		return "1";
+	case OPT_DIRS:
+		if (!v || !*v || !v[strspn(v, ":")]) {
+			fatal("%s needs DIR[:DIR...]", o->name);
+			return NULL;
+		}
+		return v;
+	default:
+		errno = 0;
+		n = v && *v >= '0' && *v <= '9' ? strtoul(v, &e, 10) : 0;
+		if (!v || *v < '0' || *v > '9' || *e || errno || n > o->max ||
+		    (o->kind == OPT_POSITIVE && n == 0)) {
+			fatal("%s needs a number from %d to %lu", o->name,
+			      o->kind == OPT_POSITIVE ? 1 : 0, o->max);
+			return NULL;
+		}
+		return v;
+	}
+}
+
 int main(int argc, char **argv)
 {
-	const char *max_mb = NULL, *stats_file = NULL, *log_file = NULL, *report_file = NULL, *v;
-	int disable = 0, stats = 0, version = 0, i;
+	const char *stats_file = NULL, *log_file = NULL, *report_file = NULL, *v;
+	const char *envval[NENVOPTS] = { 0 };
+	int stats = 0, version = 0, i;
 	struct lib lib;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		size_t k;
 
 		if (!strcmp(a, "--")) {
 			i++;
@@ -626,29 +725,27 @@ int main(int argc, char **argv)
 		}
 		if (a[0] != '-' || !a[1])
 			break;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		for (k = 0; k < NENVOPTS; k++)
+			if (opt_value(a, envopts[k].name, &v))
+				break;
+		if (k < NENVOPTS) {
+			if (envopts[k].kind == OPT_FLAG && v) {
+				fatal("%s takes no value", envopts[k].name);
+				return EXIT_LAUNCHER;
+			}
+			if (envopts[k].kind != OPT_FLAG && !v && i + 1 < argc)
+				v = argv[++i];
+			envval[k] = envopt_value(&envopts[k], v);
+			if (!envval[k])
+				return EXIT_LAUNCHER;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER;
 		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
 			version = 1;
-		} else if (!strcmp(a, "--disable")) {
-			disable = 1;
 		} else if (opt_value(a, "--stats", &v)) {
 			stats = 1;
 			stats_file = v && *v ? v : NULL;
-		} else if (opt_value(a, "--max-mb", &v)) {
-			char *e;
-			unsigned long mb;
-
-			if (!v && i + 1 < argc)
-				v = argv[++i];
-			errno = 0;
-			mb = v ? strtoul(v, &e, 10) : 0;
-			if (!v || !*v || *e || errno || mb == 0 || mb >= (1UL << 20)) {
-				fatal("--max-mb needs a number of MiB from 1 to 1048575");
-				return EXIT_LAUNCHER;
-			}
-			max_mb = v;
 		} else if (opt_value(a, "--log", &v)) {
 			if (!v && i + 1 < argc)
 				v = argv[++i];
@@ -703,15 +800,19 @@ int main(int argc, char **argv)
 	}
 	if (set_ld_preload(&lib) != 0)
 		return EXIT_LAUNCHER;
-	if ((disable && setenv("RCUWALK_DISABLE", "1", 1) != 0) ||
-	    (max_mb && setenv("RCUWALK_MAX_MB", max_mb, 1) != 0)) {
-		fatal("setenv: %s", strerror(errno));
-		return EXIT_LAUNCHER;
+	for (size_t k = 0; k < NENVOPTS; k++) {
+		char *val;
+
+		if (!envval[k])
+			continue;
+		val = envopts[k].kind == OPT_DIRS ? absolute_dirs(envval[k]) : strdup(envval[k]);
+		if (!val || setenv(envopts[k].env, val, 1) != 0) {
+			fatal("setenv %s: %s", envopts[k].env, strerror(errno));
+			return EXIT_LAUNCHER;
+		}
+		logmsg("%s=%s", envopts[k].env, val);
+		free(val);
 	}
-	if (disable)
-		logmsg("RCUWALK_DISABLE=1");
-	if (max_mb)
-		logmsg("RCUWALK_MAX_MB=%s", max_mb);
 	if (stats)
 		return run_with_stats(argv + i, stats_file);
 	logmsg("exec %s", argv[i]);

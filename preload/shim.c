@@ -149,7 +149,8 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 	int saved = errno, r;
 
 	if (!cache_usable()) {
-		preload_count_pass(PRELOAD_PASS_EARLY);
+		if (!in_shim) /* not the shim's own calls (liburcu, dlsym) */
+			preload_count_pass(PRELOAD_PASS_EARLY);
 		return 0;
 	}
 	in_shim++;
@@ -180,8 +181,11 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 /* Enter the cache for one call: 1 if usable (then leave with cache_leave()). */
 static inline int cache_enter(void)
 {
-	if (!cache_usable())
+	if (!cache_usable()) {
+		if (!in_shim)
+			preload_count_pass(PRELOAD_PASS_EARLY);
 		return 0;
+	}
 	in_shim++;
 	apply_epochs();
 	inval_sync();

@@ -73,7 +73,7 @@ static void pass_sum(uint64_t out[PRELOAD_PASS_N_])
 	memset(out, 0, sizeof(uint64_t) * PRELOAD_PASS_N_);
 	for (unsigned int i = 0; i <= PASS_BLOCKS; i++)
 		for (int k = 0; k < PRELOAD_PASS_N_; k++)
-			out[k] += __atomic_load_n(&pass_pool[i].c[k], __ATOMIC_RELAXED);
+			out[k] += __atomic_load_n(&pass_pool[i].c[k], __ATOMIC_ACQUIRE);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -93,8 +93,7 @@ static void snapshot(struct counters *c)
 {
 	struct inval_stats is;
 
-	pass_sum(c->pass);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	pass_sum(c->pass); /* acquire loads: ordered before the cache's */
 	dcache_stats_sum(&c->dc);
 	inval_stats_get(&is);
 	c->events = is.events;

@@ -23,14 +23,15 @@
  *   pass_open     open() the cache did not answer: the name exists (a
  *                 successful open needs the kernel's fd) or the cache declined
  *   pass_cache    other lookups the cache declined: filesystem not cached
- *                 (pseudo/network/FUSE), directory not watched (inotify
- *                 limit, permissions), hard-linked file, name > NAME_MAX,
+ *                 (/proc, /sys...), directory not watched (inotify limit,
+ *                 permissions) or excluded, hard-linked file, name > NAME_MAX,
  *                 errors other than ENOENT/ENOTDIR, a race with an event
  *   pass_dirfd    relative to a real directory fd
  *   pass_form     flags or arguments the cache does not model (AT_EMPTY_PATH,
  *                 access() with real != effective ids, bad pointers, ...)
  *   pass_write    open for writing or creating
- *   pass_early    before the shim was initialised, or from inside it
+ *   pass_early    before the shim was initialised (the shim's own calls from
+ *                 inside it, e.g. liburcu reading /sys, are not counted)
  *   watches       inotify watches held at the end
  *   watch_fail    inotify_add_watch failures (inotify limits, permissions)
  *   events        inotify events read

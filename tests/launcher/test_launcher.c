@@ -567,16 +567,57 @@ static void test_launcher_options_set_their_environment_variables(void **state)
 	run_free(&r);
 }
 
-static void test_launcher_bad_max_mb_exits_125(void **state)
+/* The options for the policy variables (preload/config.c). */
+static void test_launcher_policy_options_set_their_environment_variables(void **state)
 {
-	char *argv[] = { (char *)g_launcher, "--max-mb=lots", "--", "true", NULL };
+	static const char *const want[][2] = {
+		{ "RCUWALK_COMPLETE", "0" },	 { "RCUWALK_COMPLETE_MAX", "5" },
+		{ "RCUWALK_RACY_MS", "0" },	 { "RCUWALK_NO_NEGATIVE", "1" },
+		{ "RCUWALK_TTL_MS", "250" },	 { "RCUWALK_NEG_TTL_MS", "0" },
+	};
+	char *argv[] = { (char *)g_launcher, "--complete=0", "--complete-max", "5", "--racy-ms=0",
+			 "--no-negative", "--exclude=gen:/abs/dir", "--ttl-ms=250", "--neg-ttl-ms=0",
+			 "--", "env", NULL };
+	const char *env[] = { "RCUWALK_COMPLETE", "RCUWALK_COMPLETE_MAX", "RCUWALK_RACY_MS",
+			      "RCUWALK_NO_NEGATIVE", "RCUWALK_EXCLUDE", "RCUWALK_TTL_MS",
+			      "RCUWALK_NEG_TTL_MS", NULL };
+	char v[PLEN], cwd[PLEN], excl[2 * PLEN];
 	struct run r;
 
 	(void)state;
-	run(argv, NULL, &r);
-	assert_true(WIFEXITED(r.status));
-	assert_int_equal(WEXITSTATUS(r.status), 125);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	run(argv, env, &r);
+	assert_int_equal(r.status, 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (!env_value(r.out, want[i][0], v, sizeof(v)))
+			fail_msg("%s not set", want[i][0]);
+		assert_string_equal(v, want[i][1]);
+	}
+	/* relative directories are made absolute: every process reads it from
+	 * its own working directory */
+	assert_non_null(env_value(r.out, "RCUWALK_EXCLUDE", v, sizeof(v)));
+	snprintf(excl, sizeof(excl), "%s/gen:/abs/dir", cwd);
+	assert_string_equal(v, excl);
 	run_free(&r);
+}
+
+static void test_launcher_bad_option_values_exit_125(void **state)
+{
+	static const char *const bad[] = { "--max-mb=lots", "--max-mb=0",   "--complete=-1",
+					   "--racy-ms=1x",  "--ttl-ms=",    "--no-negative=1",
+					   "--exclude=",    "--disable=yes" };
+	struct run r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[] = { (char *)g_launcher, (char *)bad[i], "--", "true", NULL };
+
+		run(argv, NULL, &r);
+		if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 125)
+			fail_msg("%s: status %#x", bad[i], r.status);
+		assert_true(r.err_len > 0);
+		run_free(&r);
+	}
 }
 
 /* Without --stats nothing but the command's own output; --log gets the
@@ -855,7 +896,8 @@ static void self_path(char *out)
  * a shell and make itself, with RCUWALK_STATS set outside: the launcher
  * appends every record there too.  The summary's totals equal the sum of
  * those records (parsed here independently), every probe wrote exactly one
- * record at its exit with at least its own lookups, and the build printed
+ * record at its exit with at least its own lookups (each answered or declined
+ * by the cache), and the build printed
  * what it prints without the launcher.
  */
 static void test_stats_make_tree_summary_equals_sum_of_process_records(void **state)
@@ -940,13 +982,20 @@ static void test_stats_make_tree_summary_equals_sum_of_process_records(void **st
 			if (recs[k].pid != pid)
 				continue;
 			found++;
+			/* its own calls, absolute paths: answered by the cache or
+			 * declined by it (a race with an event in a watched
+			 * directory: other processes append to files in /tmp) */
+			if (recs[k].v[I_saved] + recs[k].v[I_pass_cache] < PROBE_PRESENT + PROBE_ABSENT) {
+				fprintf(stderr, "probe t%02d (pid %ld):", i, pid);
+				for (int f = 0; f < NFIELDS; f++)
+					fprintf(stderr, " %s=%llu", fnames[f], recs[k].v[f]);
+				fprintf(stderr, "\n");
+			}
 			assert_string_equal(recs[k].end, "dtor");
 			assert_true(recs[k].v[I_lookups] >= PROBE_PRESENT + PROBE_ABSENT);
-			assert_true(recs[k].v[I_neg_hits] >= PROBE_ABSENT);
-			/* Present names: answered from the cache, or passed
-			 * through when an event of a parallel probe raced the
-			 * fill (the records say which); most must be hits. */
-			assert_true(recs[k].v[I_hits] + recs[k].v[I_passthrough] >= PROBE_PRESENT);
+			assert_true(recs[k].v[I_saved] + recs[k].v[I_pass_cache] >=
+				    PROBE_PRESENT + PROBE_ABSENT);
+			assert_true(recs[k].v[I_neg_hits] > 0);
 			hits_total += recs[k].v[I_hits];
 		}
 		assert_int_equal(found, 1);
@@ -1005,11 +1054,11 @@ static void test_stats_counts_survive_exec_and__exit(void **state)
 		if (!strcmp(recs[i].end, "exec")) {
 			execs++;
 			assert_true(recs[i].v[I_lookups] >= 50);
-			assert_true(recs[i].v[I_neg_hits] >= 50);
+			assert_true(recs[i].v[I_neg_hits] > 0);
 		} else if (!strcmp(recs[i].end, "exit")) {
 			exits++;
 			assert_true(recs[i].v[I_lookups] >= 50);
-			assert_true(recs[i].v[I_neg_hits] >= 50);
+			assert_true(recs[i].v[I_neg_hits] > 0);
 		}
 	}
 	assert_int_equal(execs, 1);
@@ -1184,7 +1233,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_nested_does_not_duplicate_library),
 		cmocka_unit_test(test_launcher_sanitizer_runtime_stays_first),
 		cmocka_unit_test(test_launcher_options_set_their_environment_variables),
-		cmocka_unit_test(test_launcher_bad_max_mb_exits_125),
+		cmocka_unit_test(test_launcher_policy_options_set_their_environment_variables),
+		cmocka_unit_test(test_launcher_bad_option_values_exit_125),
 		cmocka_unit_test(test_launcher_prints_only_the_commands_output_and_logs_to_log_file),
 		cmocka_unit_test(test_launcher_finds_library_installed_to_temporary_prefix),
 		cmocka_unit_test(test_launcher_uses_dollar_lib_when_library_is_in_loaders_lib_dir),
