@@ -113,7 +113,9 @@ enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 #define D_DEAD      0x01u /* unhashed; never valid again */
 #define D_SEARCHED  0x02u /* the kernel walked through this directory for us */
 #define D_NOCACHE   0x04u /* nothing below / no attributes: unwatched or uncacheable fs */
-#define D_NOATTR    0x08u /* attributes never cached (hard-linked file: nlink > 1) */
+#define D_NOATTR    0x08u /* attributes never cached (hard-linked file: nlink > 1; FIFO,
+			     * socket or device: reads and writes through them move
+			     * their times without any inotify event) */
 #define D_COMPLETE  0x10u /* directory: every name in it is hashed; others are absent */
 #define D_TTL       0x20u /* on a filesystem others change behind this kernel: expires */
 
@@ -1382,6 +1384,8 @@ static int populate_rcu(struct miss *m)
 			}
 			if (type != D_DIR && st.st_nlink > 1)
 				flags |= D_NOATTR; /* other names change it without an event here */
+			if (type == D_OTHER)
+				flags |= D_NOATTR; /* a FIFO's times move with I/O that raises no event */
 			if (st.st_dev != LOAD_RELAXED(p->dev)) {
 				int v = dc_ops->fs_cacheable(path, st.st_dev);
 
@@ -1517,7 +1521,7 @@ static int populate_rcu(struct miss *m)
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->dir_gen == dgen &&
 		    !d->attr) {
-			if (d->type != D_DIR && st.st_nlink > 1) {
+			if (d->type == D_OTHER || (d->type != D_DIR && st.st_nlink > 1)) {
 				STORE_RELAXED(d->flags, d->flags | D_NOATTR);
 			} else {
 				struct dcache_attr *a = malloc(sizeof(*a));

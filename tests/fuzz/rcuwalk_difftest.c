@@ -1,0 +1,2080 @@
+/*
+ * rcuwalk_difftest.c - randomized differential tester of librcuwalk.so.
+ *
+ * From a seed, runs a random sequence of operations on a scratch tree with a
+ * small alphabet of names (a, b, c, d), so that collisions, re-creations and
+ * renames over existing entries are frequent:
+ *
+ *  - lookups through libc (interposed by the shim): stat, lstat, fstatat,
+ *    the *64 and __xstat variants, access, faccessat, euidaccess, eaccess,
+ *    open/open64/openat/openat64/__open_2/... with random flags; each one is
+ *    compared at once with the same call made as a raw syscall(2) that the
+ *    shim cannot see: return value, errno (also on success: it must be left
+ *    alone), the struct stat fields of the contract (never st_atim), and for
+ *    opens the object opened and its file status flags;
+ *  - mutations (create, write, unlink, rename incl. directories, over existing
+ *    targets and RENAME_EXCHANGE, mkdir, rmdir, symlink incl. loops and
+ *    dangling ones, link, chmod, truncate, utimes, mkfifo, writes through
+ *    long-lived fds) made by this process through libc, or in batches by a
+ *    helper: a child making raw syscalls (cloned without the shim's fork
+ *    wrapper), a fork()ed child using libc (and so the shim), or an exec'd
+ *    copy of this program without LD_PRELOAD.  Each batch ends
+ *    with waitpid(), the sync point of the coherence contract: every answer
+ *    after it must be exact.  After every mutation the paths involved and
+ *    their parent directories are looked up and compared as well.
+ *  - chdir/fchdir (relative paths are then relative to another directory),
+ *    and, when started as root, short stretches with euid nobody (real uid
+ *    root: access() and faccessat(AT_EACCESS) then differ).
+ *
+ * When started as root (CI), the run gives the tree to nobody halfway (a few
+ * entries stay root's), drops its privileges (setgroups, setgid, setuid to
+ * 65534; the shim must then forget what it learned as root) and continues:
+ * permission bits then matter (modes without search or read permission).
+ * The run itself is a child of the main process, which never uses the shim's
+ * cache (so that the run starts with an empty one).
+ *
+ * The tree lives at mkdtemp("/tmp/rcuwalk-fuzz-XXXXXX") + 96 levels of "z" +
+ * "/t": the generated paths and symlink bodies contain few enough ".." that
+ * no lookup can climb out to /tmp, which other processes change at any time.
+ * "@" in a path stands for the tree's absolute path.
+ *
+ * On a mismatch the program prints the seed, the operation index, both
+ * answers and the last operations, writes the whole operation log to
+ * /tmp/rcuwalk-difftest-<seed>-<index>.log and exits 1.  The log replays with
+ * --replay FILE; --minimize FILE shrinks it (delta debugging) to the
+ * operations the mismatch needs.
+ *
+ * Usage: rcuwalk_difftest [--ops N] [--seed S] [--no-shim] [-v]
+ *        rcuwalk_difftest --replay FILE | --minimize FILE
+ * Exit: 0 pass, 1 mismatch, 2 setup error, 77 skip (shim not preloaded).
+ * Run under the shim: LD_PRELOAD=librcuwalk.so or `rcuwalk -- rcuwalk_difftest`.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <utime.h>
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+extern char **environ;
+
+/* Fortified open entry points (declared by <bits/fcntl2.h> only under
+ * _FORTIFY_SOURCE). */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+
+#define NOBODY 65534
+#define BARRIER_DEPTH 96
+#define SENTINEL_ERRNO 4242
+#define NSLOTS 4
+#define RING 48
+
+/* ------------------------------------------------------------------------ */
+/* Operations                                                               */
+
+enum op_kind {
+	/* lookups, compared with the raw syscall */
+	L_STAT, L_LSTAT, L_FSTATAT, L_STAT64, L_LSTAT64, L_FSTATAT64,
+	L_XSTAT, L_LXSTAT, L_FXSTATAT,
+	L_ACCESS, L_FACCESSAT, L_EUIDACCESS, L_EACCESS,
+	L_OPEN,       /* a: entry point, b: flags */
+	/* mutations */
+	M_EXCL,       /* open(O_CREAT|O_EXCL): compared too; b: mode */
+	M_CREATE,     /* a: variant, b: mode */
+	M_WRITE,      /* a: variant, b: bytes */
+	M_UNLINK,     /* a: variant */
+	M_RMDIR,      /* a: variant */
+	M_MKDIR,      /* a: variant, b: mode */
+	M_SYMLINK,    /* a: variant; p1: new name, p2: body */
+	M_RENAME,     /* a: variant, b: renameat2 flags */
+	M_LINK,       /* a: variant */
+	M_CHMOD,      /* a: variant, b: mode */
+	M_TRUNCATE,   /* b: length */
+	M_UTIME,      /* a: variant, b: seconds */
+	M_MKFIFO,
+	/* long-lived fds (slot a) */
+	F_OPEN,       /* b: flags */
+	F_WRITE,      /* b: bytes */
+	F_TRUNC,      /* b: length */
+	F_CHMOD,      /* b: mode */
+	F_CLOSE,
+	/* process state */
+	P_CHDIR,      /* a: chdir / fchdir */
+	P_SETEUID,    /* a: uid */
+	/* helpers: the next a ops run in a child; b: 0 raw syscalls, 1 libc */
+	B_FORK,
+	B_EXEC,       /* the next a ops run in an exec'd copy without the shim */
+	P_AS_NOBODY,  /* the rest runs as nobody (when started as root) */
+	NKINDS
+};
+
+static const char *const k_kind_names[NKINDS] = {
+	[L_STAT] = "stat", [L_LSTAT] = "lstat", [L_FSTATAT] = "fstatat",
+	[L_STAT64] = "stat64", [L_LSTAT64] = "lstat64", [L_FSTATAT64] = "fstatat64",
+	[L_XSTAT] = "__xstat", [L_LXSTAT] = "__lxstat", [L_FXSTATAT] = "__fxstatat",
+	[L_ACCESS] = "access", [L_FACCESSAT] = "faccessat", [L_EUIDACCESS] = "euidaccess",
+	[L_EACCESS] = "eaccess", [L_OPEN] = "open",
+	[M_EXCL] = "create-excl", [M_CREATE] = "create", [M_WRITE] = "write",
+	[M_UNLINK] = "unlink", [M_RMDIR] = "rmdir", [M_MKDIR] = "mkdir",
+	[M_SYMLINK] = "symlink", [M_RENAME] = "rename", [M_LINK] = "link",
+	[M_CHMOD] = "chmod", [M_TRUNCATE] = "truncate", [M_UTIME] = "utime",
+	[M_MKFIFO] = "mkfifo",
+	[F_OPEN] = "fd-open", [F_WRITE] = "fd-write", [F_TRUNC] = "fd-truncate",
+	[F_CHMOD] = "fd-chmod", [F_CLOSE] = "fd-close",
+	[P_CHDIR] = "chdir", [P_SETEUID] = "seteuid",
+	[B_FORK] = "fork", [B_EXEC] = "exec", [P_AS_NOBODY] = "as-nobody",
+};
+
+struct op {
+	int kind, a, b;
+	char *p1, *p2;
+	int nsub;
+	struct op *sub;
+};
+
+static void op_free(struct op *op)
+{
+	free(op->p1);
+	free(op->p2);
+	for (int i = 0; i < op->nsub; i++)
+		op_free(&op->sub[i]);
+	free(op->sub);
+	memset(op, 0, sizeof(*op));
+}
+
+static bool is_lookup(int kind)
+{
+	return kind <= L_OPEN;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Globals                                                                  */
+
+static char g_scratch[PATH_MAX]; /* mkdtemp() result */
+static char g_tree[PATH_MAX];    /* the tree: "@" */
+static uint64_t g_seed = 1;
+static long g_nops = 100000;
+static bool g_verbose;
+static bool g_quiet;             /* minimizer trials: no output, no log file */
+static bool g_started_root;
+static long g_idx = -1;          /* index of the operation running */
+static const char *g_phase = "main";
+static unsigned long g_compared, g_mutations, g_batches;
+
+/* Resolved at startup: the shim's (or libc's) old stat entry points. */
+static int (*p_xstat)(int, const char *, struct stat *);
+static int (*p_lxstat)(int, const char *, struct stat *);
+static int (*p_fxstatat)(int, int, const char *, struct stat *, int);
+/* glibc's own euidaccess: not a system call but an emulation on top of stat
+ * (it ignores bogus mode bits, and root may search a directory only if some
+ * x bit is set), so it is the reference for euidaccess/eaccess. */
+static int (*p_libc_euidaccess)(const char *, int);
+
+static char g_ring[RING][512]; /* the last operations, as text */
+static unsigned long g_ringn;
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "rcuwalk_difftest: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(2);
+}
+
+static char *xstrdup(const char *s)
+{
+	char *r = s ? strdup(s) : NULL;
+
+	if (s && !r)
+		die("out of memory");
+	return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Text form of operations (the log)                                        */
+
+static void put_path(FILE *f, const char *p)
+{
+	if (!p)
+		fputs("-", f);
+	else if (!*p)
+		fputs("''", f);
+	else
+		fputs(p, f);
+}
+
+static void op_write(FILE *f, const struct op *op, const char *indent)
+{
+	fprintf(f, "%s%s %d %d ", indent, k_kind_names[op->kind], op->a, op->b);
+	put_path(f, op->p1);
+	fputc(' ', f);
+	put_path(f, op->p2);
+	fputc('\n', f);
+	for (int i = 0; i < op->nsub; i++)
+		op_write(f, &op->sub[i], "  ");
+}
+
+static char *op_line(const struct op *op, char *buf, size_t n)
+{
+	FILE *f = fmemopen(buf, n, "w");
+
+	if (!f) {
+		snprintf(buf, n, "?");
+		return buf;
+	}
+	op_write(f, op, "");
+	fclose(f);
+	buf[n - 1] = '\0';
+	/* one line per op in the ring: batches keep their header only */
+	char *nl = strchr(buf, '\n');
+	if (nl && op->nsub)
+		snprintf(nl, n - (size_t)(nl - buf), " (+%d ops)", op->nsub);
+	else if (nl)
+		*nl = '\0';
+	return buf;
+}
+
+static char *get_path(const char *tok)
+{
+	if (!strcmp(tok, "-"))
+		return NULL;
+	if (!strcmp(tok, "''"))
+		return xstrdup("");
+	return xstrdup(tok);
+}
+
+/* Parse one line (without indentation) into *op.  Returns false if malformed. */
+static bool op_parse(char *line, struct op *op)
+{
+	char *save = NULL, *tok[5];
+	int n = 0;
+
+	memset(op, 0, sizeof(*op));
+	for (char *t = strtok_r(line, " \t\n", &save); t && n < 5; t = strtok_r(NULL, " \t\n", &save))
+		tok[n++] = t;
+	if (n != 5)
+		return false;
+	op->kind = -1;
+	for (int k = 0; k < NKINDS; k++)
+		if (!strcmp(tok[0], k_kind_names[k]))
+			op->kind = k;
+	if (op->kind < 0)
+		return false;
+	op->a = atoi(tok[1]);
+	op->b = atoi(tok[2]);
+	op->p1 = get_path(tok[3]);
+	op->p2 = get_path(tok[4]);
+	return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The generator: deterministic from the seed, independent of the results.  */
+
+struct gen {
+	uint64_t s;
+	long i;         /* ops generated */
+	long nobody_at; /* index of the as-nobody marker, -1 if none */
+	bool euid_nobody;
+	bool root;      /* the phase runs with uid 0 */
+};
+
+static uint64_t rnd64(struct gen *g)
+{
+	uint64_t z = (g->s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static unsigned rnd(struct gen *g, unsigned n)
+{
+	return (unsigned)(rnd64(g) % n);
+}
+
+/* Index into weights[] chosen with probability proportional to its weight. */
+static int pick(struct gen *g, const unsigned *w, int n)
+{
+	unsigned total = 0, r;
+
+	for (int i = 0; i < n; i++)
+		total += w[i];
+	r = rnd(g, total);
+	for (int i = 0; i < n; i++) {
+		if (r < w[i])
+			return i;
+		r -= w[i];
+	}
+	return n - 1;
+}
+#define PICK(g, w) pick((g), (w), (int)(sizeof(w) / sizeof((w)[0])))
+
+static const char *gen_name(struct gen *g)
+{
+	static const unsigned w[] = { 35, 27, 22, 16 };
+	static const char *const names[] = { "a", "b", "c", "d" };
+
+	return names[PICK(g, w)];
+}
+
+static char g_long256[257], g_long255[256];
+
+static void app(char *buf, size_t n, const char *s)
+{
+	size_t l = strlen(buf);
+
+	snprintf(buf + l, n - l, "%s", s);
+}
+
+/* A path to look up: anything goes, including "", ".", "..", "//", long
+ * components and trailing slashes. */
+static char *gen_lookup_path(struct gen *g)
+{
+	static const unsigned wn[] = { 22, 30, 24, 13, 8, 3 };
+	static const char *const special[] = { "@", ".", "@/.", "./", "..", "@/..", "@/", "" };
+	char buf[4096] = "";
+	unsigned r = rnd(g, 1000);
+	int ncomp;
+
+	if (r < 16)
+		return xstrdup(special[rnd(g, 8)]);
+	if (rnd(g, 100) < 40)
+		app(buf, sizeof(buf), "@");
+	else if (rnd(g, 12) == 0)
+		app(buf, sizeof(buf), ".");
+	ncomp = PICK(g, wn) + 1;
+	for (int i = 0; i < ncomp; i++) {
+		unsigned c = rnd(g, 1000);
+
+		if (*buf)
+			app(buf, sizeof(buf), rnd(g, 40) ? "/" : "//");
+		if (c < 800)
+			app(buf, sizeof(buf), gen_name(g));
+		else if (c < 870)
+			app(buf, sizeof(buf), ".");
+		else if (c < 960)
+			app(buf, sizeof(buf), "..");
+		else if (c < 985)
+			app(buf, sizeof(buf), "e");
+		else if (c < 993)
+			app(buf, sizeof(buf), g_long255);
+		else
+			app(buf, sizeof(buf), g_long256);
+	}
+	r = rnd(g, 100);
+	if (r < 8)
+		app(buf, sizeof(buf), "/");
+	else if (r < 10)
+		app(buf, sizeof(buf), "/.");
+	else if (r < 11)
+		app(buf, sizeof(buf), "/..");
+	else if (r < 12)
+		app(buf, sizeof(buf), "//");
+	return xstrdup(buf);
+}
+
+/* A path to change: starts with a name (never ".", ".." or the tree itself),
+ * one to four components. */
+static char *gen_mut_path(struct gen *g)
+{
+	static const unsigned wn[] = { 30, 35, 22, 13 };
+	char buf[4096] = "";
+	int ncomp = PICK(g, wn) + 1;
+
+	if (rnd(g, 100) < 35)
+		app(buf, sizeof(buf), "@/");
+	for (int i = 0; i < ncomp; i++) {
+		unsigned c = rnd(g, 1000);
+
+		if (i)
+			app(buf, sizeof(buf), "/");
+		if (i == 0 || c < 940)
+			app(buf, sizeof(buf), c < 995 || i == 0 ? gen_name(g) : g_long255);
+		else if (c < 970)
+			app(buf, sizeof(buf), ".");
+		else
+			app(buf, sizeof(buf), "..");
+	}
+	if (rnd(g, 100) < 4)
+		app(buf, sizeof(buf), "/");
+	return xstrdup(buf);
+}
+
+/* A symlink body: relative or absolute into the tree, at most two "..",
+ * loops and dangling targets come by themselves. */
+static char *gen_link_body(struct gen *g)
+{
+	char buf[4096] = "";
+	unsigned r = rnd(g, 100);
+	int ncomp, dots = 0;
+
+	if (r < 2)
+		return xstrdup("/proc/self/cwd");
+	if (r < 3)
+		return xstrdup("");
+	if (r < 5)
+		return xstrdup(".");
+	if (r < 7)
+		return xstrdup("..");
+	if (rnd(g, 100) < 15)
+		app(buf, sizeof(buf), "@");
+	ncomp = (int)rnd(g, 3) + 1;
+	for (int i = 0; i < ncomp; i++) {
+		unsigned c = rnd(g, 100);
+
+		if (*buf)
+			app(buf, sizeof(buf), "/");
+		if (c < 75 || (c >= 80 && dots >= 2)) {
+			app(buf, sizeof(buf), gen_name(g));
+		} else if (c < 80) {
+			app(buf, sizeof(buf), ".");
+		} else {
+			app(buf, sizeof(buf), "..");
+			dots++;
+		}
+	}
+	if (rnd(g, 100) < 8)
+		app(buf, sizeof(buf), "/");
+	return xstrdup(buf);
+}
+
+static int gen_mode(struct gen *g)
+{
+	static const unsigned w[] = { 30, 10, 15, 5, 8, 6, 6, 5, 5, 5, 5 };
+	static const int modes[] = { 0755, 0700, 0644, 0600, 0000, 0500, 0300, 0111, 0711, 0444, 0777 };
+
+	return modes[PICK(g, w)];
+}
+
+static int gen_size(struct gen *g)
+{
+	static const int sizes[] = { 0, 1, 17, 512, 4096, 5000, 9000 };
+
+	return sizes[rnd(g, 7)];
+}
+
+static const int k_open_extra[] = {
+	0, O_NOFOLLOW, O_DIRECTORY, O_NOFOLLOW | O_DIRECTORY, O_PATH, O_PATH | O_NOFOLLOW,
+	O_PATH | O_DIRECTORY, O_PATH | O_NOFOLLOW | O_DIRECTORY, O_NOATIME, O_TRUNC,
+};
+
+static void gen_lookup(struct gen *g, struct op *op)
+{
+	static const unsigned w[] = { 16, 12, 8, 3, 3, 3, 2, 2, 2, 10, 10, 2, 2, 25 };
+
+	op->kind = PICK(g, w); /* L_STAT .. L_OPEN in order */
+	op->p1 = gen_lookup_path(g);
+	switch (op->kind) {
+	case L_FSTATAT:
+	case L_FSTATAT64:
+	case L_FXSTATAT: {
+		unsigned r = rnd(g, 100);
+
+		op->b = r < 45 ? 0 : r < 90 ? AT_SYMLINK_NOFOLLOW : r < 95 ? AT_NO_AUTOMOUNT
+			: r < 98 ? AT_EMPTY_PATH : AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH;
+		break;
+	}
+	case L_ACCESS:
+	case L_EUIDACCESS:
+	case L_EACCESS:
+		op->a = rnd(g, 100) < 2 ? 8 : (int)rnd(g, 8);
+		break;
+	case L_FACCESSAT: {
+		static const int fl[] = { 0, AT_EACCESS, AT_SYMLINK_NOFOLLOW, AT_EACCESS | AT_SYMLINK_NOFOLLOW };
+
+		op->a = rnd(g, 100) < 2 ? 8 : (int)rnd(g, 8);
+		op->b = fl[rnd(g, 4)];
+		break;
+	}
+	case L_OPEN: {
+		static const unsigned wf[] = { 30, 12, 12, 5, 12, 8, 6, 3, 2, 2 };
+
+		op->a = rnd(g, 100) < 40 ? 0 : (int)rnd(g, 8);
+		op->b = k_open_extra[PICK(g, wf)] | (rnd(g, 2) ? O_CLOEXEC : 0);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* A mutation; helper batches exclude create-excl (compared) and link (a
+ * hard link made by another process is a documented limit). */
+static void gen_mutation(struct gen *g, struct op *op, bool helper)
+{
+	static const unsigned w[] = { 5, 13, 12, 11, 6, 14, 12, 14, 3, 9, 4, 3, 1 };
+	int k;
+
+	do
+		k = M_EXCL + PICK(g, w);
+	while (helper && (k == M_EXCL || k == M_LINK));
+	op->kind = k;
+	op->p1 = gen_mut_path(g);
+	switch (k) {
+	case M_EXCL:
+		op->b = gen_mode(g);
+		break;
+	case M_CREATE:
+		op->a = (int)rnd(g, 5);
+		op->b = rnd(g, 100) < 70 ? 0644 : gen_mode(g);
+		break;
+	case M_WRITE:
+		op->a = (int)rnd(g, 5);
+		op->b = gen_size(g);
+		break;
+	case M_UNLINK:
+	case M_RMDIR:
+		op->a = (int)rnd(g, 3);
+		break;
+	case M_MKDIR:
+		op->a = (int)rnd(g, 2);
+		op->b = rnd(g, 100) < 65 ? 0755 : gen_mode(g);
+		break;
+	case M_SYMLINK:
+		op->a = (int)rnd(g, 2);
+		op->p2 = gen_link_body(g);
+		break;
+	case M_RENAME: {
+		unsigned r = rnd(g, 100);
+
+		op->p2 = gen_mut_path(g);
+		op->a = (int)rnd(g, 3);
+		op->b = r < 60 ? 0 : r < 75 ? RENAME_NOREPLACE : RENAME_EXCHANGE;
+		if (op->b)
+			op->a = 2;
+		break;
+	}
+	case M_LINK:
+		op->a = (int)rnd(g, 3);
+		op->p2 = gen_mut_path(g);
+		break;
+	case M_CHMOD:
+		op->a = (int)rnd(g, 2);
+		op->b = gen_mode(g);
+		if (rnd(g, 50) == 0) { /* the tree itself, or the cwd */
+			free(op->p1);
+			op->p1 = xstrdup(rnd(g, 2) ? "@" : ".");
+		}
+		break;
+	case M_TRUNCATE:
+		op->b = gen_size(g);
+		break;
+	case M_UTIME:
+		op->a = (int)rnd(g, 5);
+		op->b = 1000000000 + (int)rnd(g, 1000);
+		break;
+	default:
+		break;
+	}
+}
+
+static void gen_fd_op(struct gen *g, struct op *op, bool helper)
+{
+	static const unsigned w[] = { 30, 35, 10, 10, 15 };
+	static const int fl[] = { O_WRONLY | O_APPEND, O_RDWR, O_WRONLY | O_CREAT, O_WRONLY | O_TRUNC };
+
+	op->kind = helper ? F_WRITE + (int)rnd(g, 3) : F_OPEN + PICK(g, w);
+	op->a = (int)rnd(g, NSLOTS);
+	switch (op->kind) {
+	case F_OPEN:
+		op->p1 = gen_mut_path(g);
+		op->b = fl[rnd(g, 4)];
+		break;
+	case F_WRITE:
+	case F_TRUNC:
+		op->b = gen_size(g);
+		break;
+	case F_CHMOD:
+		op->b = gen_mode(g);
+		break;
+	default:
+		break;
+	}
+}
+
+static void gen_batch(struct gen *g, struct op *op, bool exec)
+{
+	op->kind = exec ? B_EXEC : B_FORK;
+	op->a = op->nsub = (int)rnd(g, 4) + 1;
+	op->b = exec ? 0 : rnd(g, 100) < 88 ? 0 : 1;
+	op->sub = calloc((size_t)op->nsub, sizeof(*op->sub));
+	if (!op->sub)
+		die("out of memory");
+	for (int i = 0; i < op->nsub; i++) {
+		if (!exec && rnd(g, 100) < 15)
+			gen_fd_op(g, &op->sub[i], true);
+		else
+			gen_mutation(g, &op->sub[i], true);
+	}
+}
+
+static void gen_op(struct gen *g, struct op *op)
+{
+	unsigned r;
+
+	memset(op, 0, sizeof(*op));
+	if (g->i++ == g->nobody_at) {
+		op->kind = P_AS_NOBODY;
+		g->root = false;
+		g->euid_nobody = false;
+		return;
+	}
+	if (g->euid_nobody && rnd(g, 100) < 8) {
+		op->kind = P_SETEUID;
+		op->a = 0;
+		g->euid_nobody = false;
+		return;
+	}
+	r = rnd(g, 1000);
+	if (r < 620) {
+		gen_lookup(g, op);
+	} else if (r < 820) {
+		gen_mutation(g, op, false);
+	} else if (r < 880) {
+		gen_batch(g, op, false);
+	} else if (r < 890) {
+		gen_batch(g, op, true);
+	} else if (r < 935) {
+		gen_fd_op(g, op, false);
+	} else if (r < 965) {
+		static const unsigned wn[] = { 30, 40, 30 };
+		char buf[64] = "";
+		int n = PICK(g, wn);
+
+		op->kind = P_CHDIR;
+		op->a = (int)rnd(g, 2);
+		app(buf, sizeof(buf), rnd(g, 2) ? "@" : ".");
+		for (int i = 0; i < n; i++) {
+			app(buf, sizeof(buf), "/");
+			app(buf, sizeof(buf), rnd(g, 8) ? gen_name(g) : "..");
+		}
+		op->p1 = xstrdup(buf);
+	} else if (r < 975 && g->root && !g->euid_nobody) {
+		op->kind = P_SETEUID;
+		op->a = NOBODY;
+		g->euid_nobody = true;
+	} else {
+		gen_lookup(g, op);
+	}
+}
+
+static void gen_init(struct gen *g, uint64_t seed, long nops, bool root)
+{
+	memset(g, 0, sizeof(*g));
+	g->s = seed * 0x2545f4914f6cdd1dULL + 0x1234567;
+	g->root = root;
+	g->nobody_at = root ? nops / 2 : -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sources of operations: the generator or a parsed log                     */
+
+struct src {
+	bool from_list;
+	struct gen g;
+	long n;          /* generator: ops to make */
+	struct op *list; /* parsed log */
+	long nlist, pos;
+};
+
+static bool src_next(struct src *s, struct op *op)
+{
+	if (!s->from_list) {
+		if (s->g.i >= s->n)
+			return false;
+		gen_op(&s->g, op);
+		return true;
+	}
+	if (s->pos >= s->nlist)
+		return false;
+	*op = s->list[s->pos++]; /* shallow: the list owns the memory */
+	return true;
+}
+
+static void src_release(struct src *s, struct op *op)
+{
+	if (!s->from_list)
+		op_free(op);
+}
+
+static struct op *load_log(const char *file, long *n)
+{
+	FILE *f = fopen(file, "r");
+	char *line = NULL;
+	size_t cap = 0, ncap = 0;
+	struct op *ops = NULL, *batch = NULL;
+	int want = 0;
+
+	if (!f)
+		die("%s: %s", file, strerror(errno));
+	*n = 0;
+	while (getline(&line, &cap, f) > 0) {
+		char *l = line;
+		struct op op;
+
+		if (*l == '#' || *l == '\n')
+			continue;
+		while (*l == ' ')
+			l++;
+		if (!op_parse(l, &op))
+			die("%s: malformed line: %s", file, line);
+		if (want > 0) {
+			batch->sub[batch->nsub++] = op;
+			want--;
+			continue;
+		}
+		if ((size_t)*n == ncap) {
+			ncap = ncap ? 2 * ncap : 1024;
+			ops = realloc(ops, ncap * sizeof(*ops));
+			if (!ops)
+				die("out of memory");
+		}
+		ops[*n] = op;
+		if (op.kind == B_FORK || op.kind == B_EXEC) {
+			batch = &ops[*n];
+			want = op.a;
+			batch->sub = calloc((size_t)(want ? want : 1), sizeof(*batch->sub));
+			batch->nsub = 0;
+		}
+		(*n)++;
+	}
+	free(line);
+	fclose(f);
+	return ops;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Paths                                                                    */
+
+/* "@" at the start stands for the tree's absolute path. */
+static const char *expand(const char *p, char *buf, size_t n)
+{
+	if (!p || p[0] != '@')
+		return p;
+	snprintf(buf, n, "%s%s", g_tree, p + 1);
+	return buf;
+}
+
+/* Textual parent of p (as given, "@"-relative or cwd-relative). */
+static void parent_of(const char *p, char *buf, size_t n)
+{
+	size_t len = strlen(p);
+	char *s;
+
+	snprintf(buf, n, "%s", p);
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	s = strrchr(buf, '/');
+	if (!s)
+		snprintf(buf, n, ".");
+	else if (s == buf)
+		buf[1] = '\0';
+	else
+		*s = '\0';
+}
+
+/* ------------------------------------------------------------------------ */
+/* Answers and their comparison                                             */
+
+struct ans {
+	long ret;
+	int err;
+	bool has_st;
+	struct stat st;
+	int fl; /* open: F_GETFL of the fd */
+};
+
+static const char *errname(int e)
+{
+	static char buf[32];
+	const char *n = e == SENTINEL_ERRNO ? "(untouched)" : strerrorname_np(e);
+
+	if (n)
+		return n;
+	snprintf(buf, sizeof(buf), "errno %d", e);
+	return buf;
+}
+
+static void fmt_ans(const struct ans *a, char *buf, size_t n)
+{
+	int k = snprintf(buf, n, "ret=%ld errno=%s", a->ret, errname(a->err));
+
+	if (a->has_st && k > 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k,
+			 " dev=%lu ino=%lu mode=0%o nlink=%lu uid=%u gid=%u rdev=%lu size=%ld "
+			 "blksize=%ld blocks=%ld mtime=%ld.%09ld ctime=%ld.%09ld fl=0%o",
+			 (unsigned long)a->st.st_dev, (unsigned long)a->st.st_ino, a->st.st_mode,
+			 (unsigned long)a->st.st_nlink, a->st.st_uid, a->st.st_gid,
+			 (unsigned long)a->st.st_rdev, (long)a->st.st_size, (long)a->st.st_blksize,
+			 (long)a->st.st_blocks, (long)a->st.st_mtim.tv_sec, a->st.st_mtim.tv_nsec,
+			 (long)a->st.st_ctim.tv_sec, a->st.st_ctim.tv_nsec, a->fl);
+}
+
+static bool st_equal(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_mode == b->st_mode &&
+	       a->st_nlink == b->st_nlink && a->st_uid == b->st_uid && a->st_gid == b->st_gid &&
+	       a->st_rdev == b->st_rdev && a->st_size == b->st_size &&
+	       a->st_blksize == b->st_blksize && a->st_blocks == b->st_blocks &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static bool ans_equal(const struct ans *a, const struct ans *b, bool is_open)
+{
+	if (is_open ? (a->ret >= 0) != (b->ret >= 0) : a->ret != b->ret)
+		return false;
+	if (a->err != b->err || a->has_st != b->has_st)
+		return false;
+	if (!a->has_st)
+		return true;
+	if (is_open) /* the object opened, not its times (O_TRUNC moves them) */
+		return a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino &&
+		       a->st.st_mode == b->st.st_mode && a->st.st_uid == b->st.st_uid &&
+		       a->st.st_gid == b->st.st_gid && a->fl == b->fl;
+	return st_equal(&a->st, &b->st);
+}
+
+static void write_log(long upto, const struct src *s, char *file, size_t n);
+
+static const struct src *g_src; /* for the log on a mismatch */
+
+static void mismatch(const char *call, const char *path, const char *ctx, const struct ans *shim,
+		     const struct ans *raw)
+{
+	char a[768], b[768], file[PATH_MAX] = "";
+
+	if (g_quiet)
+		exit(1);
+	fmt_ans(shim, a, sizeof(a));
+	fmt_ans(raw, b, sizeof(b));
+	fprintf(stderr,
+		"\nMISMATCH seed=%" PRIu64 " op=%ld phase=%s uid=%d euid=%d\n"
+		"  call:    %s(\"%s\")%s%s\n  shim:    %s\n  without: %s\n",
+		g_seed, g_idx, g_phase, (int)getuid(), (int)geteuid(), call, path, ctx ? "  " : "",
+		ctx ? ctx : "", a, b);
+	fprintf(stderr, "  tree @ = %s\n  last operations:\n", g_tree);
+	for (unsigned long i = g_ringn > RING ? g_ringn - RING : 0; i < g_ringn; i++)
+		fprintf(stderr, "    #%lu %s\n", i, g_ring[i % RING]);
+	if (g_src) {
+		write_log(g_idx, g_src, file, sizeof(file));
+		if (*file)
+			fprintf(stderr, "  log: %s (replay: rcuwalk_difftest --replay %s;"
+				" shrink: --minimize %s)\n", file, file, file);
+	}
+	exit(1);
+}
+
+static void begin(struct ans *a, unsigned char fill)
+{
+	memset(a, 0, sizeof(*a));
+	memset(&a->st, fill, sizeof(a->st));
+	errno = SENTINEL_ERRNO;
+}
+
+static void end_stat(struct ans *a, long r)
+{
+	a->err = errno;
+	a->ret = r;
+	a->has_st = r == 0;
+	if (!a->has_st)
+		memset(&a->st, 0, sizeof(a->st));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lookups                                                                  */
+
+static long raw_fstatat(const char *p, struct stat *st, int flags)
+{
+	return syscall(SYS_newfstatat, AT_FDCWD, p, st, flags);
+}
+
+static void cmp_stat(int kind, const char *p, int flags, const char *ctx)
+{
+	struct ans s, k;
+	char call[64];
+	int fl = flags;
+	long r;
+
+	switch (kind) {
+	case L_STAT: fl = 0; break;
+	case L_LSTAT: fl = AT_SYMLINK_NOFOLLOW; break;
+	case L_STAT64: fl = 0; break;
+	case L_LSTAT64: fl = AT_SYMLINK_NOFOLLOW; break;
+	case L_XSTAT: fl = 0; break;
+	case L_LXSTAT: fl = AT_SYMLINK_NOFOLLOW; break;
+	default: break;
+	}
+	begin(&s, 0xa5);
+	switch (kind) {
+	case L_STAT: r = stat(p, &s.st); break;
+	case L_LSTAT: r = lstat(p, &s.st); break;
+	case L_FSTATAT: r = fstatat(AT_FDCWD, p, &s.st, fl); break;
+	case L_STAT64: r = stat64(p, (struct stat64 *)&s.st); break;
+	case L_LSTAT64: r = lstat64(p, (struct stat64 *)&s.st); break;
+	case L_FSTATAT64: r = fstatat64(AT_FDCWD, p, (struct stat64 *)&s.st, fl); break;
+	case L_XSTAT: r = p_xstat ? p_xstat(1, p, &s.st) : stat(p, &s.st); break;
+	case L_LXSTAT: r = p_lxstat ? p_lxstat(1, p, &s.st) : lstat(p, &s.st); break;
+	case L_FXSTATAT:
+		r = p_fxstatat ? p_fxstatat(1, AT_FDCWD, p, &s.st, fl) : fstatat(AT_FDCWD, p, &s.st, fl);
+		break;
+	default: abort();
+	}
+	end_stat(&s, r);
+	begin(&k, 0x5a);
+	r = raw_fstatat(p, &k.st, fl);
+	end_stat(&k, r);
+	g_compared++;
+	if (!ans_equal(&s, &k, false)) {
+		snprintf(call, sizeof(call), "%s[flags=0x%x]", k_kind_names[kind], fl);
+		mismatch(call, p, ctx, &s, &k);
+	}
+}
+
+static void cmp_access(int kind, const char *p, int mode, int flags, const char *ctx)
+{
+	struct ans s, k;
+	char call[64];
+	long r;
+
+	if (kind == L_EUIDACCESS || kind == L_EACCESS)
+		flags = AT_EACCESS;
+	else if (kind == L_ACCESS)
+		flags = 0;
+	begin(&s, 0);
+	switch (kind) {
+	case L_ACCESS: r = access(p, mode); break;
+	case L_FACCESSAT: r = faccessat(AT_FDCWD, p, mode, flags); break;
+	case L_EUIDACCESS: r = euidaccess(p, mode); break;
+	case L_EACCESS: r = eaccess(p, mode); break;
+	default: abort();
+	}
+	s.err = errno;
+	s.ret = r;
+	begin(&k, 0);
+	if ((kind == L_EUIDACCESS || kind == L_EACCESS) && p_libc_euidaccess)
+		r = p_libc_euidaccess(p, mode);
+	else
+		r = syscall(SYS_faccessat2, AT_FDCWD, p, mode, flags);
+	k.err = errno;
+	k.ret = r;
+	g_compared++;
+	if (!ans_equal(&s, &k, false)) {
+		snprintf(call, sizeof(call), "%s[mode=%d flags=0x%x]", k_kind_names[kind], mode, flags);
+		mismatch(call, p, ctx, &s, &k);
+	}
+}
+
+static void fd_ans(struct ans *a, long fd)
+{
+	a->err = errno;
+	a->ret = fd;
+	if (fd >= 0) {
+		a->has_st = syscall(SYS_fstat, (int)fd, &a->st) == 0;
+		a->fl = fcntl((int)fd, F_GETFL);
+		close((int)fd);
+	}
+}
+
+static void cmp_open(int variant, const char *p, int flags, const char *ctx)
+{
+	static const char *const names[] = { "open", "open64", "openat", "openat64", "__open_2",
+					     "__open64_2", "__openat_2", "__openat64_2" };
+	struct ans s, k;
+	char call[96];
+	long fd;
+
+	if (!(flags & O_PATH))
+		flags |= O_NONBLOCK; /* FIFOs */
+	begin(&s, 0);
+	switch (variant) {
+	case 0: fd = open(p, flags); break;
+	case 1: fd = open64(p, flags); break;
+	case 2: fd = openat(AT_FDCWD, p, flags); break;
+	case 3: fd = openat64(AT_FDCWD, p, flags); break;
+	case 4: fd = __open_2(p, flags); break;
+	case 5: fd = __open64_2(p, flags); break;
+	case 6: fd = __openat_2(AT_FDCWD, p, flags); break;
+	default: fd = __openat64_2(AT_FDCWD, p, flags); break;
+	}
+	fd_ans(&s, fd);
+	begin(&k, 0);
+	fd = syscall(SYS_openat, AT_FDCWD, p, flags, 0);
+	fd_ans(&k, fd);
+	g_compared++;
+	if (!ans_equal(&s, &k, true)) {
+		snprintf(call, sizeof(call), "%s[flags=0%o]", names[variant & 7], flags);
+		mismatch(call, p, ctx, &s, &k);
+	}
+}
+
+static void run_lookup(const struct op *op, const char *ctx)
+{
+	char buf[PATH_MAX + 512];
+	const char *p = expand(op->p1, buf, sizeof(buf));
+
+	switch (op->kind) {
+	case L_ACCESS:
+	case L_FACCESSAT:
+	case L_EUIDACCESS:
+	case L_EACCESS:
+		cmp_access(op->kind, p, op->a, op->b, ctx);
+		break;
+	case L_OPEN:
+		cmp_open(op->a, p, op->b, ctx);
+		break;
+	default:
+		cmp_stat(op->kind, p, op->b, ctx);
+		break;
+	}
+}
+
+/* After a change: the paths it involved and their parents must be exact. */
+static void check_after(const char *path)
+{
+	char par[PATH_MAX + 512], buf[PATH_MAX + 512];
+	const char *p;
+
+	if (!path)
+		return;
+	p = expand(path, buf, sizeof(buf));
+	cmp_stat(L_LSTAT, p, 0, "(check after a change)");
+	cmp_stat(L_STAT, p, 0, "(check after a change)");
+	cmp_access(L_FACCESSAT, p, R_OK | X_OK, AT_EACCESS, "(check after a change)");
+	parent_of(path, par, sizeof(par));
+	p = expand(par, buf, sizeof(buf));
+	cmp_stat(L_LSTAT, p, 0, "(check of the parent after a change)");
+	cmp_open(2, p, O_RDONLY | O_DIRECTORY, "(check of the parent after a change)");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Mutations                                                                */
+
+enum backend { BK_LIBC, BK_RAW };
+
+static char g_data[9000];
+static int g_slot_fd[NSLOTS] = { -1, -1, -1, -1 };
+static char *g_slot_path[NSLOTS];
+
+static bool resolves_to_fifo(const char *p)
+{
+	struct stat st;
+
+	return raw_fstatat(p, &st, 0) == 0 && S_ISFIFO(st.st_mode);
+}
+
+static void raw_close(long fd)
+{
+	if (fd >= 0)
+		syscall(SYS_close, (int)fd);
+}
+
+static void do_create(const char *p, int variant, int mode, enum backend bk)
+{
+	static const int fl[] = { O_CREAT | O_WRONLY | O_TRUNC, O_CREAT | O_WRONLY | O_TRUNC,
+				  O_CREAT | O_RDWR, O_CREAT | O_WRONLY | O_TRUNC, O_CREAT | O_WRONLY | O_APPEND };
+	int f = fl[variant % 5];
+
+	if (bk == BK_RAW) {
+		raw_close(syscall(SYS_openat, AT_FDCWD, p, f | O_NONBLOCK | O_CLOEXEC, mode));
+		return;
+	}
+	switch (variant % 5) {
+	case 0:
+		if (!resolves_to_fifo(p)) {
+			int fd = creat(p, (mode_t)mode);
+
+			if (fd >= 0)
+				close(fd);
+		}
+		break;
+	case 3:
+		if (!resolves_to_fifo(p)) {
+			FILE *fp = fopen(p, "we");
+
+			if (fp) {
+				fputs("created by fopen\n", fp);
+				fclose(fp);
+			}
+		}
+		break;
+	case 4: {
+		int fd = openat(AT_FDCWD, p, f | O_NONBLOCK | O_CLOEXEC, mode);
+
+		if (fd >= 0)
+			close(fd);
+		break;
+	}
+	default: {
+		int fd = open(p, f | O_NONBLOCK | O_CLOEXEC, mode);
+
+		if (fd >= 0)
+			close(fd);
+		break;
+	}
+	}
+}
+
+static void do_write(const char *p, int variant, int n, enum backend bk)
+{
+	int fd;
+
+	if (bk == BK_RAW) {
+		long rfd = syscall(SYS_openat, AT_FDCWD, p, O_RDWR | O_NONBLOCK | O_CLOEXEC, 0);
+
+		if (rfd >= 0) {
+			if (variant & 1)
+				(void)!syscall(SYS_pwrite64, (int)rfd, g_data, (size_t)n, (off_t)variant * 100);
+			else
+				(void)!syscall(SYS_write, (int)rfd, g_data, (size_t)n);
+		}
+		raw_close(rfd);
+		return;
+	}
+	switch (variant % 5) {
+	case 0:
+		fd = open(p, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)!write(fd, g_data, (size_t)n);
+			close(fd);
+		}
+		break;
+	case 1:
+		fd = open(p, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)!pwrite(fd, g_data, (size_t)n, 333);
+			close(fd);
+		}
+		break;
+	case 2: {
+		struct iovec iov[2] = { { g_data, (size_t)n / 2 }, { g_data, (size_t)n - (size_t)n / 2 } };
+
+		fd = open(p, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)!writev(fd, iov, 2);
+			close(fd);
+		}
+		break;
+	}
+	case 3:
+	case 4:
+		if (!resolves_to_fifo(p)) {
+			FILE *fp = fopen(p, variant % 5 == 3 ? "ae" : "r+e");
+
+			if (fp) {
+				if (variant % 5 == 4)
+					fseek(fp, 7, SEEK_SET);
+				fwrite(g_data, 1, (size_t)n, fp);
+				if (variant % 5 == 4)
+					fflush(fp);
+				fclose(fp);
+			}
+		}
+		break;
+	}
+}
+
+static void do_utime(const char *p, int variant, int secs, enum backend bk)
+{
+	struct timespec ts[2] = { { secs, 1000 * variant }, { secs + 7, 123456789 } };
+	int flags = variant == 2 ? AT_SYMLINK_NOFOLLOW : 0;
+
+	if (bk == BK_RAW) {
+		syscall(SYS_utimensat, AT_FDCWD, p, variant == 1 || variant >= 3 ? NULL : ts, flags);
+		return;
+	}
+	switch (variant) {
+	case 0:
+	case 2:
+		utimensat(AT_FDCWD, p, ts, flags);
+		break;
+	case 1:
+		utimensat(AT_FDCWD, p, NULL, 0);
+		break;
+	case 3:
+		utimes(p, NULL);
+		break;
+	default:
+		utime(p, NULL);
+		break;
+	}
+}
+
+/* Run one mutation (not a lookup, not a batch) with backend bk. */
+static void run_mutation(const struct op *op, enum backend bk)
+{
+	char b1[PATH_MAX + 512], b2[PATH_MAX + 512];
+	const char *p1 = expand(op->p1, b1, sizeof(b1));
+	const char *p2 = expand(op->p2, b2, sizeof(b2));
+	bool raw = bk == BK_RAW;
+	int slot = op->a >= 0 && op->a < NSLOTS ? op->a : 0;
+	int fd = g_slot_fd[slot];
+
+	g_mutations++;
+	switch (op->kind) {
+	case M_CREATE:
+		do_create(p1, op->a, op->b, bk);
+		break;
+	case M_WRITE:
+		do_write(p1, op->a, op->b, bk);
+		break;
+	case M_UNLINK:
+		if (raw)
+			syscall(SYS_unlinkat, AT_FDCWD, p1, 0);
+		else if (op->a == 0)
+			unlink(p1);
+		else if (op->a == 1)
+			unlinkat(AT_FDCWD, p1, 0);
+		else
+			remove(p1);
+		break;
+	case M_RMDIR:
+		if (raw)
+			syscall(SYS_unlinkat, AT_FDCWD, p1, AT_REMOVEDIR);
+		else if (op->a == 0)
+			rmdir(p1);
+		else if (op->a == 1)
+			unlinkat(AT_FDCWD, p1, AT_REMOVEDIR);
+		else
+			remove(p1);
+		break;
+	case M_MKDIR:
+		if (raw)
+			syscall(SYS_mkdirat, AT_FDCWD, p1, op->b);
+		else if (op->a == 0)
+			mkdir(p1, (mode_t)op->b);
+		else
+			mkdirat(AT_FDCWD, p1, (mode_t)op->b);
+		break;
+	case M_SYMLINK:
+		if (raw)
+			syscall(SYS_symlinkat, p2, AT_FDCWD, p1);
+		else if (op->a == 0)
+			symlink(p2, p1);
+		else
+			symlinkat(p2, AT_FDCWD, p1);
+		break;
+	case M_RENAME:
+		if (raw)
+			syscall(SYS_renameat2, AT_FDCWD, p1, AT_FDCWD, p2, op->b);
+		else if (op->a == 0 && !op->b)
+			rename(p1, p2);
+		else if (op->a == 1 && !op->b)
+			renameat(AT_FDCWD, p1, AT_FDCWD, p2);
+		else
+			renameat2(AT_FDCWD, p1, AT_FDCWD, p2, (unsigned)op->b);
+		break;
+	case M_LINK:
+		if (raw)
+			syscall(SYS_linkat, AT_FDCWD, p1, AT_FDCWD, p2, 0);
+		else if (op->a == 0)
+			link(p1, p2);
+		else
+			linkat(AT_FDCWD, p1, AT_FDCWD, p2, op->a == 2 ? AT_SYMLINK_FOLLOW : 0);
+		break;
+	case M_CHMOD:
+		if (raw)
+			syscall(SYS_fchmodat, AT_FDCWD, p1, op->b);
+		else if (op->a == 0)
+			chmod(p1, (mode_t)op->b);
+		else
+			fchmodat(AT_FDCWD, p1, (mode_t)op->b, 0);
+		break;
+	case M_TRUNCATE:
+		if (raw)
+			syscall(SYS_truncate, p1, (off_t)op->b);
+		else
+			truncate(p1, op->b);
+		break;
+	case M_UTIME:
+		do_utime(p1, op->a, op->b, bk);
+		break;
+	case M_MKFIFO:
+		if (raw)
+			syscall(SYS_mknodat, AT_FDCWD, p1, S_IFIFO | 0644, 0);
+		else
+			mkfifo(p1, 0644);
+		break;
+	case F_OPEN:
+		if (fd >= 0)
+			close(fd);
+		g_slot_fd[slot] = open(p1, op->b | O_NONBLOCK | O_CLOEXEC, 0644);
+		free(g_slot_path[slot]);
+		g_slot_path[slot] = xstrdup(op->p1);
+		break;
+	case F_WRITE:
+		if (fd < 0)
+			break;
+		if (raw)
+			(void)!syscall(SYS_write, fd, g_data, (size_t)op->b);
+		else
+			(void)!write(fd, g_data, (size_t)op->b);
+		break;
+	case F_TRUNC:
+		if (fd < 0)
+			break;
+		if (raw)
+			syscall(SYS_ftruncate, fd, (off_t)op->b);
+		else
+			(void)!ftruncate(fd, op->b);
+		break;
+	case F_CHMOD:
+		if (fd < 0)
+			break;
+		if (raw)
+			syscall(SYS_fchmod, fd, op->b);
+		else
+			fchmod(fd, (mode_t)op->b);
+		break;
+	case F_CLOSE:
+		if (fd >= 0)
+			close(fd);
+		g_slot_fd[slot] = -1;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The paths an operation changed, for check_after(). */
+static void check_op_paths(const struct op *op)
+{
+	switch (op->kind) {
+	case M_SYMLINK:
+		check_after(op->p1);
+		break;
+	case M_RENAME:
+	case M_LINK:
+		check_after(op->p1);
+		check_after(op->p2);
+		break;
+	case F_OPEN:
+	case F_WRITE:
+	case F_TRUNC:
+	case F_CHMOD:
+	case F_CLOSE:
+		check_after(g_slot_path[op->a >= 0 && op->a < NSLOTS ? op->a : 0]);
+		break;
+	default:
+		check_after(op->p1);
+		break;
+	}
+}
+
+/* open(O_CREAT|O_EXCL) through libc, then the same raw: the second must fail
+ * with EEXIST if the first created the file, or as the first did. */
+static void run_excl(const struct op *op)
+{
+	char b1[PATH_MAX + 512];
+	const char *p = expand(op->p1, b1, sizeof(b1));
+	int flags = O_CREAT | O_EXCL | O_WRONLY | O_NONBLOCK | O_CLOEXEC;
+	struct ans s, k;
+
+	begin(&s, 0);
+	s.ret = open(p, flags, op->b);
+	s.err = errno;
+	if (s.ret >= 0)
+		close((int)s.ret);
+	begin(&k, 0);
+	k.ret = syscall(SYS_openat, AT_FDCWD, p, flags, op->b);
+	k.err = errno;
+	if (k.ret >= 0)
+		raw_close(k.ret);
+	g_compared++;
+	if (s.ret >= 0 ? !(k.ret == -1 && k.err == EEXIST) : !(k.ret == -1 && k.err == s.err)) {
+		mismatch("open(O_CREAT|O_EXCL) then the raw syscall", p,
+			 "(the raw call must fail with EEXIST after a creation, or as the libc call did)",
+			 &s, &k);
+	}
+	g_mutations++;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Helpers: batches run in a child                                          */
+
+static char **g_argv0;
+
+static void run_exec_batch(const struct op *op)
+{
+	char **args = calloc((size_t)op->nsub + 5, sizeof(char *));
+	char **env;
+	size_t ne = 0, k = 0;
+	pid_t pid;
+	int status;
+
+	for (char **e = environ; *e; e++)
+		ne++;
+	env = calloc(ne + 1, sizeof(char *));
+	if (!args || !env)
+		die("out of memory");
+	for (char **e = environ; *e; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11) != 0 && strncmp(*e, "RCUWALK_", 8) != 0)
+			env[k++] = *e;
+	args[0] = g_argv0[0];
+	args[1] = (char *)"--helper";
+	args[2] = g_tree;
+	for (int i = 0; i < op->nsub; i++) {
+		char line[8192];
+		FILE *f = fmemopen(line, sizeof(line), "w");
+
+		if (!f)
+			die("fmemopen");
+		op_write(f, &op->sub[i], "");
+		fclose(f);
+		line[sizeof(line) - 1] = '\0';
+		line[strcspn(line, "\n")] = '\0';
+		args[3 + i] = xstrdup(line);
+	}
+	/* posix_spawn: not the shim's fork() (see raw_fork()) */
+	if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, env) != 0)
+		die("posix_spawn: %s", strerror(errno));
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid: %s", strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("exec helper failed (status 0x%x)", status);
+	for (int i = 0; i < op->nsub; i++)
+		free(args[3 + i]);
+	free(args);
+	free(env);
+}
+
+/*
+ * A child for raw-syscall helpers, made with the clone system call itself:
+ * the shim's fork() runs liburcu's fork hooks, which pause liburcu's worker
+ * threads and cost about 15 ms per fork once the cache is running (see the
+ * report of issue 5).  The child makes raw system calls only, so it needs
+ * none of the state those hooks protect.
+ */
+static pid_t raw_fork(void)
+{
+	return (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+static void run_batch(const struct op *op)
+{
+	g_batches++;
+	if (op->kind == B_EXEC) {
+		run_exec_batch(op);
+	} else {
+		pid_t pid = op->b ? fork() : raw_fork();
+		int status;
+
+		if (pid < 0)
+			die("fork: %s", strerror(errno));
+		if (pid == 0) {
+			for (int i = 0; i < op->nsub; i++)
+				run_mutation(&op->sub[i], op->b ? BK_LIBC : BK_RAW);
+			syscall(SYS_exit_group, 0); /* no stdio flush, no stats line */
+		}
+		if (waitpid(pid, &status, 0) != pid)
+			die("waitpid: %s", strerror(errno));
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			die("fork helper failed (status 0x%x)", status);
+	}
+	/* waitpid() returned: the sync point.  Everything must be exact now. */
+	for (int i = 0; i < op->nsub; i++)
+		check_op_paths(&op->sub[i]);
+}
+
+/* --helper TREE LINE...: the exec'd helper (no shim) */
+static int helper_main(int argc, char **argv)
+{
+	snprintf(g_tree, sizeof(g_tree), "%s", argv[2]);
+	for (int i = 3; i < argc; i++) {
+		struct op op;
+
+		if (!op_parse(argv[i], &op))
+			return 3;
+		run_mutation(&op, BK_LIBC);
+		op_free(&op);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Process state                                                            */
+
+static bool cwd_in_tree(void)
+{
+	char cwd[PATH_MAX];
+	size_t n = strlen(g_tree);
+
+	if (syscall(SYS_getcwd, cwd, sizeof(cwd)) <= 0)
+		return true; /* removed: stays where it is */
+	return strncmp(cwd, g_tree, n) == 0 && (cwd[n] == '\0' || cwd[n] == '/');
+}
+
+static void run_chdir(const struct op *op)
+{
+	char b1[PATH_MAX + 512];
+	const char *p = expand(op->p1, b1, sizeof(b1));
+
+	if (op->a == 0) {
+		(void)!chdir(p);
+	} else {
+		int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			(void)!fchdir(fd);
+			close(fd);
+		}
+	}
+	if (!cwd_in_tree())
+		(void)!chdir(g_tree);
+}
+
+/* Give the tree to nobody (a path-hash-chosen sixth stays root's), open the
+ * way to it, and drop every privilege. */
+static uint64_t path_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static int chown_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	bool keep_root = strcmp(path, g_tree) != 0 && path_hash(path + strlen(g_tree)) % 6 == 0;
+	uid_t id = keep_root ? 0 : NOBODY;
+
+	(void)st;
+	(void)type;
+	(void)ftw;
+	syscall(SYS_fchownat, AT_FDCWD, path, id, id, AT_SYMLINK_NOFOLLOW);
+	return 0;
+}
+
+static void become_nobody(void)
+{
+	char p[PATH_MAX];
+	size_t n;
+
+	nftw(g_tree, chown_cb, 16, FTW_PHYS);
+	/* the way down to the tree: 0755, root's */
+	snprintf(p, sizeof(p), "%s", g_tree);
+	n = strlen(g_scratch);
+	while (strlen(p) > n) {
+		*strrchr(p, '/') = '\0';
+		syscall(SYS_fchmodat, AT_FDCWD, p, 0755);
+	}
+	if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+		die("dropping privileges: %s", strerror(errno));
+	if (getuid() != NOBODY || geteuid() != NOBODY)
+		die("still privileged");
+	(void)!chdir(g_tree);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The run                                                                  */
+
+static void run_one(const struct op *op)
+{
+	char line[512];
+
+	snprintf(g_ring[g_ringn % RING], sizeof(g_ring[0]), "%s", op_line(op, line, sizeof(line)));
+	g_ringn++;
+	if (g_verbose)
+		fprintf(stderr, "#%ld %s\n", g_idx, line);
+	if (is_lookup(op->kind)) {
+		run_lookup(op, NULL);
+		return;
+	}
+	switch (op->kind) {
+	case M_EXCL:
+		run_excl(op);
+		check_after(op->p1);
+		break;
+	case B_FORK:
+	case B_EXEC:
+		run_batch(op);
+		break;
+	case P_CHDIR:
+		run_chdir(op);
+		break;
+	case P_SETEUID:
+		if (g_started_root && getuid() == 0)
+			(void)!seteuid((uid_t)op->a);
+		break;
+	case P_AS_NOBODY:
+		break; /* handled by run_ops */
+	default:
+		run_mutation(op, BK_LIBC);
+		check_op_paths(op);
+		break;
+	}
+}
+
+/* Runs the operations in this process (forking the nobody phase when asked).
+ * Returns the exit code. */
+static int run_ops(struct src *s)
+{
+	struct op op;
+
+	g_src = s;
+	g_phase = getuid() == 0 ? "root" : "user";
+	while (src_next(s, &op)) {
+		g_idx = s->from_list ? s->pos - 1 : s->g.i - 1;
+		if (op.kind == P_AS_NOBODY && g_started_root && getuid() == 0) {
+			/* In this very process: the shim must forget everything
+			 * it learned as root (setuid empties the cache). */
+			if (geteuid() != 0)
+				(void)!seteuid(0);
+			if (!g_quiet)
+				printf("phase %s: %lu comparisons, %lu mutations, %lu helper batches\n",
+				       g_phase, g_compared, g_mutations, g_batches);
+			become_nobody();
+			g_phase = "nobody";
+			g_compared = g_mutations = g_batches = 0;
+			snprintf(g_ring[g_ringn++ % RING], sizeof(g_ring[0]), "as-nobody 0 0 - -");
+			src_release(s, &op);
+			continue;
+		}
+		run_one(&op);
+		src_release(s, &op);
+	}
+	if (!g_quiet)
+		printf("phase %s: %lu comparisons, %lu mutations, %lu helper batches\n", g_phase,
+		       g_compared, g_mutations, g_batches);
+	return 0;
+}
+
+/* The log of operations 0..upto of source s. */
+static void write_log(long upto, const struct src *s, char *file, size_t n)
+{
+	FILE *f;
+
+	snprintf(file, n, "/tmp/rcuwalk-difftest-%" PRIu64 "-%ld.log", g_seed, upto);
+	f = fopen(file, "w");
+	if (!f) {
+		*file = '\0';
+		return;
+	}
+	fprintf(f, "# rcuwalk_difftest log: seed %" PRIu64 ", operations 0..%ld; \"@\" = the tree\n",
+		g_seed, upto);
+	if (!s->from_list) {
+		struct gen g = s->g;
+		struct op op;
+
+		gen_init(&g, g_seed, g_nops, g_started_root);
+		for (long i = 0; i <= upto; i++) {
+			gen_op(&g, &op);
+			op_write(f, &op, "");
+			op_free(&op);
+		}
+	} else {
+		for (long i = 0; i <= upto && i < s->nlist; i++)
+			op_write(f, &s->list[i], "");
+	}
+	fclose(f);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scratch tree                                                             */
+
+static void make_scratch(void)
+{
+	char p[PATH_MAX];
+
+	snprintf(g_scratch, sizeof(g_scratch), "/tmp/rcuwalk-fuzz-XXXXXX");
+	if (!mkdtemp(g_scratch))
+		die("mkdtemp: %s", strerror(errno));
+	if (syscall(SYS_fchmodat, AT_FDCWD, g_scratch, 0755) != 0)
+		die("chmod %s: %s", g_scratch, strerror(errno));
+	snprintf(p, sizeof(p), "%s", g_scratch);
+	for (int i = 0; i < BARRIER_DEPTH; i++) {
+		strcat(p, "/z");
+		if (syscall(SYS_mkdirat, AT_FDCWD, p, 0755) != 0)
+			die("mkdir %s: %s", p, strerror(errno));
+	}
+	strcat(p, "/t");
+	if (syscall(SYS_mkdirat, AT_FDCWD, p, 0755) != 0)
+		die("mkdir %s: %s", p, strerror(errno));
+	snprintf(g_tree, sizeof(g_tree), "%s", p);
+}
+
+/* rm -rf with raw syscalls, making directories writable and searchable first. */
+static void remove_tree(int dirfd, const char *name)
+{
+	int fd;
+	char buf[8192];
+	long n;
+
+	syscall(SYS_fchmodat, dirfd, name, 0700);
+	fd = (int)syscall(SYS_openat, dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				struct dirent64 *de = (struct dirent64 *)(buf + off);
+
+				off += de->d_reclen;
+				if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+					continue;
+				if (de->d_type == DT_DIR)
+					remove_tree(fd, de->d_name);
+				else
+					syscall(SYS_unlinkat, fd, de->d_name, 0);
+			}
+		}
+		syscall(SYS_close, fd);
+	}
+	syscall(SYS_unlinkat, dirfd, name, AT_REMOVEDIR);
+}
+
+static void cleanup_scratch(void)
+{
+	if (g_scratch[0])
+		remove_tree(AT_FDCWD, g_scratch);
+	g_scratch[0] = '\0';
+}
+
+/* Run a whole source once in a fresh tree, in a child; returns its exit code. */
+static int run_trial(struct src *s)
+{
+	pid_t pid;
+	int status;
+
+	make_scratch();
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (g_quiet) {
+			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+			if (null >= 0)
+				dup2(null, 2);
+		}
+		if (chdir(g_tree) != 0)
+			die("chdir %s: %s", g_tree, strerror(errno));
+		exit(run_ops(s));
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid: %s", strerror(errno));
+	cleanup_scratch();
+	if (WIFSIGNALED(status)) {
+		if (!g_quiet)
+			fprintf(stderr, "rcuwalk_difftest: run killed by signal %d\n", WTERMSIG(status));
+		return 1;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Minimizer: delta debugging over top-level operations                    */
+
+static int try_list(struct op *ops, long n, const bool *keep)
+{
+	struct op *sub = malloc((size_t)(n ? n : 1) * sizeof(*sub));
+	struct src s = { .from_list = true };
+	long m = 0;
+	int rc;
+
+	if (!sub)
+		die("out of memory");
+	for (long i = 0; i < n; i++)
+		if (keep[i])
+			sub[m++] = ops[i];
+	s.list = sub;
+	s.nlist = m;
+	rc = run_trial(&s);
+	free(sub);
+	return rc;
+}
+
+static int minimize_main(const char *file)
+{
+	long n, kept;
+	struct op *ops = load_log(file, &n);
+	bool *keep = malloc((size_t)(n ? n : 1)), *trial = malloc((size_t)(n ? n : 1));
+	char out[PATH_MAX];
+	FILE *f;
+	unsigned long trials = 0;
+
+	if (!keep || !trial)
+		die("out of memory");
+	memset(keep, 1, (size_t)n);
+	g_quiet = true;
+	if (try_list(ops, n, keep) != 1)
+		die("%s: the log does not reproduce a mismatch", file);
+	kept = n;
+	for (long chunk = n / 2 > 0 ? n / 2 : 1;; chunk = chunk > 1 ? chunk / 2 : 0) {
+		bool progress = true;
+
+		while (progress) {
+			progress = false;
+			/* walk the kept ops (the last one, the failing lookup, stays) */
+			for (long start = 0; start < n - 1;) {
+				long removed = 0, i;
+
+				memcpy(trial, keep, (size_t)n);
+				for (i = start; i < n - 1 && removed < chunk; i++) {
+					if (trial[i]) {
+						trial[i] = false;
+						removed++;
+					}
+				}
+				if (!removed)
+					break;
+				trials++;
+				if (try_list(ops, n, trial) == 1) {
+					memcpy(keep, trial, (size_t)n);
+					kept -= removed;
+					progress = true;
+					fprintf(stderr, "minimize: %ld operations left (%lu trials)\n", kept, trials);
+				}
+				start = i;
+			}
+		}
+		if (chunk == 1)
+			break;
+	}
+	/* then the operations inside the helper batches, one by one */
+	for (long i = 0; i < n; i++) {
+		struct op *b = &ops[i];
+
+		if (!keep[i] || (b->kind != B_FORK && b->kind != B_EXEC))
+			continue;
+		for (int j = 0; j < b->nsub && b->nsub > 1;) {
+			struct op gone = b->sub[j];
+
+			memmove(&b->sub[j], &b->sub[j + 1], (size_t)(b->nsub - j - 1) * sizeof(*b->sub));
+			b->nsub--;
+			b->a--;
+			trials++;
+			if (try_list(ops, n, keep) == 1) {
+				fprintf(stderr, "minimize: one operation less in batch %ld (%lu trials)\n", i, trials);
+				continue;
+			}
+			memmove(&b->sub[j + 1], &b->sub[j], (size_t)(b->nsub - j) * sizeof(*b->sub));
+			b->sub[j] = gone;
+			b->nsub++;
+			b->a++;
+			j++;
+		}
+	}
+	snprintf(out, sizeof(out), "%s.min", file);
+	f = fopen(out, "w");
+	if (!f)
+		die("%s: %s", out, strerror(errno));
+	fprintf(f, "# minimized from %s: %ld of %ld operations\n", file, kept, n);
+	for (long i = 0; i < n; i++)
+		if (keep[i])
+			op_write(f, &ops[i], "");
+	fclose(f);
+	printf("minimized to %ld operations: %s\n", kept, out);
+	f = fopen(out, "r");
+	if (f) {
+		char line[1024];
+
+		while (fgets(line, sizeof(line), f))
+			fputs(line, stdout);
+		fclose(f);
+	}
+	g_quiet = false;
+	/* run it once more, loudly */
+	{
+		struct src s = { .from_list = true, .list = NULL };
+		long m = 0;
+		struct op *sub = malloc((size_t)kept * sizeof(*sub));
+
+		for (long i = 0; i < n; i++)
+			if (keep[i])
+				sub[m++] = ops[i];
+		s.list = sub;
+		s.nlist = m;
+		run_trial(&s);
+		free(sub);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Statistics from RCUWALK_STATS                                            */
+
+struct totals {
+	unsigned long long hits, neg_hits, misses, pass, inval;
+	int lines;
+};
+
+static void read_stats(const char *file, long from, struct totals *t)
+{
+	FILE *f = fopen(file, "r");
+	char line[512];
+
+	memset(t, 0, sizeof(*t));
+	if (!f)
+		return;
+	fseek(f, from, SEEK_SET);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long h, nh, m, p, iv, sv;
+		long pid;
+
+		if (sscanf(line,
+			   "rcuwalk-stats v1 pid=%ld hits=%llu neg_hits=%llu misses=%llu passthrough=%llu "
+			   "invalidations=%llu saved=%llu",
+			   &pid, &h, &nh, &m, &p, &iv, &sv) == 7) {
+			t->hits += h;
+			t->neg_hits += nh;
+			t->misses += m;
+			t->pass += p;
+			t->inval += iv;
+			t->lines++;
+		}
+	}
+	fclose(f);
+}
+
+static bool shim_loaded(void)
+{
+	Dl_info info;
+	void *sym = dlsym(RTLD_DEFAULT, "stat");
+
+	return sym && dladdr(sym, &info) && info.dli_fname && strstr(info.dli_fname, "rcuwalk");
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: rcuwalk_difftest [--ops N] [--seed S] [--no-shim] [-v]\n"
+			"       rcuwalk_difftest --replay FILE | --minimize FILE\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *replay = NULL, *minimize = NULL, *stats;
+	bool no_shim = false;
+	struct src s = { 0 };
+	struct totals t;
+	long stats_from = 0;
+	struct stat sst;
+	int rc;
+
+	g_argv0 = argv;
+	if (argc >= 3 && !strcmp(argv[1], "--helper"))
+		return helper_main(argc, argv);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--ops") && i + 1 < argc)
+			g_nops = strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+			g_seed = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--replay") && i + 1 < argc)
+			replay = argv[++i];
+		else if (!strcmp(argv[i], "--minimize") && i + 1 < argc)
+			minimize = argv[++i];
+		else if (!strcmp(argv[i], "--no-shim"))
+			no_shim = true;
+		else if (!strcmp(argv[i], "-v"))
+			g_verbose = true;
+		else
+			usage();
+	}
+	if (!no_shim && !shim_loaded()) {
+		fprintf(stderr, "rcuwalk_difftest: librcuwalk.so is not preloaded (--no-shim runs without it)\n");
+		return 77;
+	}
+	/* The statistics prove that the shim answered from its cache: they are
+	 * written at exit by each process, so the file must be known at start. */
+	stats = getenv("RCUWALK_STATS");
+	if (!no_shim && !stats && !getenv("RCUWALK_DIFFTEST_REEXEC")) {
+		char tmpl[] = "/tmp/rcuwalk-difftest-stats-XXXXXX";
+		int fd = mkstemp(tmpl);
+
+		if (fd < 0)
+			die("mkstemp: %s", strerror(errno));
+		fchmod(fd, 0666); /* the nobody phase appends to it */
+		close(fd);
+		setenv("RCUWALK_STATS", tmpl, 1);
+		setenv("RCUWALK_DIFFTEST_REEXEC", tmpl, 1);
+		execv("/proc/self/exe", argv);
+		die("re-exec: %s", strerror(errno));
+	}
+	/* Raw: this process forks the runs and must not start the shim's cache
+	 * (a child forked from a process whose cache is running inherits a
+	 * liburcu resize worker that spins: liburcu 0.13 copies its futex at -1). */
+	if (stats && syscall(SYS_newfstatat, AT_FDCWD, stats, &sst, 0) == 0)
+		stats_from = sst.st_size;
+
+	umask(0);
+	g_started_root = getuid() == 0 && geteuid() == 0;
+	memset(g_data, 'x', sizeof(g_data));
+	memset(g_long256, 'x', 256);
+	memset(g_long255, 'y', 255);
+	p_xstat = (int (*)(int, const char *, struct stat *))dlsym(RTLD_DEFAULT, "__xstat");
+	p_lxstat = (int (*)(int, const char *, struct stat *))dlsym(RTLD_DEFAULT, "__lxstat");
+	p_fxstatat = (int (*)(int, int, const char *, struct stat *, int))dlsym(RTLD_DEFAULT, "__fxstatat");
+	{
+		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+
+		if (libc)
+			p_libc_euidaccess = (int (*)(const char *, int))dlsym(libc, "euidaccess");
+	}
+	if (!p_libc_euidaccess)
+		die("glibc's euidaccess not found");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	if (minimize)
+		return minimize_main(minimize);
+	if (replay) {
+		s.from_list = true;
+		s.list = load_log(replay, &s.nlist);
+		printf("rcuwalk_difftest: replaying %ld operations from %s\n", s.nlist, replay);
+	} else {
+		gen_init(&s.g, g_seed, g_nops, g_started_root);
+		s.n = g_nops;
+		printf("rcuwalk_difftest: seed %" PRIu64 ", %ld operations%s\n", g_seed, g_nops,
+		       g_started_root ? " (second half as nobody)" : "");
+	}
+	rc = run_trial(&s);
+	if (!no_shim && stats) {
+		read_stats(stats, stats_from, &t);
+		printf("shim statistics (%d processes): hits=%llu neg_hits=%llu misses=%llu "
+		       "passthrough=%llu invalidations=%llu\n",
+		       t.lines, t.hits, t.neg_hits, t.misses, t.pass, t.inval);
+		if (getenv("RCUWALK_DIFFTEST_REEXEC"))
+			unlink(getenv("RCUWALK_DIFFTEST_REEXEC"));
+		if (rc == 0 && t.hits + t.neg_hits == 0) {
+			fprintf(stderr, "rcuwalk_difftest: the shim answered nothing from its cache\n");
+			rc = 1;
+		}
+	}
+	printf("rcuwalk_difftest: %s\n", rc == 0 ? "PASS" : "FAIL");
+	return rc;
+}
