@@ -1394,13 +1394,13 @@ static int populate_rcu(struct miss *m)
 				else if (v == 2)
 					flags |= D_TTL; /* a mount point of a TTL filesystem */
 			} else {
-				flags |= p->flags & D_TTL;
+				flags |= d_flags(p) & D_TTL; /* outside the mutex: atomic load */
 			}
 		} else if (r == -ENOENT) {
-			if (dc_no_negative || ((p->flags & D_TTL) && !dc_neg_ttl_ns))
+			if (dc_no_negative || ((d_flags(p) & D_TTL) && !dc_neg_ttl_ns))
 				return ENOENT; /* the kernel's answer, not kept */
 			type = D_NEG;
-			flags |= p->flags & D_TTL;
+			flags |= d_flags(p) & D_TTL;
 		} else {
 			return DCACHE_PASS; /* EACCES, ENOTDIR (p changed), EIO...: the kernel answers */
 		}
