@@ -1039,7 +1039,10 @@ static void capset_child(const char *dir)
 	child_exact(f, 41);
 	if (syscall(SYS_capget, &h, c) != 0)
 		_exit(42);
+	/* access() as root uses the permitted set (the kernel's override
+	 * creds), so drop the capabilities from both. */
 	c[0].effective &= ~(unsigned)drop;
+	c[0].permitted &= ~(unsigned)drop;
 	if (capset(&h, c) != 0) {
 		dprintf(2, "child: capset: %s\n", strerror(errno));
 		_exit(43);
