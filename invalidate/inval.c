@@ -49,6 +49,10 @@
  *  fd_mutex, dcache writer mutex -> fd_mutex (watch_dir, unwatch_dir).
  *  A vfork() or raw clone() child shares our memory or a copy of it but not
  *  our fd table: its closes are its own (owner_pid check).
+ *  Not covered: closes the shim never sees (raw syscall(SYS_close ...),
+ *  static or Go code), and another thread of the program closing numbers it
+ *  does not own while start_locked() creates the instance (before the number
+ *  is published), which would hit glibc's own transient fds just the same.
  */
 #define _GNU_SOURCE
 #include <errno.h>
