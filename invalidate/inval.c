@@ -49,6 +49,10 @@
  *  fd_mutex, dcache writer mutex -> fd_mutex (watch_dir, unwatch_dir).
  *  A vfork() or raw clone() child shares our memory or a copy of it but not
  *  our fd table: its closes are its own (owner_pid check).
+ *  Not covered: closes the shim never sees (raw syscall(SYS_close ...),
+ *  static or Go code), and another thread of the program closing numbers it
+ *  does not own while start_locked() creates the instance (before the number
+ *  is published), which would hit glibc's own transient fds just the same.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -100,16 +104,21 @@ static atomic_ulong st_watches, st_events, st_watch_failures, st_overflows;
 
 _Static_assert(sizeof(uintptr_t) >= 8, "reader_main packs (gen, fd) into its argument");
 
+/* fd_mutex_mine is 1 from before this thread asks for fd_mutex until after
+ * it has released it: a signal handler that finds it 0 knows that this
+ * thread neither holds fd_mutex nor is inside pthread_mutex_lock/unlock. */
 static void fd_lock(void)
 {
+	__atomic_store_n(&fd_mutex_mine, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&fd_mutex);
-	fd_mutex_mine = 1;
 }
 
 static void fd_unlock(void)
 {
-	fd_mutex_mine = 0;
 	pthread_mutex_unlock(&fd_mutex);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&fd_mutex_mine, 0, __ATOMIC_RELAXED);
 }
 
 /* Apply one event to the cache.  Called with read_mutex held. */
@@ -484,7 +493,7 @@ static void give_up_locked(int fd, int nowait)
 {
 	unsigned int gen;
 
-	if (nowait && fd_mutex_mine) {
+	if (nowait && __atomic_load_n(&fd_mutex_mine, __ATOMIC_RELAXED)) {
 		/* Interrupted between fd_lock() and fd_unlock(): the one syscall
 		 * in progress there is all that can still name the number (and
 		 * acts on a closed number, unless the handler also opens a file
@@ -494,9 +503,12 @@ static void give_up_locked(int fd, int nowait)
 		return;
 	}
 	if (nowait) {
+		/* fd_mutex_mine was 0: the holder, if any, is another thread,
+		 * inside one syscall. */
+		__atomic_store_n(&fd_mutex_mine, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		while (pthread_mutex_trylock(&fd_mutex) != 0)
-			sched_yield(); /* another thread, inside one syscall */
-		fd_mutex_mine = 1;
+			sched_yield();
 	} else {
 		fd_lock();
 	}

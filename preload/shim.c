@@ -902,10 +902,19 @@ EXPORT int fclose(FILE *f)
  * does to the number exactly what the kernel does.  From a signal handler
  * that interrupted this thread inside the shim nothing may wait (nowait).
  */
+static void give_fd_up(int fd)
+{
+	int nowait = in_shim != 0;
+
+	in_shim++; /* a handler that interrupts the give-up must not wait either */
+	inval_fd_closing(fd, nowait);
+	in_shim--;
+}
+
 static inline void fd_closing(int fd)
 {
 	if (__builtin_expect(inval_owns_fd(fd), 0))
-		inval_fd_closing(fd, in_shim != 0);
+		give_fd_up(fd);
 }
 
 static void range_closing(unsigned int lo, unsigned int hi)
@@ -913,7 +922,7 @@ static void range_closing(unsigned int lo, unsigned int hi)
 	int fd = inval_fd_in_range(lo, hi);
 
 	if (__builtin_expect(fd >= 0, 0))
-		inval_fd_closing(fd, in_shim != 0);
+		give_fd_up(fd);
 	for (unsigned int i = lo; i <= hi && i < FD_BITS; i++) {
 		if (i % (8 * sizeof(unsigned long)) == 0 && hi - i >= 8 * sizeof(unsigned long) - 1) {
 			__atomic_store_n(&FD_WORD(i), 0, __ATOMIC_RELAXED);
@@ -977,7 +986,7 @@ EXPORT int dup2(int fd, int fd2)
 	int r;
 
 	if (__builtin_expect(dup_would_close(fd, fd2), 0))
-		inval_fd_closing(fd2, in_shim != 0);
+		give_fd_up(fd2);
 	r = CALL_REAL(dup2, fd, fd2);
 
 	if (r >= 0 && r != fd)
@@ -990,7 +999,7 @@ EXPORT int dup3(int fd, int fd2, int fl)
 	int r;
 
 	if (__builtin_expect(!(fl & ~O_CLOEXEC) && dup_would_close(fd, fd2), 0))
-		inval_fd_closing(fd2, in_shim != 0);
+		give_fd_up(fd2);
 	r = CALL_REAL(dup3, fd, fd2, fl);
 
 	if (r >= 0)

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(cmake make gcc pkg-config liburcu-dev libinotifytools0-dev libcmocka-dev)
+PKGS=(cmake make gcc pkg-config liburcu-dev libinotifytools0-dev libcmocka-dev inotify-tools fakeroot)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
