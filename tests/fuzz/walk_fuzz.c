@@ -474,6 +474,10 @@ static void report(const char *path, int kind, unsigned flags, int amode, int pa
 	fprintf(stderr, "\nwalk_fuzz MISMATCH (pass %d): %s flags=0x%x amode=%d cwd=%s path(%zu)=\"", pass,
 		kind_name(kind), flags, amode, k_cwds[g_cwd], strlen(path));
 	for (const char *s = path; *s; s++) {
+		if (s - path == 160 && strlen(s) > 80) {
+			fprintf(stderr, "...(%zu bytes)...", strlen(s) - 40);
+			s += strlen(s) - 40;
+		}
 		if (*s >= 0x20 && *s < 0x7f && *s != '"' && *s != '\\')
 			fputc(*s, stderr);
 		else
