@@ -40,7 +40,7 @@
  *
  * On a mismatch the program prints the seed, the operation index, both
  * answers and the last operations, writes the whole operation log to
- * /tmp/rcuwalk-difftest-<seed>-<index>.log and exits 1.  The log replays with
+ * /tmp/rcuwalk-difftest-<seed>-<index>-<pid>.log and exits 1.  The log replays with
  * --replay FILE; --minimize FILE shrinks it (delta debugging) to the
  * operations the mismatch needs.
  *
@@ -1686,7 +1686,7 @@ static void write_log(long upto, const struct src *s, char *file, size_t n)
 {
 	FILE *f;
 
-	snprintf(file, n, "/tmp/rcuwalk-difftest-%" PRIu64 "-%ld.log", g_seed, upto);
+	snprintf(file, n, "/tmp/rcuwalk-difftest-%" PRIu64 "-%ld-%ld.log", g_seed, upto, (long)getpid());
 	f = fopen(file, "w");
 	if (!f) {
 		*file = '\0';
