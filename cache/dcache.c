@@ -1664,11 +1664,13 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 
 	if (!st)
 		st = &tmp;
-	if (strnlen(path, PATH_MAX) >= PATH_MAX)
+	if ((unsigned)amode > 7)
+		r = DCACHE_PASS; /* faccessat: EINVAL, before the path is even read */
+	else if (strnlen(path, PATH_MAX) >= PATH_MAX)
 		r = ENAMETOOLONG; /* getname(): before anything else */
 	else if (!*path)
 		r = ENOENT;
-	else if ((unsigned)amode > 7 || !ensure_table())
+	else if (!ensure_table())
 		r = DCACHE_PASS;
 	else {
 		bool kernel_answered = false;

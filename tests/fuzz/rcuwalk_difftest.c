@@ -40,7 +40,7 @@
  *
  * On a mismatch the program prints the seed, the operation index, both
  * answers and the last operations, writes the whole operation log to
- * /tmp/rcuwalk-difftest-<seed>-<index>.log and exits 1.  The log replays with
+ * /tmp/rcuwalk-difftest-<seed>-<index>-<pid>.log and exits 1.  The log replays with
  * --replay FILE; --minimize FILE shrinks it (delta debugging) to the
  * operations the mismatch needs.
  *
@@ -52,6 +52,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -66,6 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -1522,7 +1524,7 @@ static int helper_main(int argc, char **argv)
 		run_mutation(&op, BK_LIBC);
 		op_free(&op);
 	}
-	return 0;
+	_exit(0); /* started with ruid != euid, a sanitizer's exit hooks cannot ptrace it */
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1599,6 +1601,7 @@ static void become_nobody(void)
 		die("dropping privileges: %s", strerror(errno));
 	if (getuid() != NOBODY || geteuid() != NOBODY)
 		die("still privileged");
+	prctl(PR_SET_DUMPABLE, 1); /* for a sanitizer's exit hooks */
 	(void)!chdir(g_tree);
 }
 
@@ -1630,8 +1633,10 @@ static void run_one(const struct op *op)
 		run_chdir(op);
 		break;
 	case P_SETEUID:
-		if (g_started_root && getuid() == 0)
+		if (g_started_root && getuid() == 0) {
 			(void)!seteuid((uid_t)op->a);
+			prctl(PR_SET_DUMPABLE, 1);
+		}
 		break;
 	case P_AS_NOBODY:
 		break; /* handled by run_ops */
@@ -1681,7 +1686,7 @@ static void write_log(long upto, const struct src *s, char *file, size_t n)
 {
 	FILE *f;
 
-	snprintf(file, n, "/tmp/rcuwalk-difftest-%" PRIu64 "-%ld.log", g_seed, upto);
+	snprintf(file, n, "/tmp/rcuwalk-difftest-%" PRIu64 "-%ld-%ld.log", g_seed, upto, (long)getpid());
 	f = fopen(file, "w");
 	if (!f) {
 		*file = '\0';
@@ -1962,12 +1967,18 @@ static void read_stats(const char *file, long from, struct totals *t)
 	fclose(f);
 }
 
+static int find_shim(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	return info->dlpi_name && strstr(info->dlpi_name, "librcuwalk") != NULL;
+}
+
+/* Whether librcuwalk.so is loaded (in sanitizer builds the sanitizer's
+ * interceptors come first and call it). */
 static bool shim_loaded(void)
 {
-	Dl_info info;
-	void *sym = dlsym(RTLD_DEFAULT, "stat");
-
-	return sym && dladdr(sym, &info) && info.dli_fname && strstr(info.dli_fname, "rcuwalk");
+	return dl_iterate_phdr(find_shim, NULL) != 0;
 }
 
 static void usage(void)
