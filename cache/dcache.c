@@ -84,6 +84,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -118,6 +119,8 @@ enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 			     * their times without any inotify event) */
 #define D_COMPLETE  0x10u /* directory: every name in it is hashed; others are absent */
 #define D_TTL       0x20u /* on a filesystem others change behind this kernel: expires */
+#define D_LISTED    0x40u /* regular file typed from a listing, never lstat'ed: its
+			     * st_nlink (hard links: D_NOATTR) is not known yet */
 
 struct dentry {
 	struct cds_lfht_node hnode;
@@ -138,7 +141,11 @@ struct dentry {
 	/* writer-side state, under dcache_mutex */
 	int wd;                     /* watch id of this directory, -1 if none */
 	unsigned int dir_gen;       /* bumped by every event about an entry of this dir */
+	unsigned int attr_gen;      /* bumped by the events that can move this directory's own
+				     * attributes (a name created, deleted or moved in it; an
+				     * event on itself), not by writes to its files */
 	unsigned short neg_probes;  /* negative answers fetched since it was last complete */
+	unsigned short pos_probes;  /* unknown names found present since then */
 	unsigned short completions; /* times it was made complete (backs off the policy) */
 	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
 	dev_t dev;                  /* st_dev of the object (for mount-point detection) */
@@ -186,6 +193,9 @@ static size_t dc_max_bytes = DEFAULT_MAX_BYTES;
  * negative probes (0 = never), if it holds at most this many names. */
 static unsigned int dc_complete_probes = 2;
 static unsigned int dc_complete_max = 10000;
+/* ... or after this many times `probes` names were found present (the walk
+ * asked about each one). */
+#define COMPLETE_POS_PER_NEG 4
 /* Policy (dcache_set_policy), set before the first lookup. */
 static long long dc_racy_ns = 2000000000LL; /* attributes this fresh are not kept */
 /* TTL filesystems (fs_cacheable() == 2): how long positive and negative
@@ -470,6 +480,7 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
 static void uncomplete_locked(struct dentry *dir)
 {
 	dir->neg_probes = 0;
+	dir->pos_probes = 0;
 	if (!(dir->flags & D_COMPLETE))
 		return;
 	d_write_begin(dir);
@@ -1043,6 +1054,14 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 				return DCACHE_PASS;
 			if (d_seq_retry(res, res_seq))
 				return WALK_RETRY;
+			if (d_flags(res) & D_LISTED) {
+				/* Hard-linked or not?  Its lstat replaces the entry. */
+				m->kind = MISS_CHILD;
+				m->d = res->parent;
+				m->name = res->name;
+				m->len = res->namelen;
+				return WALK_MISS;
+			}
 			m->kind = MISS_ACCESS;
 			m->d = res;
 			m->amode = (int)bit;
@@ -1160,15 +1179,17 @@ struct name_buf {
 	size_t len, cap, count, bytes;
 };
 
-static int name_buf_add(void *arg, const char *name, size_t len)
+/* One record per name: the getdents64 type byte (DT_UNKNOWN if not given),
+ * then the name and its NUL. */
+static int name_buf_add_typed(void *arg, const char *name, size_t len, unsigned char type)
 {
 	struct name_buf *nb = arg;
 
-	if (nb->len + len + 1 > nb->cap) {
+	if (nb->len + len + 2 > nb->cap) {
 		size_t cap = nb->cap ? nb->cap * 2 : 4096;
 		char *b;
 
-		while (cap < nb->len + len + 1)
+		while (cap < nb->len + len + 2)
 			cap *= 2;
 		b = realloc(nb->buf, cap);
 		if (!b)
@@ -1176,12 +1197,25 @@ static int name_buf_add(void *arg, const char *name, size_t len)
 		nb->buf = b;
 		nb->cap = cap;
 	}
-	memcpy(nb->buf + nb->len, name, len);
-	nb->buf[nb->len + len] = '\0';
-	nb->len += len + 1;
+	nb->buf[nb->len] = (char)type;
+	memcpy(nb->buf + nb->len + 1, name, len);
+	nb->buf[nb->len + 1 + len] = '\0';
+	nb->len += len + 2;
 	nb->count++;
 	nb->bytes += sizeof(struct dentry) + len + 1;
 	return 0;
+}
+
+static int name_buf_add(void *arg, const char *name, size_t len)
+{
+	return name_buf_add_typed(arg, name, len, DT_UNKNOWN);
+}
+
+/* What a listed name is hashed as: a directory or regular file when the
+ * listing op vouched for its type (not a mount point), else a placeholder. */
+static unsigned char listed_type(unsigned char dt)
+{
+	return dt == DT_DIR ? D_DIR : dt == DT_REG ? D_REG : D_UNK;
 }
 
 /*
@@ -1212,7 +1246,10 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 	pthread_mutex_unlock(&dcache_mutex);
 
 	t0 = now_coarse();
-	r = dc_ops->kernel_listdir(dpath, dc_complete_max, name_buf_add, &nb);
+	if (dc_ops->kernel_listdir_typed)
+		r = dc_ops->kernel_listdir_typed(dpath, dc_complete_max, name_buf_add_typed, &nb);
+	else
+		r = dc_ops->kernel_listdir(dpath, dc_complete_max, name_buf_add, &nb);
 	pthread_mutex_lock(&dcache_mutex);
 	if (r == -E2BIG || r == -EOPNOTSUPP) {
 		p->no_complete = true; /* too big to list, or names fold case */
@@ -1222,27 +1259,35 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 
 		/* A name listed but cached as absent: its create event is still
 		 * queued.  Leave completion to a later probe. */
-		for (size_t off = 0; off < nb.len; off += strlen(nb.buf + off) + 1) {
-			struct dentry *c = d_lookup_rcu(dc_table, p, nb.buf + off, strlen(nb.buf + off));
+		for (size_t off = 0; off < nb.len; off += strlen(nb.buf + off + 1) + 2) {
+			const char *nm = nb.buf + off + 1;
+			struct dentry *c = d_lookup_rcu(dc_table, p, nm, strlen(nm));
 
 			if (c && c->type == D_NEG) {
 				conflict = true;
 				break;
 			}
 		}
-		for (size_t off = 0; !conflict && off < nb.len; off += strlen(nb.buf + off) + 1) {
-			size_t len = strlen(nb.buf + off);
+		for (size_t off = 0; !conflict && off < nb.len; off += strlen(nb.buf + off + 1) + 2) {
+			const char *nm = nb.buf + off + 1;
+			size_t len = strlen(nm);
+			unsigned char type = listed_type((unsigned char)nb.buf[off]);
 			struct dentry *d;
 
-			if (len > NAME_MAX || d_lookup_rcu(dc_table, p, nb.buf + off, len))
+			if (len > NAME_MAX || d_lookup_rcu(dc_table, p, nm, len))
 				continue;
-			d = d_alloc(p, nb.buf + off, len, D_UNK, NULL, 0);
+			d = d_alloc(p, nm, len, type, NULL, 0);
 			if (!d) {
 				conflict = true;
 				break;
 			}
 			d->flags = p->flags & D_TTL;
 			d->expires = t0 + dc_ttl_ns;
+			/* Not a mount point (the op checked): p's filesystem. */
+			if (type != D_UNK)
+				d->dev = p->dev;
+			if (type == D_REG)
+				d->flags |= D_LISTED;
 			d_publish(d);
 			cds_lfht_add(dc_table, d->hash, &d->hnode);
 			cds_list_add_tail(&d->sibling, &p->children);
@@ -1259,6 +1304,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 				p->completions++;
 		}
 		p->neg_probes = 0;
+		p->pos_probes = 0;
 		if (dc_bytes > dc_max_bytes)
 			evict_locked();
 	}
@@ -1413,7 +1459,7 @@ static int populate_rcu(struct miss *m)
 		if (!(p->flags & D_SEARCHED))
 			STORE_RELAXED(p->flags, p->flags | D_SEARCHED);
 		old = d_lookup_rcu(dc_table, p, m->name, m->len);
-		if (old && old->type != D_UNK)
+		if (old && old->type != D_UNK && !(old->flags & D_LISTED))
 			old = (struct dentry *)-1; /* already known: nothing to add */
 		if (old != (struct dentry *)-1) {
 			d = d_alloc(p, m->name, m->len, type, type == D_LNK ? target : NULL, (size_t)tlen);
@@ -1443,9 +1489,17 @@ static int populate_rcu(struct miss *m)
 			    !p->no_complete && p->neg_probes < USHRT_MAX &&
 			    ++p->neg_probes >= dc_complete_probes << (p->completions < 4 ? p->completions : 4))
 				complete = true;
+			/* Many names looked up one by one (a header directory):
+			 * listing it answers the rest, present ones with their
+			 * type, at the cost of about COMPLETE_POS_PER_NEG lstats. */
+			if (type != D_NEG && !old && dc_complete_probes && !(p->flags & D_COMPLETE) &&
+			    !p->no_complete && p->pos_probes < USHRT_MAX &&
+			    ++p->pos_probes >= (COMPLETE_POS_PER_NEG * dc_complete_probes)
+						       << (p->completions < 4 ? p->completions : 4))
+				complete = true;
 		}
 		pthread_mutex_unlock(&dcache_mutex);
-		if (complete && dc_ops->kernel_listdir) {
+		if (complete && (dc_ops->kernel_listdir || dc_ops->kernel_listdir_typed)) {
 			path[dirlen] = '\0';
 			complete_dir_rcu(p, path);
 		}
@@ -1507,7 +1561,7 @@ static int populate_rcu(struct miss *m)
 		}
 		seq = d->seq;
 		pgen = d->parent->dir_gen;
-		dgen = d->dir_gen;
+		dgen = d->attr_gen;
 		pthread_mutex_unlock(&dcache_mutex);
 		t0 = now_coarse();
 		if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type)
@@ -1519,13 +1573,15 @@ static int populate_rcu(struct miss *m)
 			return POP_ANSWERED;
 		}
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->dir_gen == dgen &&
+		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->attr_gen == dgen &&
 		    !d->attr) {
 			if (d->type == D_OTHER || (d->type != D_DIR && st.st_nlink > 1)) {
-				STORE_RELAXED(d->flags, d->flags | D_NOATTR);
+				STORE_RELAXED(d->flags, (d->flags | D_NOATTR) & ~D_LISTED);
 			} else {
 				struct dcache_attr *a = malloc(sizeof(*a));
 
+				if (d->flags & D_LISTED) /* st_nlink is 1: known now */
+					STORE_RELAXED(d->flags, d->flags & ~D_LISTED);
 				if (a) {
 					a->st = st;
 					a->expires = t0 + dc_ttl_ns;
@@ -1581,7 +1637,7 @@ static int populate_rcu(struct miss *m)
 		}
 		seq = d->seq;
 		pgen = d->parent->dir_gen;
-		dgen = d->dir_gen;
+		dgen = d->attr_gen;
 		pthread_mutex_unlock(&dcache_mutex);
 		if (dc_ops->kernel_statx(path, m->mask, &stx) != 0 ||
 		    !(stx.stx_mask & STATX_TYPE) || type_of(stx.stx_mode) != d->type ||
@@ -1593,7 +1649,7 @@ static int populate_rcu(struct miss *m)
 		x->mask = m->mask;
 		x->stx = stx;
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->dir_gen == dgen &&
+		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->attr_gen == dgen &&
 		    d->attr) {
 			drop_sx_locked(d); /* another mask's answer */
 			dc_bytes += sizeof(*x);
@@ -1994,6 +2050,16 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 		if (!(d_flags(cur) & D_SEARCHED)) {
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
+			/* As in walk_rcu(): the lstat of an unknown name proves
+			 * the search permission too (or passes EACCES through). */
+			if (len <= NAME_MAX && !(d_flags(cur) & D_NOCACHE) &&
+			    !d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len)) {
+				m->kind = MISS_CHILD;
+				m->d = cur;
+				m->name = name;
+				m->len = len;
+				return WALK_MISS;
+			}
 			m->kind = MISS_SEARCH;
 			m->d = cur;
 			return WALK_MISS;
@@ -2171,6 +2237,8 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 		struct dentry *dir = dirs[i], *c;
 
 		dir->dir_gen++;
+		if (ev == DCACHE_EV_ENTRY)
+			dir->attr_gen++; /* its mtime, size, nlink moved */
 		c = d_lookup_rcu(dc_table, dir, name, strlen(name));
 		if (c && (c->flags & D_DEAD))
 			c = NULL;
@@ -2217,6 +2285,7 @@ void dcache_event_self(int wd, enum dcache_event ev)
 		struct dentry *d = dirs[i];
 
 		d->dir_gen++;
+		d->attr_gen++;
 		if (ev == DCACHE_EV_GONE && d != dc_root) {
 			kill_locked(d);
 		} else if (ev == DCACHE_EV_DATA) {
@@ -2260,6 +2329,7 @@ void dcache_reset(void)
 
 		kill_all_locked();
 		r->dir_gen++;
+		r->attr_gen++;
 		if (r->wd >= 0) {
 			int w = r->wd;
 

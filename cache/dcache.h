@@ -91,6 +91,17 @@ struct dcache_ops {
 	 * 2 = others may change it behind this kernel (NFS, FUSE...): cache with
 	 * the TTLs of dcache_set_ttl(), events still applied; 0 = never. */
 	int (*fs_cacheable)(const char *path, dev_t dev);
+	/* Optional; used instead of kernel_listdir when set.  The same listing,
+	 * with a type per name: DT_DIR or DT_REG where getdents64 said so AND the
+	 * name was not a mount point when the listing was read (the op checks
+	 * the mount table after getdents64: a mount point's d_type is the
+	 * covered entry's), DT_UNKNOWN for everything else.  A typed name is
+	 * hashed as a directory or regular file without an lstat of its own
+	 * (attributes, search and access permission are still asked lazily). */
+	long (*kernel_listdir_typed)(const char *path, size_t max,
+				     int (*add)(void *arg, const char *name, size_t len,
+						unsigned char type),
+				     void *arg);
 };
 
 /* Per-thread counters, summed by dcache_stats_sum(). */

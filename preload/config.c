@@ -22,6 +22,7 @@
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <dirent.h>
 
 #include "dcache.h"
 #include "inval.h"
@@ -101,6 +102,215 @@ static long raw_listdir(const char *path, size_t max,
 		r = -errno;
 	free(buf);
 	syscall(SYS_close, fd);
+	return r < 0 ? r : count;
+}
+
+/* Read /proc/self/mountinfo whole into a malloc'd buffer (NUL-terminated);
+ * NULL if it cannot be read completely. */
+static char *read_mountinfo(void)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	long r;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || !buf) {
+		if (fd >= 0)
+			syscall(SYS_close, fd);
+		free(buf);
+		return NULL;
+	}
+	for (;;) {
+		if (n + 1 >= cap) {
+			char *b = cap < (16u << 20) ? realloc(buf, cap * 2) : NULL;
+
+			if (!b) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = b;
+			cap *= 2;
+		}
+		r = syscall(SYS_read, fd, buf + n, cap - 1 - n);
+		if (r < 0) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		if (r == 0) {
+			buf[n] = '\0';
+			break;
+		}
+		n += (size_t)r;
+	}
+	syscall(SYS_close, fd);
+	return buf;
+}
+
+/* mountinfo's octal escapes (\040 space, \011 tab, \012 newline, \134
+ * backslash) undone in place. */
+static void mountinfo_unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* Which names of one directory are mount points (field 5 of mountinfo). */
+struct mounts_below {
+	char *names;  /* NUL-separated names of dir's entries that are mount points */
+	size_t len;
+};
+
+/* Collect the entries of canonical directory `dir` that are mount points.
+ * Returns 0, or -1 if the table could not be read (treat every name as one). */
+static int mountpoints_below(const char *dir, struct mounts_below *out)
+{
+	size_t dlen = strlen(dir);
+	char *mi = read_mountinfo(), *line, *o;
+
+	out->names = NULL;
+	out->len = 0;
+	if (!mi)
+		return -1;
+	o = mi; /* names are written over the table, never past the line read */
+	for (line = mi; *line;) {
+		char *end = strchr(line, '\n'), *f = line, *mp, *name;
+		int field;
+
+		if (end)
+			*end = '\0';
+		for (field = 1; field < 5 && f; field++) {
+			f = strchr(f, ' ');
+			if (f)
+				f++;
+		}
+		if (f) {
+			size_t l = strcspn(f, " ");
+
+			f[l] = '\0';
+			mp = f;
+			mountinfo_unescape(mp);
+			name = NULL;
+			if (dlen == 1 && mp[0] == '/' && mp[1])
+				name = mp + 1;
+			else if (dlen > 1 && !strncmp(mp, dir, dlen) && mp[dlen] == '/' && mp[dlen + 1])
+				name = mp + dlen + 1;
+			if (name && !strchr(name, '/')) {
+				size_t nl = strlen(name);
+
+				memmove(o, name, nl + 1);
+				o += nl + 1;
+			}
+		}
+		line = end ? end + 1 : line + strlen(line);
+	}
+	out->names = mi;
+	out->len = (size_t)(o - mi);
+	return 0;
+}
+
+static int is_listed_mount(const struct mounts_below *mb, const char *name)
+{
+	for (size_t off = 0; off < mb->len; off += strlen(mb->names + off) + 1)
+		if (!strcmp(mb->names + off, name))
+			return 1;
+	return 0;
+}
+
+/* ops->kernel_listdir_typed: raw_listdir() with each name's d_type where it
+ * is DT_DIR or DT_REG and the name is not a mount point.  The mount table is
+ * read after the listing: a mount that existed while getdents64 ran is
+ * seen (a later one is "a mount over a cached name", README's limits). */
+static long raw_listdir_typed(const char *path, size_t max,
+			      int (*add)(void *arg, const char *name, size_t len, unsigned char type),
+			      void *arg)
+{
+	enum { BUF = 32768 };
+	char *buf, *ents = NULL;
+	size_t elen = 0, ecap = 0;
+	long n, count = 0, r = 0;
+	unsigned int fl = 0;
+	struct mounts_below mb;
+	int mounts_ok;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_ioctl, fd, FS_IOC_GETFLAGS, &fl) == 0 && (fl & FS_CASEFOLD_FL)) {
+		syscall(SYS_close, fd);
+		return -EOPNOTSUPP;
+	}
+	buf = malloc(BUF);
+	if (!buf) {
+		syscall(SYS_close, fd);
+		return -ENOMEM;
+	}
+	/* The listing is kept (type byte, name, NUL) until the mount table
+	 * has been read. */
+	while (r == 0 && (n = syscall(SYS_getdents64, fd, buf, BUF)) > 0) {
+		for (long off = 0; off < n && r == 0;) {
+			struct linux_dirent64_ *e = (struct linux_dirent64_ *)(buf + off);
+			const char *nm = e->d_name;
+			size_t l = strlen(nm);
+
+			off += e->d_reclen;
+			if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
+				continue;
+			if ((size_t)++count > max) {
+				r = -E2BIG;
+				break;
+			}
+			if (elen + l + 2 > ecap) {
+				size_t cap = ecap ? ecap * 2 : 8192;
+				char *b;
+
+				while (cap < elen + l + 2)
+					cap *= 2;
+				b = realloc(ents, cap);
+				if (!b) {
+					r = -ENOMEM;
+					break;
+				}
+				ents = b;
+				ecap = cap;
+			}
+			ents[elen] = (char)e->d_type;
+			memcpy(ents + elen + 1, nm, l + 1);
+			elen += l + 2;
+		}
+	}
+	if (r == 0 && n < 0)
+		r = -errno;
+	free(buf);
+	syscall(SYS_close, fd);
+	if (r == 0) {
+		mounts_ok = mountpoints_below(path, &mb) == 0;
+		for (size_t off = 0; off < elen && r == 0;) {
+			unsigned char t = (unsigned char)ents[off];
+			const char *nm = ents + off + 1;
+			size_t l = strlen(nm);
+
+			off += l + 2;
+			if ((t != DT_DIR && t != DT_REG) || !mounts_ok || is_listed_mount(&mb, nm))
+				t = DT_UNKNOWN;
+			r = add(arg, nm, l, t);
+		}
+		if (mounts_ok)
+			free(mb.names);
+	}
+	free(ents);
 	return r < 0 ? r : count;
 }
 
@@ -257,6 +467,7 @@ static struct dcache_ops ops = {
 	.kernel_getcwd = raw_getcwd,
 	.kernel_listdir = raw_listdir,
 	.fs_cacheable = fs_cacheable,
+	.kernel_listdir_typed = raw_listdir_typed,
 };
 
 /* Canonicalise one directory with raw syscalls (the shim's own realpath is
