@@ -90,6 +90,7 @@ static struct dcache_ops g_ops = {
 	.kernel_access = op_access,
 	.kernel_getcwd = op_getcwd,
 	.kernel_listdir = raw_listdir, /* complete directories under stress too */
+	.kernel_listdir_typed = raw_listdir_typed, /* ... with typed entries */
 	.fs_cacheable = op_fs_cacheable,
 };
 

@@ -127,6 +127,42 @@ static long op_listdir(const char *path, size_t max,
 	return r;
 }
 
+/* The typed listing (the default here), same hook; t_untyped_name: a name
+ * the op reports DT_UNKNOWN, as the shim's op does for a mount point. */
+static __thread const char *t_untyped_name;
+
+static __thread struct {
+	int (*add)(void *arg, const char *name, size_t len, unsigned char type);
+	void *arg;
+} t_typed_add;
+
+static int add_untyping(void *arg, const char *name, size_t len, unsigned char type)
+{
+	if (t_untyped_name && strlen(t_untyped_name) == len && !memcmp(name, t_untyped_name, len))
+		type = 0; /* DT_UNKNOWN */
+	return t_typed_add.add(t_typed_add.arg, name, len, type);
+}
+
+static long op_listdir_typed(const char *path, size_t max,
+			     int (*add)(void *arg, const char *name, size_t len, unsigned char type),
+			     void *arg)
+{
+	long r;
+
+	t_kernel_calls++;
+	t_list_calls++;
+	t_typed_add.add = add;
+	t_typed_add.arg = arg;
+	r = raw_listdir_typed(path, max, add_untyping, NULL);
+	if (t_list_hook && t_list_hook_path && strcmp(path, t_list_hook_path) == 0) {
+		void (*hook)(void) = t_list_hook;
+
+		t_list_hook = NULL;
+		hook();
+	}
+	return r;
+}
+
 static int (*real_watch_dir)(const char *path);
 
 static int op_watch_dir(const char *path)
@@ -142,6 +178,7 @@ static struct dcache_ops g_ops = {
 	.kernel_getcwd = op_getcwd,
 	.kernel_listdir = op_listdir,
 	.fs_cacheable = op_fs_cacheable,
+	.kernel_listdir_typed = op_listdir_typed,
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1388,6 +1425,147 @@ static void test_dcache_chmod_of_complete_directory_rechecks_search_permission(v
 }
 
 
+/* Typed listings: a directory or regular file named by a complete listing
+ * is known as such without an lstat of its own. */
+static void test_dcache_typed_listing_answers_type_questions_without_kernel(void **state)
+{
+	char want[PATH_MAX], got[PATH_MAX];
+	struct stat st;
+	unsigned long k0;
+	int einval;
+
+	x_mkdir(P("d"));
+	x_mkdir(P("d/sub"));
+	x_file(P("d/a"), 1);
+	x_symlink("sub", P("d/l"));
+	complete_dir("d");
+	k0 = t_kernel_calls;
+	/* realpath needs "not a symlink" only; open(O_DIRECTORY) of a file,
+	 * a file as a directory and a trailing slash need the type only. */
+	assert_int_equal(dcache_realpath(P("d/a"), got, sizeof(got), &einval), 0);
+	assert_non_null(realpath(P("d/a"), want));
+	assert_string_equal(got, want);
+	assert_int_equal(dcache_realpath(P("d/sub"), got, sizeof(got), &einval), 0);
+	assert_non_null(realpath(P("d/sub"), want));
+	assert_string_equal(got, want);
+	assert_int_equal(lookup(P("d/a"), Q_OPEN | DCACHE_Q_DIRECTORY, &st), ENOTDIR);
+	assert_int_equal(lookup(P("d/a/x"), Q_OPEN, &st), ENOTDIR);
+	assert_int_equal(lookup(P("d/a/"), Q_STAT, &st), ENOTDIR);
+	assert_int_equal(lookup(P("d/a"), Q_OPEN, &st), DCACHE_PASS); /* success needs the fd */
+	assert_int_equal(calls_since(k0), 0);
+	/* The kernel agrees, and attributes still come from it. */
+	assert_int_equal(SAME(P("d/a"), Q_OPEN | DCACHE_Q_DIRECTORY), ENOTDIR);
+	assert_int_equal(SAME(P("d/a/x"), Q_OPEN), ENOTDIR);
+	assert_int_equal(SAME_ST(P("d/a"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 1);
+	assert_int_equal(SAME_ST(P("d/sub"), Q_LSTAT, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(SAME(P("d/sub/none"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("d/l"), Q_LSTAT), 0); /* a symlink: a placeholder */
+	assert_int_equal(SAME(P("d/l/"), Q_STAT), 0);
+}
+
+/* What the op does not vouch for (the shim's op: a mount point, whose
+ * d_type is the covered entry's) is asked about as before. */
+static void test_dcache_typed_listing_asks_kernel_about_untyped_name(void **state)
+{
+	char got[PATH_MAX];
+	unsigned long k0;
+	int einval;
+
+	x_mkdir(P("d"));
+	x_mkdir(P("d/mnt"));
+	t_untyped_name = "mnt";
+	complete_dir("d");
+	t_untyped_name = NULL;
+	k0 = t_kernel_calls;
+	assert_int_equal(dcache_realpath(P("d/mnt"), got, sizeof(got), &einval), 0);
+	assert_true(calls_since(k0) > 0);
+	assert_int_equal(SAME(P("d/mnt/"), Q_STAT), 0);
+}
+
+/* A listed file may be hard-linked (st_nlink unknown): an access answer is
+ * kept only once its lstat said it is not, as for any other name.  The link
+ * here sits in a directory nothing watches: its chmod sends no event to d. */
+static void test_dcache_listed_hard_linked_file_access_is_not_kept(void **state)
+{
+	x_mkdir(P("d"));
+	x_mkdir(P("e"));
+	x_file(P("d/a"), 1);
+	x_chmod(P("d/a"), 0755);
+	x_link(P("d/a"), P("e/b"));
+	complete_dir("d");
+	inval_drain();
+	assert_int_equal(dcache_lookup(P("d/a"), DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS, X_OK, NULL),
+			 DCACHE_PASS);
+	assert_int_equal(kernel_query(P("d/a"), DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS, X_OK, NULL), 0);
+	assert_int_equal(syscall(SYS_fchmodat, AT_FDCWD, P("e/b"), 0644), 0);
+	inval_drain();
+	assert_int_equal(kernel_query(P("d/a"), DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS, X_OK, NULL),
+			 EACCES);
+	assert_int_equal(dcache_lookup(P("d/a"), DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS, X_OK, NULL),
+			 DCACHE_PASS); /* hard-linked: the kernel's to answer */
+}
+
+static void hook_write_to_d_f_and_wait_for_event(void)
+{
+	struct inval_stats before;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, P("d/f"), O_WRONLY | O_CLOEXEC);
+
+	inval_stats_get(&before);
+	assert_true(fd >= 0);
+	assert_int_equal(syscall(SYS_write, fd, "yy", 2), 2);
+	syscall(SYS_close, fd);
+	wait_for_event_since(&before);
+}
+
+/* Writing a file does not move its directory's attributes: an event about a
+ * file that lands while the directory's own lstat is in flight does not
+ * throw that answer away (a busy /tmp was asked about 25 times in a row). */
+static void test_dcache_directory_attributes_kept_across_writes_to_its_files(void **state)
+{
+	struct stat st;
+	unsigned long k0;
+
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 1);
+	assert_int_equal(lookup(P("d/f"), Q_OPEN, &st), DCACHE_PASS); /* d known and watched */
+	t_hook_path = P("d");
+	t_hook = hook_write_to_d_f_and_wait_for_event;
+	k0 = t_kernel_calls;
+	assert_int_equal(lookup(P("d"), Q_STAT, &st), 0);
+	t_hook_path = NULL;
+	assert_null(t_hook); /* the write happened during the lstat */
+	assert_int_equal(calls_since(k0), 1);
+	k0 = t_kernel_calls;
+	assert_int_equal(SAME(P("d"), Q_STAT), 0);
+	assert_int_equal(calls_since(k0), 0);
+	/* A name created in it does move them. */
+	x_file(P("d/g"), 1);
+	inval_drain();
+	assert_int_equal(SAME(P("d"), Q_STAT), 0);
+}
+
+/* A directory whose names are looked up one by one, all present, is listed
+ * after 4 x probes of them (policy 2: 8); the rest is answered from it. */
+static void test_dcache_directory_listed_after_many_present_names(void **state)
+{
+	struct stat st;
+	unsigned long l0 = t_list_calls, k0;
+
+	x_mkdir(P("d"));
+	for (int i = 0; i < 12; i++)
+		x_file(P("d/f%d", i), 1);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(lookup(P("d/f%d", i), Q_OPEN, &st), DCACHE_PASS);
+	assert_int_equal(t_list_calls - l0, 1);
+	k0 = t_kernel_calls;
+	assert_int_equal(lookup(P("d/f11"), Q_OPEN, &st), DCACHE_PASS);
+	assert_int_equal(lookup(P("d/f12"), Q_OPEN, &st), ENOENT);
+	assert_int_equal(calls_since(k0), 0);
+	assert_int_equal(SAME(P("d/f12"), Q_OPEN), ENOENT);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Policy: racy timestamps, no negative entries, excluded directories       */
 
@@ -1664,6 +1842,11 @@ int main(void)
 		T(test_dcache_listing_fetched_during_creation_is_not_kept),
 		T(test_dcache_directory_over_entry_limit_is_not_completed),
 		T(test_dcache_chmod_of_complete_directory_rechecks_search_permission),
+		T(test_dcache_typed_listing_answers_type_questions_without_kernel),
+		T(test_dcache_typed_listing_asks_kernel_about_untyped_name),
+		T(test_dcache_listed_hard_linked_file_access_is_not_kept),
+		T(test_dcache_directory_attributes_kept_across_writes_to_its_files),
+		T(test_dcache_directory_listed_after_many_present_names),
 		T(test_dcache_link_into_watched_directory_drops_source_attributes),
 		T(test_dcache_cwd_relative_lookup_follows_chdir),
 		T(test_dcache_cwd_relative_lookup_survives_rename_of_cwd),
