@@ -213,6 +213,56 @@ static void test_fuse_ttl_repeated_lookups_come_from_cache_and_are_exact(void **
 	assert_true(hits + neg > 0);
 }
 
+/* --mount-in-complete TOP MNT SRC (a fresh process): TOP holds the FUSE
+ * mount point MNT.  TOP is made complete first, so that MNT is named by its
+ * listing, whose d_type is the covered directory's: the shim must still find
+ * the FUSE filesystem behind it (and its TTLs), not take TOP's for it.
+ * Exit 0 if a name created behind the kernel's back shows within the TTL. */
+static int mount_in_complete_main(const char *top, const char *mnt, const char *src)
+{
+	char p[512], q[512];
+	struct stat st;
+	double t0;
+
+	for (int i = 0; i < 8; i++) { /* absent names in TOP: it gets listed */
+		snprintf(p, sizeof(p), "%s/absent-%d", top, i);
+		if (shim_stat(p, &st) != ENOENT)
+			return 2;
+	}
+	snprintf(p, sizeof(p), "%s/late-in-complete", mnt);
+	snprintf(q, sizeof(q), "%s/late-in-complete", src);
+	if (shim_stat(p, &st) != ENOENT || shim_stat(p, &st) != ENOENT)
+		return 3;
+	if (syscall(SYS_openat, AT_FDCWD, q, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) < 0)
+		return 4; /* in the source: no event on the mount */
+	t0 = now_ms();
+	while (now_ms() - t0 < g_ttl_ms + 3000.0) {
+		if (shim_stat(p, &st) == 0)
+			return 0;
+		usleep(200);
+	}
+	return 1; /* cached as if the mount point were TOP's own directory */
+}
+
+static void test_fuse_ttl_mount_point_named_by_a_complete_listing_keeps_ttl(void **state)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char ttl[32];
+
+		snprintf(ttl, sizeof(ttl), "%lu", g_ttl_ms);
+		execl("/proc/self/exe", "test_fuse_ttl", "--mount-in-complete", g_top, g_mnt, g_src,
+		      ttl, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static int setup(void **state)
 {
 	const char *ttl = getenv("RCUWALK_TTL_MS");
@@ -255,6 +305,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fuse_ttl_change_behind_the_kernel_is_visible_within_ttl),
 		cmocka_unit_test(test_fuse_ttl_child_change_through_mount_visible_after_waitpid),
 		cmocka_unit_test(test_fuse_ttl_repeated_lookups_come_from_cache_and_are_exact),
+		cmocka_unit_test(test_fuse_ttl_mount_point_named_by_a_complete_listing_keeps_ttl),
 	};
 	int r;
 
@@ -266,6 +317,10 @@ int main(int argc, char **argv)
 				return 1;
 		}
 		return 0;
+	}
+	if (argc == 6 && strcmp(argv[1], "--mount-in-complete") == 0) {
+		g_ttl_ms = strtoul(argv[5], NULL, 10);
+		return mount_in_complete_main(argv[2], argv[3], argv[4]);
 	}
 	r = setup(NULL);
 
