@@ -292,7 +292,8 @@ static const char *const k_field_names[NFIELDS] = {
 struct res {
 	int ret;  /* 0 or -1 */
 	int err;  /* errno when ret == -1 */
-	int what; /* 0: nothing more, 1: stat fields, 2: opened object */
+	int what; /* 0: nothing more, 1: stat fields, 2: opened object,
+		   * 3: readlink (v[F_DEV] length, v[F_INO] hash of the bytes) */
 	long long v[NFIELDS];
 };
 
@@ -359,6 +360,8 @@ static void fmt_res(const struct res *r, char *buf, size_t n)
 	else if (r->what == 2)
 		snprintf(buf, n, "fd (dev=%lld ino=%lld mode=0%llo)", r->v[F_DEV],
 			 r->v[F_INO], r->v[F_MODE]);
+	else if (r->what == 3)
+		snprintf(buf, n, "%lld bytes (hash %llx)", r->v[F_DEV], (unsigned long long)r->v[F_INO]);
 	else
 		snprintf(buf, n, "0");
 }
@@ -378,9 +381,10 @@ static const char *show(const char *p, char *buf, size_t n)
 /* ------------------------------------------------------------------------ */
 /* The calls                                                                */
 
-enum kind { K_STAT, K_ACCESS, K_FACCESSAT, K_OPEN };
+enum kind { K_STAT, K_ACCESS, K_FACCESSAT, K_OPEN, K_READLINK };
 enum { S_STAT, S_LSTAT, S_FSTATAT, S_STAT64, S_LSTAT64, S_FSTATAT64 };
 enum { OF_OPEN, OF_OPEN64, OF_OPENAT };
+enum { RL_READLINK, RL_READLINKAT };
 
 struct call {
 	const char *name;
@@ -426,6 +430,10 @@ static const struct call k_calls[] = {
 	{ "openat(AT_FDCWD, O_RDONLY)", K_OPEN, OF_OPENAT, 0, O_RDONLY },
 	{ "openat(AT_FDCWD, O_RDONLY|O_DIRECTORY|O_NOFOLLOW)", K_OPEN, OF_OPENAT, 0,
 	  O_RDONLY | O_DIRECTORY | O_NOFOLLOW },
+	/* EINVAL for a file or directory a complete listing typed, without
+	 * an lstat of its own */
+	{ "readlink", K_READLINK, RL_READLINK, 0, 0 },
+	{ "readlinkat(AT_FDCWD)", K_READLINK, RL_READLINKAT, 0, 0 },
 };
 #define NCALLS (sizeof(k_calls) / sizeof(k_calls[0]))
 _Static_assert(NCALLS <= 64, "struct cmp_run.per_call is too small");
@@ -442,6 +450,23 @@ static void fill_fd(struct res *r, int fd)
 		r->v[F_DEV] = -1;
 		r->v[F_INO] = -(long long)errno;
 	}
+}
+
+/* readlink's answer: the length and a hash of the bytes. */
+static void fill_link(struct res *r, long n, const char *buf)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL;
+
+	if (n < 0) {
+		r->ret = -1;
+		return;
+	}
+	for (long i = 0; i < n; i++)
+		h = (h ^ (unsigned char)buf[i]) * 0x100000001b3ULL;
+	r->ret = 0;
+	r->what = 3;
+	r->v[F_DEV] = n;
+	r->v[F_INO] = (long long)h;
 }
 
 static void run_libc(const struct call *c, const char *p, int extra, struct res *r)
@@ -504,6 +529,15 @@ static void run_libc(const struct call *c, const char *p, int extra, struct res 
 		}
 		break;
 	}
+	case K_READLINK: {
+		char buf[256];
+		long n = c->fn == RL_READLINK ? (long)readlink(p, buf, sizeof(buf))
+					       : (long)readlinkat(AT_FDCWD, p, buf, sizeof(buf));
+
+		r->err = errno;
+		fill_link(r, n, buf);
+		break;
+	}
 	}
 }
 
@@ -543,6 +577,14 @@ static void run_raw(const struct call *c, const char *p, int extra, struct res *
 			r->ret = -1;
 			r->err = errno;
 		}
+		break;
+	}
+	case K_READLINK: {
+		char buf[256];
+		long n = syscall(SYS_readlinkat, AT_FDCWD, p, buf, sizeof(buf));
+
+		r->err = errno;
+		fill_link(r, n, buf);
 		break;
 	}
 	}
