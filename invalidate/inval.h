@@ -63,6 +63,9 @@ int inval_active(void);
  * must pass through until inval_recover() has run.  `nowait` = the caller
  * may hold one of our locks (a signal handler that interrupted the shim):
  * then nothing waits, at the cost described in inval.c.  Any thread.
+ * Our numbers also include the io_uring that holds the instance's last
+ * reference (inval.c, defer_final_release): for that one inval_fd_closing()
+ * only forgets the number; the instance stays.
  */
 int inval_owns_fd(int fd);
 /* Our number if it lies in [lo, hi], else -1. */
