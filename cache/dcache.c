@@ -714,6 +714,9 @@ static bool ensure_table(void)
 		return false;
 	pthread_mutex_lock(&dc_init_mutex);
 	if (!dc_root) {
+		/* Before any thread of ours exists: see dcache_ops.prepare. */
+		if (dc_ops->prepare)
+			dc_ops->prepare();
 		/* Threads liburcu starts here (hash resize, call_rcu) inherit an
 		 * all-blocked mask: signals meant for the program never land there. */
 		sigfillset(&all);

@@ -91,6 +91,14 @@ struct dcache_ops {
 	 * 2 = others may change it behind this kernel (NFS, FUSE...): cache with
 	 * the TTLs of dcache_set_ttl(), events still applied; 0 = never. */
 	int (*fs_cacheable)(const char *path, dev_t dev);
+	/* May be NULL.  Called once per process (again in a fork child) on
+	 * first use, before the cache starts any thread of its own (liburcu's
+	 * call_rcu and hash-resize workers), under the init lock, never under
+	 * the writer mutex.  The place to create long-lived fds: while the
+	 * process is still single-threaded, moving an fd above a high floor
+	 * grows the fd table without the RCU grace period that
+	 * expand_fdtable() waits for once the table is shared by threads. */
+	void (*prepare)(void);
 };
 
 /* Per-thread counters, summed by dcache_stats_sum(). */

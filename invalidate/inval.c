@@ -395,10 +395,30 @@ static void unwatch_dir(int wd)
 	fd_unlock();
 }
 
+/*
+ * ops->prepare: create the instance, its io_uring and the reader thread now,
+ * before liburcu's threads exist.  move_high() grows the fd table from its
+ * initial 64 slots; once the process has a second thread, expand_fdtable()
+ * waits for an RCU grace period to do that (measured: fcntl(F_DUPFD_CLOEXEC,
+ * 512) took 5-13 ms in `gcc --version` under the shim, most of its run
+ * time).  Doing it first makes it free in every program that is
+ * single-threaded at its first lookup; a program that already runs threads
+ * pays it once, as before.  Called under the dcache init lock while the root
+ * is unpublished; start_locked() is under fd_mutex as everywhere.  A failure
+ * here is retried by the first watch_dir().
+ */
+static void prepare(void)
+{
+	fd_lock();
+	(void)start_locked();
+	fd_unlock();
+}
+
 void inval_fill_ops(struct dcache_ops *ops)
 {
 	ops->watch_dir = watch_dir;
 	ops->unwatch_dir = unwatch_dir;
+	ops->prepare = prepare;
 }
 
 void inval_drain(void)

@@ -21,8 +21,9 @@
 extern "C" {
 #endif
 
-/* Fill ops->watch_dir and ops->unwatch_dir with the inotify implementation.
- * Call before dcache_init().  Creates nothing yet. */
+/* Fill ops->watch_dir, ops->unwatch_dir and ops->prepare with the inotify
+ * implementation.  Call before dcache_init().  Creates nothing yet: the
+ * instance and its reader thread start from ops->prepare, on first use. */
 void inval_fill_ops(struct dcache_ops *ops);
 
 /* Read every queued event and apply it before returning, in the calling
