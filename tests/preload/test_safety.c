@@ -511,6 +511,15 @@ static void test_shim_fd_closed_reader_thread_leaves(void **state)
 	(void)state;
 	make_dir(d, "reader");
 	fd = warm(d);
+	/* A process starts its reader thread only once it has used the cache
+	 * for 100 ms (inval_set_reader_delay): outlive that, then look up. */
+	{
+		struct timespec delay = { 0, 110 * 1000 * 1000 };
+
+		while (nanosleep(&delay, &delay) != 0 && errno == EINTR)
+			;
+	}
+	assert_int_equal(warm(d), fd);
 	before = count_tasks();
 	assert_int_equal(close(fd), 0);
 	/* close() returned after the reader had left poll() for good; the
