@@ -305,15 +305,25 @@ static void defer_final_release(int fd)
 	atomic_store(&ring_fd, r);
 }
 
-/* Close the current instance's ring (a given-up instance must not outlive
- * its number: each one counts against fs.inotify.max_user_instances, 128 by
- * default).  Under fd_mutex. */
+/* Let go of ring r: take the inotify file out of its table first, so that
+ * the instance goes with the last close of its fd, synchronously, as without
+ * the ring.  A given-up instance must not linger in a kernel worker's queue:
+ * each counts against fs.inotify.max_user_instances (128 by default), and a
+ * program that loses our fd again and again (test_safety's signal handler,
+ * hundreds of times a second) ran out of them under load. */
+static void drop_ring(int r)
+{
+	syscall(SYS_io_uring_register, r, IORING_UNREGISTER_FILES, NULL, 0);
+	syscall(SYS_close, r);
+}
+
+/* Close the current instance's ring.  Under fd_mutex. */
 static void close_ring_locked(void)
 {
 	int r = atomic_exchange(&ring_fd, -1);
 
 	if (r >= 0)
-		syscall(SYS_close, r);
+		drop_ring(r);
 }
 
 static long coarse_now_ns(void)
@@ -584,7 +594,8 @@ void inval_fork_child(void)
 	fd_mutex_mine = 0;
 	if (fd >= 0)
 		syscall(SYS_close, fd);
-	/* The parent's rings: our copies would keep its instances alive. */
+	/* The parent's rings: our copies would keep its instances alive.  Only
+	 * closed: the ring is the parent's too (no unregistering here). */
 	fd = atomic_exchange(&ring_fd, -1);
 	if (fd >= 0)
 		syscall(SYS_close, fd);
@@ -801,7 +812,7 @@ void inval_recover(void)
 		fd_lock();
 		r = atomic_exchange(&ring_stale, -1);
 		if (r >= 0)
-			syscall(SYS_close, r); /* a lost instance's ring (lose_now) */
+			drop_ring(r); /* a lost instance's ring (lose_now) */
 		fd_unlock();
 		atomic_store(&recovering, 0);
 	}
