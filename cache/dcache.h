@@ -196,8 +196,9 @@ void dcache_reset(void);
  * the process has no threads but its own and the cache's).  Not in ops
  * context nor a read-side section. */
 void dcache_quiesce(void);
-/* How many threads the cache's current state has liburcu run for it (the
- * hash resize worker, our call_rcu thread): 0 to 2.  Any thread. */
+/* How many threads the cache's current state has liburcu run for it: our
+ * call_rcu thread, started at the first free (0 or 1; the table has no
+ * resize worker).  Any thread. */
 int dcache_threads(void);
 
 /* The process changed its working directory: forget the cached cwd.

@@ -795,6 +795,22 @@ static int run_self(char *const argv[], const char *extra, const char *drop, cha
 	return status;
 }
 
+/* The shim starts its threads only when they are needed: the reader once
+ * the process has used the cache for 100 ms, the call_rcu thread at the
+ * first free.  Make it run both (a chmod to the same mode drops f's cached
+ * attributes), so that there is something to stop before the namespace
+ * change. */
+static void start_shim_threads(const char *f)
+{
+	struct timespec t = { 0, 110 * 1000 * 1000 };
+	struct stat st;
+
+	while (nanosleep(&t, &t) != 0 && errno == EINTR)
+		;
+	if (stat(f, &st) == 0 && chmod(f, st.st_mode & 07777) == 0)
+		(void)stat(f, &st);
+}
+
 /* --unshare-user DIR: cached lookups in DIR, then unshare(CLONE_NEWUSER);
  * prints "rc errno threads-before" and checks lookups afterwards. */
 static int unshare_user_main(int argc, char **argv)
@@ -813,6 +829,7 @@ static int unshare_user_main(int argc, char **argv)
 		(void)stat(f, &st);
 		(void)stat(m, &st);
 	}
+	start_shim_threads(f);
 	d = opendir("/proc/self/task");
 	while (d && (de = readdir(d)))
 		threads += de->d_name[0] != '.';
@@ -861,6 +878,7 @@ static int setns_user_main(int argc, char **argv)
 		(void)stat(f, &st);
 		(void)stat(m, &st);
 	}
+	start_shim_threads(f);
 	d = opendir("/proc/self/task");
 	while (d && (de = readdir(d)))
 		threads += de->d_name[0] != '.';
