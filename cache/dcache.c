@@ -227,7 +227,7 @@ static struct wd_entry *dc_wd_map[WD_BUCKETS];
  *    longer counted in dc_bytes); it is released by the next lookup, so a
  *    process that stops looking things up keeps at most what its cache held.
  *  - the table is created without CDS_LFHT_AUTO_RESIZE; when it holds more
- *    dentries than buckets, the next dcache_lookup() grows it 4x with
+ *    than 2 dentries per bucket, the next dcache_lookup() grows it 4x with
  *    cds_lfht_resize().  Growing takes no grace period (only shrinking does,
  *    which we never do); concurrent lookups and adds are lock-free as
  *    before.  liburcu may start helper threads for large steps (>= 8192
@@ -820,9 +820,12 @@ static bool ensure_table(void)
 		rcu_read_lock(); /* register this thread with urcu-bp now */
 		rcu_read_unlock();
 		if (!dc_table) {
-			dc_table = cds_lfht_new(1024, 1024, 0, 0, NULL);
+			/* Small: every bucket costs ~110 instructions to set
+			 * up (113k for 1024, a third of a one-stat process's
+			 * instructions); dc_maintenance() grows it. */
+			dc_table = cds_lfht_new(64, 64, 0, 0, NULL);
 			pthread_mutex_lock(&dcache_mutex);
-			dc_table_size = 1024;
+			dc_table_size = 64;
 			pthread_mutex_unlock(&dcache_mutex);
 		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
