@@ -511,6 +511,15 @@ static void test_shim_fd_closed_reader_thread_leaves(void **state)
 	(void)state;
 	make_dir(d, "reader");
 	fd = warm(d);
+	/* A process starts its reader thread only once it has used the cache
+	 * for 100 ms (inval_set_reader_delay): outlive that, then look up. */
+	{
+		struct timespec delay = { 0, 110 * 1000 * 1000 };
+
+		while (nanosleep(&delay, &delay) != 0 && errno == EINTR)
+			;
+	}
+	assert_int_equal(warm(d), fd);
 	before = count_tasks();
 	assert_int_equal(close(fd), 0);
 	/* close() returned after the reader had left poll() for good; the
@@ -786,6 +795,22 @@ static int run_self(char *const argv[], const char *extra, const char *drop, cha
 	return status;
 }
 
+/* The shim starts its threads only when they are needed: the reader once
+ * the process has used the cache for 100 ms, the call_rcu thread at the
+ * first free.  Make it run both (a chmod to the same mode drops f's cached
+ * attributes), so that there is something to stop before the namespace
+ * change. */
+static void start_shim_threads(const char *f)
+{
+	struct timespec t = { 0, 110 * 1000 * 1000 };
+	struct stat st;
+
+	while (nanosleep(&t, &t) != 0 && errno == EINTR)
+		;
+	if (stat(f, &st) == 0 && chmod(f, st.st_mode & 07777) == 0)
+		(void)stat(f, &st);
+}
+
 /* --unshare-user DIR: cached lookups in DIR, then unshare(CLONE_NEWUSER);
  * prints "rc errno threads-before" and checks lookups afterwards. */
 static int unshare_user_main(int argc, char **argv)
@@ -804,6 +829,7 @@ static int unshare_user_main(int argc, char **argv)
 		(void)stat(f, &st);
 		(void)stat(m, &st);
 	}
+	start_shim_threads(f);
 	d = opendir("/proc/self/task");
 	while (d && (de = readdir(d)))
 		threads += de->d_name[0] != '.';
@@ -852,6 +878,7 @@ static int setns_user_main(int argc, char **argv)
 		(void)stat(f, &st);
 		(void)stat(m, &st);
 	}
+	start_shim_threads(f);
 	d = opendir("/proc/self/task");
 	while (d && (de = readdir(d)))
 		threads += de->d_name[0] != '.';
