@@ -152,8 +152,19 @@ struct dentry {
 	char name[];
 };
 
+/* A file's lstat answer, compacted (120 bytes against struct stat's 144 plus
+ * the rest): every field the kernel fills, at full width where it can be
+ * large, 32 bits where the kernel's own values fit (attr_pack() refuses a
+ * stat that does not fit, and the attributes are then not kept).
+ * attr_unpack() rebuilds the exact struct stat, padding zeroed as the
+ * kernel's cp_new_stat() leaves it.  Immutable once published. */
 struct dcache_attr {
-	struct stat st;
+	uint64_t dev, ino, rdev;
+	int64_t size, blocks;
+	int64_t atime, mtime, ctime;
+	uint32_t atime_ns, mtime_ns, ctime_ns;
+	uint32_t mode, nlink, uid, gid;
+	int32_t blksize;
 	uint64_t expires;           /* D_TTL: valid until then */
 	struct rcu_head rcu;
 };
@@ -165,6 +176,54 @@ struct dcache_sx {
 	struct statx stx;
 	struct rcu_head rcu;
 };
+
+/* Fill a from st; false if a field does not fit (keep no attributes then). */
+static bool attr_pack(struct dcache_attr *a, const struct stat *st)
+{
+	if (st->st_nlink > UINT32_MAX || st->st_blksize < 0 || st->st_blksize > INT32_MAX ||
+	    (unsigned long)st->st_atim.tv_nsec >= 1000000000UL ||
+	    (unsigned long)st->st_mtim.tv_nsec >= 1000000000UL ||
+	    (unsigned long)st->st_ctim.tv_nsec >= 1000000000UL)
+		return false;
+	a->dev = st->st_dev;
+	a->ino = st->st_ino;
+	a->rdev = st->st_rdev;
+	a->size = st->st_size;
+	a->blocks = st->st_blocks;
+	a->atime = st->st_atim.tv_sec;
+	a->mtime = st->st_mtim.tv_sec;
+	a->ctime = st->st_ctim.tv_sec;
+	a->atime_ns = (uint32_t)st->st_atim.tv_nsec;
+	a->mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
+	a->ctime_ns = (uint32_t)st->st_ctim.tv_nsec;
+	a->mode = st->st_mode;
+	a->nlink = (uint32_t)st->st_nlink;
+	a->uid = st->st_uid;
+	a->gid = st->st_gid;
+	a->blksize = (int32_t)st->st_blksize;
+	return true;
+}
+
+static void attr_unpack(struct stat *st, const struct dcache_attr *a)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = a->dev;
+	st->st_ino = a->ino;
+	st->st_rdev = a->rdev;
+	st->st_size = a->size;
+	st->st_blocks = a->blocks;
+	st->st_atim.tv_sec = a->atime;
+	st->st_mtim.tv_sec = a->mtime;
+	st->st_ctim.tv_sec = a->ctime;
+	st->st_atim.tv_nsec = a->atime_ns;
+	st->st_mtim.tv_nsec = a->mtime_ns;
+	st->st_ctim.tv_nsec = a->ctime_ns;
+	st->st_mode = a->mode;
+	st->st_nlink = a->nlink;
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_blksize = a->blksize;
+}
 
 struct cwd_ref {
 	struct dentry *d;
@@ -1173,7 +1232,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 			m->d = res;
 			return WALK_MISS;
 		}
-		*st = a->st;
+		attr_unpack(st, a);
 	}
 	if (d_seq_retry(res, res_seq))
 		return WALK_RETRY;
@@ -1531,8 +1590,11 @@ static int populate_rcu(struct miss *m)
 				    !attrs_racy(&st)) {
 					struct dcache_attr *a = malloc(sizeof(*a));
 
+					if (a && !attr_pack(a, &st)) {
+						free(a);
+						a = NULL;
+					}
 					if (a) {
-						a->st = st;
 						a->expires = d->expires;
 						d->attr = a;
 						dc_bytes += sizeof(*a);
@@ -1631,8 +1693,11 @@ static int populate_rcu(struct miss *m)
 			} else {
 				struct dcache_attr *a = malloc(sizeof(*a));
 
+				if (a && !attr_pack(a, &st)) {
+					free(a);
+					a = NULL;
+				}
 				if (a) {
-					a->st = st;
 					a->expires = t0 + dc_ttl_ns;
 					dc_bytes += sizeof(*a);
 					STORE_RELEASE(d->attr, a);
@@ -2220,7 +2285,7 @@ static void forget_inode_locked(dev_t dev, ino_t ino)
 	cds_list_for_each_entry(d, &dc_lru, lru) {
 		struct dcache_attr *a = d->attr;
 
-		if (a && a->st.st_ino == ino && a->st.st_dev == dev && !(d->flags & D_DEAD))
+		if (a && a->ino == ino && a->dev == dev && !(d->flags & D_DEAD))
 			drop_attr_locked(d, false);
 	}
 }
