@@ -39,10 +39,16 @@
  *   4. the server, which spins on the mapping, then stat()s the names in a
  *      tight loop until the answers show the new state, and reads
  *      CLOCK_MONOTONIC after the stat() that showed it.
- *   delay = (4)'s time - (3)'s time.  "At first poll": the first stat()
- *   after the server saw (3)'s time already showed the new state.  A change
- *   not visible within --deadline-ms (default 2000) is "never seen": the
- *   run fails (exit 1) and the server stops there.
+ *   delay = (4)'s time - (3)'s time: an upper bound of how long the cache
+ *   was stale, which includes the poller's own scheduling (a poller that is
+ *   descheduled for a while, or sleeps on the cache mutex while the inotify
+ *   thread applies the event, sees the change late).  stale = the time at
+ *   which the last stat() that still showed the old state began - (3)'s
+ *   time (0 when none did): a lower bound.  The change became visible
+ *   between the two.  "At first poll": the first stat() after the server
+ *   saw (3)'s time already showed the new state.  A change not visible
+ *   within --deadline-ms (default 2000) is "never seen": the run fails
+ *   (exit 1) and the server stops there.
  *
  * That the stale answers came from the cache: every stat() that showed the
  * old state after the change had returned can only be a cached answer (the
@@ -54,17 +60,19 @@
  *
  * Strict-mode cost (--reps K, default 11, of --calls M, default 200000):
  * per repetition each server times M raw syscall(SYS_newfstatat) calls and M
- * stat() calls through the shim of one cached file (4 path components); the
- * two servers alternate which goes first.  Printed: the median ns/call over
- * the repetitions, and the ratios.  Until RCUWALK_STRICT is implemented in
- * the shim, the strict figures equal the default ones.
+ * stat() calls through the shim of one cached file, <scratch>/<mode>/c/file;
+ * the two servers alternate which goes first.  Printed: the median ns/call
+ * over the repetitions, and the ratios.  A shim without RCUWALK_STRICT gives
+ * strict figures equal to the default ones.
  *
  * Options: --changes N, --ops LIST, --deadline-ms MS, --reps K, --calls M,
  *          --dir DIR (where the scratch directory is made; default $TMPDIR
  *          or /tmp), --markdown (print the results as markdown tables),
  *          --trace FILE (one line per change: mode, number, op, the writer's
- *          CLOCK_MONOTONIC time in ns, the delay in ns, stale answers seen;
- *          to line up with `perf record -k CLOCK_MONOTONIC -e sched:*`).
+ *          CLOCK_MONOTONIC time, delay and stale in ns, stale answers seen;
+ *          to line up with `perf record -k CLOCK_MONOTONIC -e 'sched:*'`,
+ *          whose output must not go to a directory the servers watch, such
+ *          as /tmp: its writes would wake their inotify threads).
  * Exit: 0 ok; 1 a change never seen, a cache check or a process failed;
  *       2 usage, or not run under the shim.
  */
@@ -838,6 +846,17 @@ static const char *fs_name(const char *path)
 	}
 }
 
+/* Path components of DIR/x/c/file. */
+static int components(const char *dir)
+{
+	int n = 3;
+
+	for (const char *p = dir; *p; p++)
+		if (*p != '/' && (p == dir || p[-1] == '/'))
+			n++;
+	return n;
+}
+
 /* The 1-minute load average, as text. */
 static const char *loadavg(void)
 {
@@ -1016,8 +1035,8 @@ int main(int argc, char **argv)
 				       k ? "`RCUWALK_STRICT=1`" : "default", srv[k].seen, changes,
 				       d[k].first, d[k].p50, d[k].p99, d[k].max, d[k].mean, st[k].p99,
 				       st[k].max);
-			printf("\nCost of a cached `stat()` (4 components), median of %ld reps × %ld calls:\n\n",
-			       reps, calls);
+			printf("\nCost of a cached `stat()` (%d components), median of %ld reps × %ld calls:\n\n",
+			       components(scratch), reps, calls);
 			printf("| call | ns/call | vs raw |\n|---|---|---|\n");
 			printf("| raw `syscall(SYS_newfstatat)` | %.1f | 1.000 |\n", med_raw);
 			printf("| `stat()` through the shim | %.1f | %.3f |\n", med[0], med[0] / med_raw);
@@ -1049,8 +1068,8 @@ int main(int argc, char **argv)
 			       "that showed the change;\nstale: until the start of the last stat() that "
 			       "did not (0 when none did); stale answers seen: %ld default, %ld strict\n",
 			       srv[0].stale_polls, srv[1].stale_polls);
-			printf("cost of a cached stat() (4 components; median of %ld reps x %ld calls):\n",
-			       reps, calls);
+			printf("cost of a cached stat() (%d components; median of %ld reps x %ld calls):\n",
+			       components(scratch), reps, calls);
 			printf("  raw syscall %8.1f ns\n", med_raw);
 			printf("  shim        %8.1f ns  (%.3f x raw)\n", med[0], med[0] / med_raw);
 			printf("  shim strict %8.1f ns  (%.3f x raw; strict/default %.2f, %+.1f ns)\n",
