@@ -89,6 +89,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -273,6 +274,15 @@ static char **make_env(const char *const *set, const char *const *unset, int str
 	return env;
 }
 
+/* In a child about to exec: die with the parent (a failed server must not
+ * leave a writer blocked forever, nor a failed driver its servers). */
+static void die_with_parent(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
+}
+
 static int futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
 {
 	return (int)syscall(SYS_futex, w, op, val, ts, NULL, 0);
@@ -406,7 +416,7 @@ static void srv_stale(long n, long deadline_ms, const char *opstr)
 	int64_t deadline = (int64_t)deadline_ms * 1000000;
 	char *line_ops;
 	struct change *ch;
-	pid_t w;
+	pid_t w, me;
 	int status;
 	const char *const no_set[] = { NULL }, *const no_unset[] = { NULL };
 	char **wenv;
@@ -436,6 +446,7 @@ static void srv_stale(long n, long deadline_ms, const char *opstr)
 	snprintf(nstr, sizeof(nstr), "%ld", n);
 	line_ops = strdup(opstr);
 	wenv = make_env(no_set, no_unset, 1);
+	me = getpid();
 	w = fork();
 	if (w < 0)
 		die("server: fork: %s", strerror(errno));
@@ -443,6 +454,7 @@ static void srv_stale(long n, long deadline_ms, const char *opstr)
 		char *wargv[] = { (char *)"rcuwalk_staleness", (char *)"--writer", fdstr, wdir,
 				  line_ops, nstr, NULL };
 
+		die_with_parent(me);
 		execve("/proc/self/exe", wargv, wenv);
 		_exit(127);
 	}
@@ -611,8 +623,12 @@ static int server_main(int argc, char **argv)
 /* ======================================================================== */
 /* Driver                                                                   */
 
+static char g_scratch[PATH_MAX]; /* the driver's, for driver_cleanup() */
+static pid_t g_server[2];        /* servers not yet reaped */
+
 struct server {
 	const char *name;
+	int idx;
 	pid_t pid;
 	FILE *to, *from;
 	char stats[PATH_MAX];
@@ -633,6 +649,7 @@ static void start_server(struct server *s, const char *scratch, int strict)
 	static char stats_env[2][PATH_MAX + 16];
 	const char *set[4], *const unset[] = { "RCUWALK_STRICT", NULL };
 	char **env;
+	pid_t me;
 
 	snprintf(dir, sizeof(dir), "%s/%s", scratch, s->name);
 	snprintf(s->stats, sizeof(s->stats), "%s/stats/%s", scratch, s->name);
@@ -644,17 +661,20 @@ static void start_server(struct server *s, const char *scratch, int strict)
 	env = make_env(set, unset, 0);
 	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
+	me = getpid();
 	s->pid = fork();
 	if (s->pid < 0)
 		die("fork: %s", strerror(errno));
 	if (s->pid == 0) {
 		char *argv[] = { (char *)"rcuwalk_staleness", (char *)"--server", dir, NULL };
 
+		die_with_parent(me);
 		dup2(to[0], 0);
 		dup2(from[1], 1);
 		execve("/proc/self/exe", argv, env);
 		_exit(127);
 	}
+	g_server[s->idx] = s->pid;
 	free(env);
 	close(to[0]);
 	close(from[1]);
@@ -766,7 +786,9 @@ static void stop_server(struct server *s)
 		die("%s server: bad answer: %s", s->name, line);
 	fclose(s->to);
 	fclose(s->from);
-	if (waitpid(s->pid, &status, 0) != s->pid || !WIFEXITED(status) || WEXITSTATUS(status))
+	pid = (int)waitpid(s->pid, &status, 0);
+	g_server[s->idx] = 0;
+	if (pid != s->pid || !WIFEXITED(status) || WEXITSTATUS(status))
 		die("%s server exited with status 0x%x", s->name, status);
 	read_record(s);
 }
@@ -885,8 +907,10 @@ static void usage(FILE *f)
 
 static void rm_rf_scratch(const char *scratch)
 {
-	static const char *const sub[] = { "default/w", "default/c/file", "default/c", "default",
-					   "strict/w", "strict/c/file", "strict/c", "strict",
+	static const char *const sub[] = { "default/w/f", "default/w/g", "default/w",
+					   "default/c/file", "default/c", "default",
+					   "strict/w/f", "strict/w/g", "strict/w",
+					   "strict/c/file", "strict/c", "strict",
 					   "stats/default", "stats/strict", "stats", NULL };
 	char p[PATH_MAX];
 
@@ -898,6 +922,19 @@ static void rm_rf_scratch(const char *scratch)
 	syscall(SYS_unlinkat, AT_FDCWD, scratch, AT_REMOVEDIR);
 }
 
+/* The driver's exit, also through die(): servers killed (their writers die
+ * with them), scratch directory removed. */
+static void driver_cleanup(void)
+{
+	for (int k = 0; k < 2; k++)
+		if (g_server[k] > 0) {
+			kill(g_server[k], SIGKILL);
+			waitpid(g_server[k], NULL, 0);
+		}
+	if (g_scratch[0])
+		rm_rf_scratch(g_scratch);
+}
+
 int main(int argc, char **argv)
 {
 	long changes = 1000, deadline_ms = 2000, reps = 11, calls = 200000;
@@ -906,7 +943,7 @@ int main(int argc, char **argv)
 	FILE *trace = NULL;
 	enum op opv[MAX_OPS];
 	char scratch[PATH_MAX], p[PATH_MAX];
-	struct server srv[2] = { { .name = "default" }, { .name = "strict" } };
+	struct server srv[2] = { { .name = "default", .idx = 0 }, { .name = "strict", .idx = 1 } };
 	struct utsname un;
 	time_t now;
 	char date[64];
@@ -984,6 +1021,8 @@ int main(int argc, char **argv)
 	snprintf(scratch, sizeof(scratch), "%s/rcuwalk-stale-XXXXXX", base);
 	if (!mkdtemp(scratch))
 		die("mkdtemp %s: %s", scratch, strerror(errno));
+	strcpy(g_scratch, scratch);
+	atexit(driver_cleanup);
 	join(p, sizeof(p), scratch, "stats");
 	if (mkdir(p, 0755) != 0)
 		die("mkdir %s: %s", p, strerror(errno));
@@ -1104,6 +1143,5 @@ int main(int argc, char **argv)
 				s->misses, s->passthrough);
 		free(s->ch);
 	}
-	rm_rf_scratch(scratch);
-	return failed;
+	return failed; /* driver_cleanup() removes the scratch directory */
 }
