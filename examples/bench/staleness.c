@@ -214,8 +214,10 @@ static int shim_mapped(void)
 }
 
 /* environ with `unset` removed and the `set` entries ("NAME=value") added;
- * strip_shim: librcuwalk entries removed from LD_PRELOAD. */
-static char **make_env(const char *const *set, const char *const *unset, int strip_shim)
+ * strip_shim: librcuwalk entries removed from LD_PRELOAD.  Free the array
+ * and *owned (the new LD_PRELOAD entry, or NULL). */
+static char **make_env(const char *const *set, const char *const *unset, int strip_shim,
+		       char **owned)
 {
 	size_t n = 0, k = 0;
 	char **env;
@@ -225,6 +227,7 @@ static char **make_env(const char *const *set, const char *const *unset, int str
 	env = calloc(n + 8, sizeof(*env));
 	if (!env)
 		die("out of memory");
+	*owned = NULL;
 	for (size_t i = 0; i < n; i++) {
 		const char *e = environ[i];
 		int drop = 0;
@@ -260,7 +263,7 @@ static char **make_env(const char *const *set, const char *const *unset, int str
 			out[ol] = 0;
 			free(copy);
 			if (ol > 11)
-				env[k++] = out;
+				env[k++] = *owned = out;
 			else
 				free(out);
 			continue;
@@ -419,7 +422,7 @@ static void srv_stale(long n, long deadline_ms, const char *opstr)
 	pid_t w, me;
 	int status;
 	const char *const no_set[] = { NULL }, *const no_unset[] = { NULL };
-	char **wenv;
+	char **wenv, *wenv_owned;
 
 	if (nops < 0)
 		die("server: bad ops");
@@ -445,7 +448,7 @@ static void srv_stale(long n, long deadline_ms, const char *opstr)
 	snprintf(fdstr, sizeof(fdstr), "%d", memfd);
 	snprintf(nstr, sizeof(nstr), "%ld", n);
 	line_ops = strdup(opstr);
-	wenv = make_env(no_set, no_unset, 1);
+	wenv = make_env(no_set, no_unset, 1, &wenv_owned);
 	me = getpid();
 	w = fork();
 	if (w < 0)
@@ -458,6 +461,8 @@ static void srv_stale(long n, long deadline_ms, const char *opstr)
 		execve("/proc/self/exe", wargv, wenv);
 		_exit(127);
 	}
+	free(wenv);
+	free(wenv_owned);
 
 	for (i = 0; i < n; i++) {
 		enum op op = ops[i % nops];
@@ -648,7 +653,7 @@ static void start_server(struct server *s, const char *scratch, int strict)
 	char dir[PATH_MAX];
 	static char stats_env[2][PATH_MAX + 16];
 	const char *set[4], *const unset[] = { "RCUWALK_STRICT", NULL };
-	char **env;
+	char **env, *env_owned;
 	pid_t me;
 
 	snprintf(dir, sizeof(dir), "%s/%s", scratch, s->name);
@@ -658,7 +663,7 @@ static void start_server(struct server *s, const char *scratch, int strict)
 	set[1] = stats_env[strict];
 	set[2] = strict ? "RCUWALK_STRICT=1" : NULL;
 	set[3] = NULL;
-	env = make_env(set, unset, 0);
+	env = make_env(set, unset, 0, &env_owned);
 	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
 	me = getpid();
@@ -676,6 +681,7 @@ static void start_server(struct server *s, const char *scratch, int strict)
 	}
 	g_server[s->idx] = s->pid;
 	free(env);
+	free(env_owned);
 	close(to[0]);
 	close(from[1]);
 	s->to = fdopen(to[1], "w");
