@@ -2202,7 +2202,7 @@ struct name_rec {
 	ino_t seen;    /* 0: none yet */
 	bool removed;
 };
-#define NAMES_MAX (1u << 20)
+#define NAMES_MAX (1u << 18) /* 6 MiB of records; past that, dc_names_lost */
 static struct name_rec *dc_names;
 static size_t dc_names_cap, dc_names_used;
 static bool dc_names_lost;
