@@ -150,11 +150,16 @@ static void apply_event(const struct inotify_event *ev)
 	atomic_fetch_add_explicit(&st_events, 1, memory_order_relaxed);
 	if (ev->mask & IN_Q_OVERFLOW) {
 		atomic_fetch_add_explicit(&st_overflows, 1, memory_order_relaxed);
+		dcache_events_lost();
 		dcache_invalidate_all(); /* events were lost: anything may be stale */
 		return;
 	}
 	if (ev->len && ev->name[0]) {
-		if (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
+		if ((ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_TO)) && !(ev->mask & IN_ISDIR))
+			dcache_event_child(ev->wd, ev->name,
+					   (ev->mask & IN_CREATE) ? DCACHE_EV_CREATE :
+					   (ev->mask & IN_DELETE) ? DCACHE_EV_REMOVE : DCACHE_EV_MOVED_IN);
+		else if (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
 			dcache_event_child(ev->wd, ev->name, DCACHE_EV_ENTRY);
 		else if (ev->mask & IN_ATTRIB)
 			dcache_event_child(ev->wd, ev->name, DCACHE_EV_ATTR);
