@@ -51,6 +51,11 @@ enum dcache_event {
 	DCACHE_EV_ATTR,  /* attributes/permissions changed (IN_ATTRIB) */
 	DCACHE_EV_DATA,  /* contents changed: size/mtime (IN_MODIFY, IN_CLOSE_WRITE) */
 	DCACHE_EV_GONE,  /* the watched directory itself went away (delete/move/unmount/ignored) */
+	/* DCACHE_EV_ENTRY for a non-directory, saying which way (see "Names
+	 * that outlive their inode's other names" in dcache.c): */
+	DCACHE_EV_CREATE,   /* a name appeared (IN_CREATE): perhaps a hard link */
+	DCACHE_EV_REMOVE,   /* a name was removed (IN_DELETE) */
+	DCACHE_EV_MOVED_IN, /* a name was moved in (IN_MOVED_TO), perhaps over another */
 };
 
 /*
@@ -193,6 +198,10 @@ void dcache_event_self(int wd, enum dcache_event ev);
 void dcache_forget_inode(dev_t dev, ino_t ino);
 /* Forget everything (queue overflow, credential change).  Writer context. */
 void dcache_invalidate_all(void);
+/* Events were lost (queue overflow): names removed meanwhile are unknown, so
+ * from now on every write or attribute event may concern any file (see
+ * dcache.c, "Names that outlive their inode's other names").  Writer context. */
+void dcache_events_lost(void);
 
 /* Forget everything, the root directory's own watch and verdict included:
  * after chroot() or a namespace change "/" may be another directory, and

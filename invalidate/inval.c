@@ -150,11 +150,16 @@ static void apply_event(const struct inotify_event *ev)
 	atomic_fetch_add_explicit(&st_events, 1, memory_order_relaxed);
 	if (ev->mask & IN_Q_OVERFLOW) {
 		atomic_fetch_add_explicit(&st_overflows, 1, memory_order_relaxed);
+		dcache_events_lost();
 		dcache_invalidate_all(); /* events were lost: anything may be stale */
 		return;
 	}
 	if (ev->len && ev->name[0]) {
-		if (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
+		if ((ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_TO)) && !(ev->mask & IN_ISDIR))
+			dcache_event_child(ev->wd, ev->name,
+					   (ev->mask & IN_CREATE) ? DCACHE_EV_CREATE :
+					   (ev->mask & IN_DELETE) ? DCACHE_EV_REMOVE : DCACHE_EV_MOVED_IN);
+		else if (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
 			dcache_event_child(ev->wd, ev->name, DCACHE_EV_ENTRY);
 		else if (ev->mask & IN_ATTRIB)
 			dcache_event_child(ev->wd, ev->name, DCACHE_EV_ATTR);
@@ -209,11 +214,46 @@ static void reader_left(unsigned int gen)
 	syscall(SYS_futex, &reader_exit_gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
+/*
+ * The reader asks for a short scheduler slice (Linux >= 6.12: EEVDF's custom
+ * slice, sched_attr.sched_runtime of a SCHED_OTHER/SCHED_BATCH thread, no
+ * privilege needed; older kernels ignore the field).  Woken by an event
+ * while every CPU runs other work, a thread with the default slice waits
+ * until the running task's slice ends (measured with rcuwalk_staleness on 2
+ * busy CPUs: most changes were still stale at the poller's first look, up
+ * to ms later); with a short one it preempts that task and applies the
+ * event at once.  It runs a few microseconds per wakeup.  The thread's
+ * policy and nice value are the program's and stay as they are.
+ */
+#define READER_SLICE_NS 100000 /* the kernel's minimum */
+struct reader_sched_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+
+static void reader_short_slice(void)
+{
+	struct reader_sched_attr a;
+
+	memset(&a, 0, sizeof(a));
+	if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0) != 0 ||
+	    (a.policy != SCHED_OTHER && a.policy != SCHED_BATCH))
+		return;
+	a.size = sizeof(a);
+	a.flags &= 0x01; /* SCHED_FLAG_RESET_ON_FORK, as it was */
+	a.runtime = READER_SLICE_NS;
+	syscall(SYS_sched_setattr, 0, &a, 0);
+}
+
 static void *reader_main(void *arg)
 {
 	int fd = (int)(uint32_t)(uintptr_t)arg;
 	unsigned int gen = (unsigned int)((uintptr_t)arg >> 32);
 
+	reader_short_slice();
 	atomic_store(&reader_tid, (int)syscall(SYS_gettid));
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };

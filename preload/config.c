@@ -578,6 +578,9 @@ void preload_init(void)
 		return;
 	preload_attrs_faked = attrs_faked_here();
 	preload_stats_init(getenv("RCUWALK_STATS"));
+	/* RCUWALK_VERIFY=1: every cached answer is checked against the kernel's
+	 * (verify.c); RCUWALK_VERIFY_LOG=FILE: where mismatches are logged. */
+	preload_verify_init();
 	s = getenv("RCUWALK_MAX_MB");
 	if (s && *s) {
 		unsigned long mb = strtoul(s, NULL, 10);

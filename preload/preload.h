@@ -9,6 +9,8 @@
 #define RCUWALK_PRELOAD_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
 
 /* Read the configuration (RCUWALK_DISABLE, RCUWALK_MAX_MB, RCUWALK_STATS) and
  * wire cache/ and invalidate/ together.  Called once from the constructor;
@@ -22,5 +24,30 @@ void preload_mounts_changed(void);
 /* Append this process's counter line to $RCUWALK_STATS (one O_APPEND write).
  * Called from the destructor. */
 void preload_write_stats(void);
+
+/* Verify mode (verify.c): RCUWALK_VERIFY=1.  Set once by preload_init(). */
+extern int preload_verify;
+void preload_verify_init(void);
+/* Log one mismatch (one O_APPEND write) and count it.  errno kept. */
+void preload_verify_mismatch(const char *call, const char *path, const char *cached,
+			     const char *kernel);
+uint64_t preload_verify_mismatches(void);
+void preload_verify_fork_child(void);
+/* Answers as log text ("ret=0 dev=... " / "ret=-1 errno=ENOENT"). */
+struct statx;
+void preload_fmt_ret(char *buf, size_t size, long ret, int err);
+void preload_fmt_stat(char *buf, size_t size, int ret, int err, const struct stat *st);
+void preload_fmt_statx(char *buf, size_t size, int ret, int err, const struct statx *sx);
+void preload_fmt_name(char *buf, size_t size, long ret, int err, const char *s, size_t len);
+/* Equal in every field the coherence contract covers (never the atime). */
+int preload_stat_same(const struct stat *a, const struct stat *b);
+int preload_statx_same(const struct statx *a, const struct statx *b);
+/* Test builds only (RCUWALK_FAULT_INJECTION): RCUWALK_TEST_CORRUPT kinds;
+ * 0 in the real library. */
+#define PRELOAD_CORRUPT_SIZE 0x1u
+#define PRELOAD_CORRUPT_ERRNO 0x2u
+#define PRELOAD_CORRUPT_ACCESS 0x4u
+#define PRELOAD_CORRUPT_LINK 0x8u
+unsigned int preload_test_corrupt(void);
 
 #endif

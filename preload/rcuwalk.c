@@ -126,6 +126,11 @@ static void usage(FILE *f)
 		"                   of its tree that ran the shim, to stderr or to FILE\n"
 		"                   (per-process records via RCUWALK_STATS; if RCUWALK_STATS\n"
 		"                   is already set, the records are also appended there)\n"
+		"  --verify[=FILE]  also ask the kernel every question answered from the cache,\n"
+		"                   give the program the kernel's answer, and log differences to\n"
+		"                   FILE, else to the --log file, else to\n"
+		"                   $TMPDIR/rcuwalk-verify.PID.log (RCUWALK_VERIFY=1,\n"
+		"                   RCUWALK_VERIFY_LOG=FILE).  Slow by design\n"
 		"Other options:\n"
 		"  --log=FILE       append the launcher's diagnostics to FILE\n"
 		"  --report=FILE    print the summary of a RCUWALK_STATS=FILE records file\n"
@@ -446,6 +451,7 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	LINE("watch_fail", v[F_watch_fail], "", "inotify_add_watch failures (limits, permissions)");
 	LINE("events", v[F_events], "", "inotify events read");
 	LINE("overflows", v[F_overflows], "", "inotify queue overflows (cache emptied)");
+	LINE("mismatches", v[F_mismatches], "", "--verify: cached answers that differed from the kernel's (see the verify log)");
 	LINE("saved", v[F_saved], "", "syscalls avoided (hits + neg_hits)");
 	fprintf(f, "%-15s %14lld %6s  %s\n", "net_saved", net, "", "saved - misses - watches");
 	fprintf(f, "%-15s %14.0f %6s  %s\n", "syscall_ns", cost_ns, "",
@@ -711,8 +717,9 @@ static const char *envopt_value(const struct envopt *o, const char *v)
 int main(int argc, char **argv)
 {
 	const char *stats_file = NULL, *log_file = NULL, *report_file = NULL, *v;
+	const char *verify_file = NULL;
 	const char *envval[NENVOPTS] = { 0 };
-	int stats = 0, version = 0, i;
+	int stats = 0, version = 0, verify = 0, i;
 	struct lib lib;
 
 	for (i = 1; i < argc; i++) {
@@ -746,6 +753,9 @@ int main(int argc, char **argv)
 		} else if (opt_value(a, "--stats", &v)) {
 			stats = 1;
 			stats_file = v && *v ? v : NULL;
+		} else if (opt_value(a, "--verify", &v)) {
+			verify = 1;
+			verify_file = v && *v ? v : NULL;
 		} else if (opt_value(a, "--log", &v)) {
 			if (!v && i + 1 < argc)
 				v = argv[++i];
@@ -812,6 +822,28 @@ int main(int argc, char **argv)
 		}
 		logmsg("%s=%s", envopts[k].env, val);
 		free(val);
+	}
+	if (verify) {
+		/* The library logs to RCUWALK_VERIFY_LOG: --verify's FILE, else the
+		 * --log file, else its own default.  Absolute: every process of
+		 * the tree reads it from its own working directory. */
+		const char *f = verify_file ? verify_file : log_file;
+		char cwd[PATH_MAX], *abs = NULL;
+
+		if (f && f[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+			abs = malloc(strlen(cwd) + strlen(f) + 2);
+			if (abs)
+				sprintf(abs, "%s/%s", cwd, f);
+		} else if (f) {
+			abs = strdup(f);
+		}
+
+		if (setenv("RCUWALK_VERIFY", "1", 1) != 0 || (f && (!abs || setenv("RCUWALK_VERIFY_LOG", abs, 1) != 0))) {
+			fatal("setenv RCUWALK_VERIFY: %s", strerror(errno));
+			return EXIT_LAUNCHER;
+		}
+		logmsg("RCUWALK_VERIFY=1%s%s", abs ? " RCUWALK_VERIFY_LOG=" : "", abs ? abs : "");
+		free(abs);
 	}
 	if (stats)
 		return run_with_stats(argv + i, stats_file);

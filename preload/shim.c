@@ -143,10 +143,130 @@ static inline int cache_usable(void)
 	return __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !in_shim;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Verify mode (verify.c): the cache's answer, then the kernel's. */
+
+/* try_cache() flag of the open family (not the cache's): a cached error is
+ * checked by making the real open (verify_open_result). */
+#define Q_SHIM_OPEN 0x40000000u
+/* The error the cache gave for this thread's open in verify mode, checked
+ * against the real call's result right after it. */
+static __thread int verify_open_err __attribute__((tls_model("initial-exec")));
+
+static void q_call_name(char *buf, size_t size, unsigned int q, int amode)
+{
+	const char *nf = (q & DCACHE_Q_FOLLOW) ? "" : "AT_SYMLINK_NOFOLLOW";
+
+	if (q & DCACHE_Q_STAT)
+		snprintf(buf, size, "%s", (q & DCACHE_Q_FOLLOW) ? "stat" : "lstat");
+	else if (q & (DCACHE_Q_ACCESS | DCACHE_Q_EACCESS))
+		snprintf(buf, size, "faccessat(mode=%d%s%s%s)", amode,
+			 (q & DCACHE_Q_EACCESS) ? ",AT_EACCESS" : "", *nf ? "," : "", nf);
+	else
+		snprintf(buf, size, "%s(errors only)", (q & DCACHE_Q_FOLLOW) ? "stat" : "lstat");
+}
+
+/* The cache answered r (0 or an errno; *cst for a stat): ask the kernel the
+ * same question, log a difference, and answer the kernel's (try_cache's
+ * contract).  Inside in_shim; errno is `saved` on entry. */
+static int verify_lookup(const char *path, unsigned int q, int amode, struct stat *st,
+			 const struct stat *cst, int r, int saved, int *ret)
+{
+	struct stat kst;
+	long kr;
+	int kerr = 0, same;
+	char call[64], a[512], b[512];
+
+	if (q & Q_SHIM_OPEN) {
+		verify_open_err = r; /* the real open answers; compared after it */
+		errno = saved;
+		return 0;
+	}
+	if (q & (DCACHE_Q_ACCESS | DCACHE_Q_EACCESS)) {
+		int fl = ((q & DCACHE_Q_EACCESS) ? AT_EACCESS : 0) |
+			 ((q & DCACHE_Q_FOLLOW) ? 0 : AT_SYMLINK_NOFOLLOW);
+
+		kr = syscall(SYS_faccessat2, AT_FDCWD, path, amode, fl);
+		if (kr != 0 && errno == ENOSYS && fl == 0)
+			kr = syscall(SYS_faccessat, AT_FDCWD, path, amode);
+		kerr = kr != 0 ? errno : 0;
+		same = (kr == 0) == (r == 0) && (kr == 0 || kerr == r);
+		if (!same) {
+			q_call_name(call, sizeof(call), q, amode);
+			preload_fmt_ret(a, sizeof(a), r ? -1 : 0, r);
+			preload_fmt_ret(b, sizeof(b), kr, kerr);
+			preload_verify_mismatch(call, path, a, b);
+		}
+	} else {
+		kr = syscall(SYS_newfstatat, AT_FDCWD, path, &kst,
+			     (q & DCACHE_Q_FOLLOW) ? 0 : AT_SYMLINK_NOFOLLOW);
+		kerr = kr != 0 ? errno : 0;
+		same = (kr == 0) == (r == 0) &&
+		       (kr == 0 ? !(q & DCACHE_Q_STAT) || preload_stat_same(cst, &kst) : kerr == r);
+		if (!same) {
+			q_call_name(call, sizeof(call), q, amode);
+			if (q & DCACHE_Q_STAT)
+				preload_fmt_stat(a, sizeof(a), r ? -1 : 0, r, cst);
+			else
+				preload_fmt_ret(a, sizeof(a), r ? -1 : 0, r);
+			preload_fmt_stat(b, sizeof(b), (int)kr, kerr, &kst);
+			preload_verify_mismatch(call, path, a, b);
+		}
+		if (kr == 0 && !(q & DCACHE_Q_STAT)) {
+			errno = saved;
+			return 0; /* errors only (fakeroot): the next library answers */
+		}
+		if (kr == 0)
+			*st = kst;
+	}
+	if (kr == 0) {
+		errno = saved;
+		*ret = 0;
+	} else {
+		errno = kerr;
+		*ret = -1;
+	}
+	return 1;
+}
+
+/* After the real open/opendir of a path whose failure the cache answered in
+ * verify mode: compare.  errno kept. */
+static void verify_open_result(const char *call, const char *path, int ok)
+{
+	int r = verify_open_err, err = errno;
+	char a[128], b[128];
+
+	if (__builtin_expect(!r, 1))
+		return;
+	verify_open_err = 0;
+	if (ok || err != r) {
+		preload_fmt_ret(a, sizeof(a), -1, r);
+		preload_fmt_ret(b, sizeof(b), ok ? 0 : -1, err);
+		preload_verify_mismatch(call, path, a, b);
+	}
+	errno = err;
+}
+
+/* Test builds: corrupt the cache's answer (verify.c, RCUWALK_TEST_CORRUPT). */
+static void test_corrupt(unsigned int q, int *r, struct stat *st)
+{
+	unsigned int k = preload_test_corrupt();
+
+	if (__builtin_expect(!k, 1))
+		return;
+	if ((k & PRELOAD_CORRUPT_SIZE) && *r == 0 && (q & DCACHE_Q_STAT) && st)
+		st->st_size += 1;
+	if ((k & PRELOAD_CORRUPT_ERRNO) && (*r == ENOENT || *r == ENOTDIR))
+		*r = *r == ENOENT ? ENOTDIR : ENOENT;
+	if ((k & PRELOAD_CORRUPT_ACCESS) && *r == 0 && (q & (DCACHE_Q_ACCESS | DCACHE_Q_EACCESS)))
+		*r = EACCES;
+}
+
 /* Ask the cache.  Returns 1 with *ret (and errno) set if it answered. */
 static int try_cache(const char *path, unsigned int q, int amode, struct stat *st, int *ret)
 {
 	int saved = errno, r;
+	struct stat cst;
 
 	if (!cache_usable()) {
 		if (!in_shim) /* not the shim's own calls (liburcu, dlsym) */
@@ -158,7 +278,7 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 	inval_sync();
 	if (__builtin_expect(inval_recovering(), 0))
 		inval_recover(); /* the inotify fd was given up: start afresh */
-	r = dcache_lookup(path, q, amode, st);
+	r = dcache_lookup(path, q & ~Q_SHIM_OPEN, amode, preload_verify && st ? &cst : st);
 	in_shim--;
 	errno = saved;
 	if (r == DCACHE_PASS) {
@@ -169,6 +289,13 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 	if (__builtin_expect(preload_attrs_faked, 0) && r > 0 && r != ENOENT && r != ENOTDIR &&
 	    r != ELOOP && r != ENAMETOOLONG)
 		return 0; /* permission answers may be faked too: the next library's */
+	test_corrupt(q, &r, preload_verify && st ? &cst : st);
+	if (__builtin_expect(preload_verify, 0)) {
+		in_shim++;
+		r = verify_lookup(path, q, amode, st, &cst, r, saved, ret);
+		in_shim--;
+		return r;
+	}
 	if (r == 0) {
 		*ret = 0;
 	} else {
@@ -391,8 +518,28 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, stru
 
 	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !(mask & ~STATX_CACHED_MASK) &&
 	    cacheable_path(dirfd, path) && !bad_ptr(buf) && cache_enter()) {
-		r = dcache_statx(path, !(flags & AT_SYMLINK_NOFOLLOW), mask, buf);
+		struct statx cbuf;
+
+		r = dcache_statx(path, !(flags & AT_SYMLINK_NOFOLLOW), mask,
+				 preload_verify ? &cbuf : buf);
 		cache_leave();
+		if (r == 0 && (preload_test_corrupt() & PRELOAD_CORRUPT_SIZE))
+			(preload_verify ? &cbuf : buf)->stx_size += 1;
+		if (r >= 0 && preload_verify) {
+			long kr = syscall(SYS_statx, dirfd, path, flags, mask, buf);
+			int kerr = kr != 0 ? errno : 0;
+			char a[512], b[512], call[48];
+
+			if ((kr == 0) != (r == 0) || (kr == 0 ? !preload_statx_same(&cbuf, buf) : kerr != r)) {
+				snprintf(call, sizeof(call), "statx(mask=0x%x,flags=0x%x)", mask,
+					 (unsigned int)flags);
+				preload_fmt_statx(a, sizeof(a), r ? -1 : 0, r, &cbuf);
+				preload_fmt_statx(b, sizeof(b), (int)kr, kerr, buf);
+				preload_verify_mismatch(call, path, a, b);
+			}
+			errno = kr == 0 ? saved : kerr;
+			return kr == 0 ? 0 : -1;
+		}
 		if (r == 0) {
 			errno = saved;
 			return 0;
@@ -501,7 +648,7 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode)
 
 	if (!open_writes(flags) && cacheable_path(dirfd, path)) {
 		if (try_cache(path,
-			      DCACHE_Q_NEGONLY | ((flags & O_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW) |
+			      Q_SHIM_OPEN | DCACHE_Q_NEGONLY | ((flags & O_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW) |
 				      ((flags & O_DIRECTORY) ? DCACHE_Q_DIRECTORY : 0),
 			      0, NULL, &ret))
 			return ret;
@@ -511,6 +658,8 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode)
 		count_form_pass(dirfd, path);
 	}
 	fd = CALL_REAL(openat, dirfd, path, flags, mode);
+	if (__builtin_expect(verify_open_err != 0, 0))
+		verify_open_result("open", path, fd >= 0);
 	if (open_writes(flags)) {
 		int saved = errno;
 
@@ -619,8 +768,29 @@ static ssize_t do_readlinkat(int dirfd, const char *path, char *buf, size_t bufs
 	size_t len = 0;
 
 	if (size > 0 && cacheable_path(dirfd, path) && !bad_ptr(buf) && cache_enter()) {
-		r = dcache_readlink(path, buf, (size_t)size, &len);
+		char cbuf[PATH_MAX];
+
+		/* A target is shorter than PATH_MAX: the same answer as for size. */
+		r = dcache_readlink(path, preload_verify ? cbuf : buf,
+				    preload_verify && (size_t)size > sizeof(cbuf) ? sizeof(cbuf) : (size_t)size,
+				    &len);
 		cache_leave();
+		if (r == 0 && len > 0 && (preload_test_corrupt() & PRELOAD_CORRUPT_LINK))
+			(preload_verify ? cbuf : buf)[0] ^= 1;
+		if (r >= 0 && preload_verify) {
+			long kr = syscall(SYS_readlinkat, dirfd, path, buf, bufsiz);
+			int kerr = kr < 0 ? errno : 0;
+			char a[PATH_MAX + 64], b[PATH_MAX + 64];
+
+			if ((kr >= 0) != (r == 0) ||
+			    (kr >= 0 ? (size_t)kr != len || memcmp(cbuf, buf, len) != 0 : kerr != r)) {
+				preload_fmt_name(a, sizeof(a), r ? -1 : (long)len, r, cbuf, len);
+				preload_fmt_name(b, sizeof(b), kr, kerr, buf, kr > 0 ? (size_t)kr : 0);
+				preload_verify_mismatch("readlink", path, a, b);
+			}
+			errno = kr >= 0 ? saved : kerr;
+			return (ssize_t)kr;
+		}
 		if (r == 0) {
 			errno = saved;
 			return (ssize_t)len;
@@ -684,6 +854,33 @@ EXPORT char *realpath(const char *path, char *resolved)
 		errno = saved;
 		return CALL_REAL(realpath, path, resolved);
 	}
+	if (r == 0 && buf[0] && (preload_test_corrupt() & PRELOAD_CORRUPT_LINK))
+		buf[0] ^= 1;
+	if (__builtin_expect(preload_verify, 0)) {
+		/* glibc's own realpath is the kernel's answer here. */
+		int kerr, cerr = r ? r : einval ? EINVAL : saved;
+		char a[PATH_MAX + 64], b[PATH_MAX + 64];
+
+		errno = saved;
+		in_shim++; /* its own lookups pass straight through */
+		out = CALL_REAL(realpath, path, resolved);
+		in_shim--;
+		kerr = errno;
+		if ((out != NULL) != (r == 0) || kerr != cerr || (out && strcmp(out, buf) != 0)) {
+			preload_fmt_name(a, sizeof(a), r ? -1 : 0, cerr, buf, r ? 0 : strlen(buf));
+			preload_fmt_name(b, sizeof(b), out ? 0 : -1, kerr, out ? out : "",
+					 out ? strlen(out) : 0);
+			if (out || r == 0) { /* errno after a success: part of the answer */
+				size_t n = strlen(a), m = strlen(b);
+
+				snprintf(a + n, sizeof(a) - n, " errno=%d", cerr);
+				snprintf(b + m, sizeof(b) - m, " errno=%d", kerr);
+			}
+			preload_verify_mismatch("realpath", path, a, b);
+		}
+		errno = kerr;
+		return out;
+	}
 	len = strlen(buf);
 	if (r > 0) {
 		if (resolved && (r == ENOENT || r == EACCES)) /* as glibc since 2.35 */
@@ -718,9 +915,12 @@ EXPORT DIR *opendir(const char *path)
 	int ret;
 
 	if (cacheable_path(AT_FDCWD, path) &&
-	    try_cache(path, DCACHE_Q_NEGONLY | DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0, NULL, &ret))
+	    try_cache(path, Q_SHIM_OPEN | DCACHE_Q_NEGONLY | DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0,
+		      NULL, &ret))
 		return NULL;
 	dir = CALL_REAL(opendir, path);
+	if (__builtin_expect(verify_open_err != 0, 0))
+		verify_open_result("opendir", path, dir != NULL);
 	if (dir)
 		fd_set_writable(dirfd(dir), 0);
 	return dir;

@@ -85,7 +85,7 @@ static void pass_sum(uint64_t out[PRELOAD_PASS_N_])
 struct counters {
 	uint64_t pass[PRELOAD_PASS_N_];
 	struct dcache_stats dc;
-	uint64_t events, watch_fail, overflows;
+	uint64_t events, watch_fail, overflows, mismatches;
 	uint64_t watches; /* a level: watches held now */
 };
 
@@ -100,6 +100,7 @@ static void snapshot(struct counters *c)
 	c->watch_fail = is.watch_failures;
 	c->overflows = is.overflows;
 	c->watches = is.watches;
+	c->mismatches = preload_verify_mismatches();
 }
 
 static char stats_path[PATH_MAX];
@@ -179,6 +180,7 @@ void preload_write_record(const char *end)
 		v[n++] = delta(now.watch_fail, base.watch_fail);
 		v[n++] = delta(now.events, base.events);
 		v[n++] = delta(now.overflows, base.overflows);
+		v[n++] = delta(now.mismatches, base.mismatches);
 	}
 	/* An exec record only if this image's own calls counted something
 	 * (lookups, misses); what the inotify thread counts meanwhile (events,
@@ -195,7 +197,7 @@ void preload_write_record(const char *end)
 			RCUWALK_RECORD_FIELDS(RCUWALK_NAME_)
 #undef RCUWALK_NAME_
 		};
-		_Static_assert(sizeof(names) / sizeof(names[0]) == 17, "field count");
+		_Static_assert(sizeof(names) / sizeof(names[0]) == 18, "field count");
 
 		for (int i = 0; i < n; i++) {
 			*p++ = ' ';
@@ -239,6 +241,7 @@ static void stats_fork_child(void)
 
 	memset(pass_pool, 0, sizeof(pass_pool));
 	memset(&base, 0, sizeof(base));
+	preload_verify_fork_child();
 	inval_stats_get(&is);
 	base.events = is.events;
 	base.watch_fail = is.watch_failures;

@@ -36,6 +36,8 @@
  *   watch_fail    inotify_add_watch failures (inotify limits, permissions)
  *   events        inotify events read
  *   overflows     inotify queue overflows (the cache was emptied)
+ *   mismatches    verify mode (RCUWALK_VERIFY=1): cached answers that differed
+ *                 from the kernel's (each one a line in the verify log)
  *
  * end= says which end of the process image wrote it:
  *   dtor  exit() or return from main (the library destructor)
@@ -56,7 +58,7 @@
 #define RCUWALK_RECORD_FIELDS(X)                                                  \
 	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved)     \
 	X(lookups) X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form)          \
-	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows)
+	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows) X(mismatches)
 
 #define RCUWALK_RECORD_PID_DIGITS 10
 #define RCUWALK_RECORD_NUM_DIGITS 20

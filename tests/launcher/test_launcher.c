@@ -211,7 +211,7 @@ static int count_substr(const char *hay, const char *needle)
 #define FIELDS(X)                                                                          \
 	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved) X(lookups)   \
 	X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form) X(pass_write) X(pass_early)   \
-	X(watches) X(watch_fail) X(events) X(overflows)
+	X(watches) X(watch_fail) X(events) X(overflows) X(mismatches)
 enum {
 #define X(n) I_##n,
 	FIELDS(X)
@@ -599,6 +599,42 @@ static void test_launcher_policy_options_set_their_environment_variables(void **
 	snprintf(excl, sizeof(excl), "%s/gen:/abs/dir", cwd);
 	assert_string_equal(v, excl);
 	run_free(&r);
+}
+
+/* --verify[=FILE]: RCUWALK_VERIFY=1, and the log is FILE (made absolute),
+ * else the --log file, else the library's own default (no variable). */
+static void test_launcher_verify_sets_verify_and_its_log_file(void **state)
+{
+	char log[PLEN], logopt[PLEN + 16], v[PLEN], cwd[PLEN], want[2 * PLEN];
+	char *argv1[] = { (char *)g_launcher, "--verify=rel.log", "--", "env", NULL };
+	char *argv2[] = { (char *)g_launcher, logopt, "--verify", "--", "env", NULL };
+	char *argv3[] = { (char *)g_launcher, "--verify", "--", "env", NULL };
+	const char *env[] = { "RCUWALK_VERIFY", "RCUWALK_VERIFY_LOG", NULL };
+	struct run r;
+
+	(void)state;
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	sp(log, "%s/verify-launcher.log", g_scratch);
+	snprintf(logopt, sizeof(logopt), "--log=%s", log);
+	run(argv1, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(env_value(r.out, "RCUWALK_VERIFY", v, sizeof(v)));
+	assert_string_equal(v, "1");
+	assert_non_null(env_value(r.out, "RCUWALK_VERIFY_LOG", v, sizeof(v)));
+	snprintf(want, sizeof(want), "%s/rel.log", cwd);
+	assert_string_equal(v, want);
+	run_free(&r);
+	run(argv2, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(env_value(r.out, "RCUWALK_VERIFY_LOG", v, sizeof(v)));
+	assert_string_equal(v, log);
+	run_free(&r);
+	run(argv3, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(env_value(r.out, "RCUWALK_VERIFY", v, sizeof(v)));
+	assert_null(env_value(r.out, "RCUWALK_VERIFY_LOG", v, sizeof(v)));
+	run_free(&r);
+	unlink(log);
 }
 
 static void test_launcher_bad_option_values_exit_125(void **state)
@@ -1234,6 +1270,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_sanitizer_runtime_stays_first),
 		cmocka_unit_test(test_launcher_options_set_their_environment_variables),
 		cmocka_unit_test(test_launcher_policy_options_set_their_environment_variables),
+		cmocka_unit_test(test_launcher_verify_sets_verify_and_its_log_file),
 		cmocka_unit_test(test_launcher_bad_option_values_exit_125),
 		cmocka_unit_test(test_launcher_prints_only_the_commands_output_and_logs_to_log_file),
 		cmocka_unit_test(test_launcher_finds_library_installed_to_temporary_prefix),

@@ -1546,6 +1546,32 @@ static void test_dcache_directory_attributes_kept_across_writes_to_its_files(voi
 	assert_int_equal(SAME(P("d"), Q_STAT), 0);
 }
 
+static void hook_create_d_g_and_wait_for_event(void)
+{
+	struct inval_stats before;
+
+	inval_stats_get(&before);
+	x_file(P("d/g"), 1);
+	wait_for_event_since(&before);
+}
+
+/* ... but a name created in it while its lstat is in flight does: that
+ * answer (older than the create) is not kept. */
+static void test_dcache_directory_attributes_fetched_during_create_are_not_kept(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 1);
+	assert_int_equal(lookup(P("d/f"), Q_OPEN, &st), DCACHE_PASS); /* d known and watched */
+	t_hook_path = P("d");
+	t_hook = hook_create_d_g_and_wait_for_event;
+	(void)lookup(P("d"), Q_STAT, &st);
+	t_hook_path = NULL;
+	assert_null(t_hook); /* the create happened during the lstat */
+	assert_int_equal(SAME(P("d"), Q_STAT), 0);
+}
+
 /* A directory whose names are looked up one by one, all present, is listed
  * after 4 x probes of them (policy 2: 8); the rest is answered from it. */
 static void test_dcache_directory_listed_after_many_present_names(void **state)
@@ -1846,6 +1872,7 @@ int main(void)
 		T(test_dcache_typed_listing_asks_kernel_about_untyped_name),
 		T(test_dcache_listed_hard_linked_file_access_is_not_kept),
 		T(test_dcache_directory_attributes_kept_across_writes_to_its_files),
+		T(test_dcache_directory_attributes_fetched_during_create_are_not_kept),
 		T(test_dcache_directory_listed_after_many_present_names),
 		T(test_dcache_link_into_watched_directory_drops_source_attributes),
 		T(test_dcache_cwd_relative_lookup_follows_chdir),
