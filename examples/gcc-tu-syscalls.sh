@@ -7,9 +7,9 @@
 # extra -I directories (inc1..inc8, one header each): the case of README's
 # "Measured figures".  Three runs under `strace -f`: no shim, the shim with
 # complete directories off (RCUWALK_COMPLETE=0), the shim (defaults).  The
-# trace and the object files live in a scratch directory that gcc never
-# looks up (strace writing its log into a directory the shim watches would
-# add events, and refetches, of its own).
+# traces live in a scratch directory that gcc never looks up, apart from the
+# object files: strace writing its log into a directory the shim watches
+# adds events, and the shim's syscalls about them, which strace logs again.
 #
 # Counted: openat, open, newfstatat, stat, lstat, access, faccessat,
 # faccessat2, readlink, statx, getdents64.  fstat (newfstatat(fd, "",
@@ -23,7 +23,8 @@ shim=${1:-$here/build/preload/librcuwalk.so}
 [[ -f $shim ]] || { echo "$0: $shim not found (build first)" >&2; exit 1; }
 work=$(mktemp -d /tmp/rcuwalk-tu-XXXXXX)
 logs=$(mktemp -d /tmp/rcuwalk-tulog-XXXXXX)
-trap 'rm -rf "$work" "$logs"' EXIT
+out=$(mktemp -d /tmp/rcuwalk-tuout-XXXXXX)
+trap 'rm -rf "$work" "$logs" "$out"' EXIT
 
 for i in 1 2 3 4 5 6 7 8; do
 	mkdir "$work/inc$i"
@@ -46,7 +47,7 @@ run() { # tag [VAR=value...]
 	for v in "$@"; do e+=(-E "$v"); done
 	(cd "$work" && strace -f "${e[@]}" -e trace=$trace -o "$logs/$tag.tr" \
 		gcc -O2 -Iinc1 -Iinc2 -Iinc3 -Iinc4 -Iinc5 -Iinc6 -Iinc7 -Iinc8 \
-		-c tu.c -o "$logs/$tag.o")
+		-c tu.c -o "$out/$tag.o")
 }
 report() { # tag
 	awk -v tag="$1" '
@@ -71,6 +72,6 @@ run none
 run off LD_PRELOAD="$shim" RCUWALK_COMPLETE=0
 run on LD_PRELOAD="$shim"
 for t in off on; do
-	cmp -s "$logs/none.o" "$logs/$t.o" || { echo "$0: object files differ ($t)" >&2; exit 1; }
+	cmp -s "$out/none.o" "$out/$t.o" || { echo "$0: object files differ ($t)" >&2; exit 1; }
 done
 for t in none off on; do report $t; done
