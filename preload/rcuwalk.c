@@ -435,11 +435,13 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	LINE("passthrough", v[F_passthrough], p, "answered by the real call, because:");
 	LINE("  pass_open", v[F_pass_open], "", "open() of an existing name (needs the kernel's fd)");
 	LINE("  pass_cache", v[F_pass_cache], "",
-	     "cache declined: fs not cached (/proc...), dir not watched or excluded, hard link, race, other error");
+	     "cache declined: fs not cached (/proc...), dir excluded or not watchable, hard link, race, other error");
 	LINE("  pass_dirfd", v[F_pass_dirfd], "", "relative to a real directory fd");
 	LINE("  pass_form", v[F_pass_form], "", "flags/arguments not modelled (AT_EMPTY_PATH, ...)");
 	LINE("  pass_write", v[F_pass_write], "", "open for writing or creating");
 	LINE("  pass_early", v[F_pass_early], "", "before the shim's initialisation");
+	LINE("  pass_watch_limit", v[F_pass_watch_limit], "",
+	     "below a directory left unwatched: watch budget or inotify limits");
 	LINE("misses", v[F_misses], "", "kernel asked to fill the cache (one lstat/access each)");
 	LINE("invalidations", v[F_invalidations], "", "cached entries dropped on change events");
 	LINE("watches", v[F_watches], "", "inotify watches held at exit (one inotify_add_watch each)");

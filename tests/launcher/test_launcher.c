@@ -211,7 +211,7 @@ static int count_substr(const char *hay, const char *needle)
 #define FIELDS(X)                                                                          \
 	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved) X(lookups)   \
 	X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form) X(pass_write) X(pass_early)   \
-	X(watches) X(watch_fail) X(events) X(overflows)
+	X(watches) X(watch_fail) X(events) X(overflows) X(pass_watch_limit)
 enum {
 #define X(n) I_##n,
 	FIELDS(X)
@@ -946,7 +946,8 @@ static void test_stats_make_tree_summary_equals_sum_of_process_records(void **st
 		assert_int_equal(recs[i].v[I_passthrough],
 				 recs[i].v[I_pass_open] + recs[i].v[I_pass_cache] +
 					 recs[i].v[I_pass_dirfd] + recs[i].v[I_pass_form] +
-					 recs[i].v[I_pass_write] + recs[i].v[I_pass_early]);
+					 recs[i].v[I_pass_write] + recs[i].v[I_pass_early] +
+					 recs[i].v[I_pass_watch_limit]);
 	}
 	summary = slurp(sum, NULL);
 	fprintf(stderr, "%d records; the launcher's summary:\n%s", n, summary);
