@@ -440,7 +440,7 @@ static void test_launcher_command_not_found_exits_127(void **state)
 
 static void test_launcher_unknown_option_exits_125(void **state)
 {
-	char *argv[] = { (char *)g_launcher, "--strict", "--", "true", NULL };
+	char *argv[] = { (char *)g_launcher, "--frobnicate", "--", "true", NULL };
 	struct run r;
 
 	(void)state;
@@ -574,13 +574,14 @@ static void test_launcher_policy_options_set_their_environment_variables(void **
 		{ "RCUWALK_COMPLETE", "0" },	 { "RCUWALK_COMPLETE_MAX", "5" },
 		{ "RCUWALK_RACY_MS", "0" },	 { "RCUWALK_NO_NEGATIVE", "1" },
 		{ "RCUWALK_TTL_MS", "250" },	 { "RCUWALK_NEG_TTL_MS", "0" },
+		{ "RCUWALK_STRICT", "1" },	 { "RCUWALK_WATCH_BUDGET", "3" },
 	};
 	char *argv[] = { (char *)g_launcher, "--complete=0", "--complete-max", "5", "--racy-ms=0",
 			 "--no-negative", "--exclude=gen:/abs/dir", "--ttl-ms=250", "--neg-ttl-ms=0",
-			 "--", "env", NULL };
+			 "--strict", "--watch-budget", "3", "--", "env", NULL };
 	const char *env[] = { "RCUWALK_COMPLETE", "RCUWALK_COMPLETE_MAX", "RCUWALK_RACY_MS",
 			      "RCUWALK_NO_NEGATIVE", "RCUWALK_EXCLUDE", "RCUWALK_TTL_MS",
-			      "RCUWALK_NEG_TTL_MS", NULL };
+			      "RCUWALK_NEG_TTL_MS", "RCUWALK_STRICT", "RCUWALK_WATCH_BUDGET", NULL };
 	char v[PLEN], cwd[PLEN], excl[2 * PLEN];
 	struct run r;
 
@@ -605,7 +606,8 @@ static void test_launcher_bad_option_values_exit_125(void **state)
 {
 	static const char *const bad[] = { "--max-mb=lots", "--max-mb=0",   "--complete=-1",
 					   "--racy-ms=1x",  "--ttl-ms=",    "--no-negative=1",
-					   "--exclude=",    "--disable=yes" };
+					   "--exclude=",    "--disable=yes", "--strict=1",
+					   "--watch-budget=-3", "--watch-budget=many" };
 	struct run r;
 
 	(void)state;
