@@ -153,8 +153,19 @@ struct dentry {
 	char name[];
 };
 
+/* A file's lstat answer, compacted (120 bytes against struct stat's 144 plus
+ * the rest): every field the kernel fills, at full width where it can be
+ * large, 32 bits where the kernel's own values fit (attr_pack() refuses a
+ * stat that does not fit, and the attributes are then not kept).
+ * attr_unpack() rebuilds the exact struct stat, padding zeroed as the
+ * kernel's cp_new_stat() leaves it.  Immutable once published. */
 struct dcache_attr {
-	struct stat st;
+	uint64_t dev, ino, rdev;
+	int64_t size, blocks;
+	int64_t atime, mtime, ctime;
+	uint32_t atime_ns, mtime_ns, ctime_ns;
+	uint32_t mode, nlink, uid, gid;
+	int32_t blksize;
 	uint64_t expires;           /* D_TTL: valid until then */
 	struct rcu_head rcu;
 };
@@ -166,6 +177,54 @@ struct dcache_sx {
 	struct statx stx;
 	struct rcu_head rcu;
 };
+
+/* Fill a from st; false if a field does not fit (keep no attributes then). */
+static bool attr_pack(struct dcache_attr *a, const struct stat *st)
+{
+	if (st->st_nlink > UINT32_MAX || st->st_blksize < 0 || st->st_blksize > INT32_MAX ||
+	    (unsigned long)st->st_atim.tv_nsec >= 1000000000UL ||
+	    (unsigned long)st->st_mtim.tv_nsec >= 1000000000UL ||
+	    (unsigned long)st->st_ctim.tv_nsec >= 1000000000UL)
+		return false;
+	a->dev = st->st_dev;
+	a->ino = st->st_ino;
+	a->rdev = st->st_rdev;
+	a->size = st->st_size;
+	a->blocks = st->st_blocks;
+	a->atime = st->st_atim.tv_sec;
+	a->mtime = st->st_mtim.tv_sec;
+	a->ctime = st->st_ctim.tv_sec;
+	a->atime_ns = (uint32_t)st->st_atim.tv_nsec;
+	a->mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
+	a->ctime_ns = (uint32_t)st->st_ctim.tv_nsec;
+	a->mode = st->st_mode;
+	a->nlink = (uint32_t)st->st_nlink;
+	a->uid = st->st_uid;
+	a->gid = st->st_gid;
+	a->blksize = (int32_t)st->st_blksize;
+	return true;
+}
+
+static void attr_unpack(struct stat *st, const struct dcache_attr *a)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = a->dev;
+	st->st_ino = a->ino;
+	st->st_rdev = a->rdev;
+	st->st_size = a->size;
+	st->st_blocks = a->blocks;
+	st->st_atim.tv_sec = a->atime;
+	st->st_mtim.tv_sec = a->mtime;
+	st->st_ctim.tv_sec = a->ctime;
+	st->st_atim.tv_nsec = a->atime_ns;
+	st->st_mtim.tv_nsec = a->mtime_ns;
+	st->st_ctim.tv_nsec = a->ctime_ns;
+	st->st_mode = a->mode;
+	st->st_nlink = a->nlink;
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_blksize = a->blksize;
+}
 
 struct cwd_ref {
 	struct dentry *d;
@@ -209,6 +268,65 @@ static size_t dc_bytes;
 static size_t dc_count;
 static CDS_LIST_HEAD(dc_lru);
 static struct wd_entry *dc_wd_map[WD_BUCKETS];
+
+/* ---------------------------------------------------------------------- */
+/* Threads we do not start: call_rcu and hash-table resizing.
+ *
+ * call_rcu() callbacks run in a thread (dc_crdp, below), and liburcu grows
+ * an AUTO_RESIZE table from a worker thread.  Each thread costs a short-lived
+ * process (a compiler) ~45 us to create and more at exit, when the parent's
+ * wait() waits for every thread to be scheduled and die (measured with a
+ * one-stat program: exit to reaped 247 us without our threads against 532 us
+ * with them, p90 2.6 ms).  Most such processes never free a dentry nor
+ * outgrow the initial table, so:
+ *
+ *  - call_rcu() below (a macro: every call site in this file) queues the
+ *    head on dc_pending until our call_rcu thread exists; the first
+ *    dcache_lookup() after that runs dc_maintenance(), which starts it
+ *    (start_call_rcu_locked) and hands the queue over.  Until then the memory stays allocated (it is no
+ *    longer counted in dc_bytes); it is released by the next lookup, so a
+ *    process that stops looking things up keeps at most what its cache held.
+ *  - the table is created without CDS_LFHT_AUTO_RESIZE; when it holds more
+ *    than 2 dentries per bucket, the next dcache_lookup() grows it 4x with
+ *    cds_lfht_resize().  Growing takes no grace period (only shrinking does,
+ *    which we never do); concurrent lookups and adds are lock-free as
+ *    before.  liburcu may start helper threads for large steps (>= 8192
+ *    buckets) and joins them before returning.
+ *
+ * dc_maintenance() runs at the top of dcache_lookup(): outside any read-side
+ * section and lock of ours (the fork rules at the top of this file: liburcu
+ * calls only under dc_init_mutex, never under dcache_mutex), with every
+ * signal blocked so that threads liburcu starts inherit an all-blocked mask;
+ * it is skipped while the calling thread is inside an urcu-bp read-side
+ * section of the program's own (a program linked with liburcu-bp shares it).
+ */
+static struct rcu_head *dc_pending;     /* under dcache_mutex; linked by next.next */
+static bool dc_callrcu_ready;           /* call_rcu() has a thread (dc_crdp or inherited) */
+static unsigned long dc_table_size;     /* buckets asked for; under dcache_mutex */
+static int dc_maint;                    /* dc_maintenance() has work (atomic) */
+/* liburcu allocations and thread starts: see ensure_table(). */
+static pthread_mutex_t dc_init_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void dc_call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
+{
+	if (LOAD_ACQUIRE(dc_callrcu_ready)) {
+		urcu_bp_call_rcu(head, func);
+		return;
+	}
+	head->func = func; /* under dcache_mutex, like every caller */
+	head->next.next = (struct cds_wfcq_node *)dc_pending;
+	dc_pending = head;
+	STORE_RELAXED(dc_maint, 1);
+}
+#undef call_rcu /* urcu-bp's mapping to urcu_bp_call_rcu */
+#define call_rcu(head, func) dc_call_rcu(head, func)
+
+/* After an insertion, under dcache_mutex. */
+static inline void note_growth_locked(void)
+{
+	if (dc_count > dc_table_size && !LOAD_RELAXED(dc_maint))
+		STORE_RELAXED(dc_maint, 1);
+}
 
 /* ---------------------------------------------------------------------- */
 /* Per-thread statistics: a block per thread from a static pool (no malloc,
@@ -635,6 +753,7 @@ static void d_hash_locked(struct dentry *d)
 	cds_list_add_tail(&d->lru, &dc_lru);
 	dc_bytes += d->bytes;
 	dc_count++;
+	note_growth_locked();
 	if (dc_bytes > dc_max_bytes)
 		evict_locked();
 }
@@ -717,13 +836,49 @@ static void stop_call_rcu_locked(void)
 	dc_crdp = NULL;
 }
 
+/* Deferred work (see "Threads we do not start" above).  No lock held. */
+static void dc_maintenance(void)
+{
+	struct rcu_head *list;
+	unsigned long grow = 0;
+	sigset_t all, old;
+
+	if (rcu_read_ongoing() || pthread_mutex_trylock(&dc_init_mutex) != 0)
+		return; /* a later lookup does it */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_mutex_lock(&dcache_mutex);
+	list = dc_pending;
+	dc_pending = NULL;
+	if (dc_table && dc_count > dc_table_size) {
+		while (dc_table_size < dc_count)
+			dc_table_size *= 4;
+		grow = dc_table_size;
+	}
+	STORE_RELAXED(dc_maint, 0);
+	pthread_mutex_unlock(&dcache_mutex);
+	if (list && !LOAD_ACQUIRE(dc_callrcu_ready)) {
+		start_call_rcu_locked();
+		STORE_RELEASE(dc_callrcu_ready, true);
+	}
+	while (list) {
+		struct rcu_head *next = (struct rcu_head *)list->next.next;
+
+		urcu_bp_call_rcu(list, list->func);
+		list = next;
+	}
+	if (grow)
+		cds_lfht_resize(dc_table, grow);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_unlock(&dc_init_mutex);
+}
+
 /*
  * Create the table and the root.  Returns false if the cache is unusable.
  * liburcu's allocations (table, call_rcu data) take liburcu's own mutexes,
  * which its fork hooks hold across fork(); they are therefore made under
  * dc_init_mutex, never under dcache_mutex (see the fork order in shim.c).
  */
-static pthread_mutex_t dc_init_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static bool ensure_table(void)
 {
@@ -737,16 +892,24 @@ static bool ensure_table(void)
 		return false;
 	pthread_mutex_lock(&dc_init_mutex);
 	if (!dc_root) {
-		/* Threads liburcu starts here (hash resize, call_rcu) inherit an
-		 * all-blocked mask: signals meant for the program never land there. */
+		/* Before any thread of ours exists: see dcache_ops.prepare. */
+		if (dc_ops->prepare)
+			dc_ops->prepare();
+		/* No thread is started here any more (see dc_maintenance); the
+		 * mask stays for whatever liburcu does at registration. */
 		sigfillset(&all);
 		pthread_sigmask(SIG_BLOCK, &all, &old);
 		rcu_read_lock(); /* register this thread with urcu-bp now */
 		rcu_read_unlock();
-		if (!dc_table)
-			dc_table = cds_lfht_new(1024, 1024, 0,
-						CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
-		start_call_rcu_locked();
+		if (!dc_table) {
+			/* Small: every bucket costs ~110 instructions to set
+			 * up (113k for 1024, a third of a one-stat process's
+			 * instructions); dc_maintenance() grows it. */
+			dc_table = cds_lfht_new(64, 64, 0, 0, NULL);
+			pthread_mutex_lock(&dcache_mutex);
+			dc_table_size = 64;
+			pthread_mutex_unlock(&dcache_mutex);
+		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (dc_table) {
 			struct dentry *r = d_alloc(NULL, "/", 1, D_DIR, NULL, 0);
@@ -1100,7 +1263,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 			m->d = res;
 			return WALK_MISS;
 		}
-		*st = a->st;
+		attr_unpack(st, a);
 	}
 	if (d_seq_retry(res, res_seq))
 		return WALK_RETRY;
@@ -1296,6 +1459,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 				p->completions++;
 		}
 		p->neg_probes = 0;
+		note_growth_locked();
 		if (dc_bytes > dc_max_bytes)
 			evict_locked();
 	}
@@ -1463,8 +1627,11 @@ static int populate_rcu(struct miss *m)
 				    !attrs_racy(&st)) {
 					struct dcache_attr *a = malloc(sizeof(*a));
 
+					if (a && !attr_pack(a, &st)) {
+						free(a);
+						a = NULL;
+					}
 					if (a) {
-						a->st = st;
 						a->expires = d->expires;
 						d->attr = a;
 						dc_bytes += sizeof(*a);
@@ -1563,8 +1730,11 @@ static int populate_rcu(struct miss *m)
 			} else {
 				struct dcache_attr *a = malloc(sizeof(*a));
 
+				if (a && !attr_pack(a, &st)) {
+					free(a);
+					a = NULL;
+				}
 				if (a) {
-					a->st = st;
 					a->expires = t0 + dc_ttl_ns;
 					dc_bytes += sizeof(*a);
 					STORE_RELEASE(d->attr, a);
@@ -1701,6 +1871,8 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 
 	if (!st)
 		st = &tmp;
+	if (caa_unlikely(LOAD_RELAXED(dc_maint)))
+		dc_maintenance();
 	if ((unsigned)amode > 7)
 		r = DCACHE_PASS; /* faccessat: EINVAL, before the path is even read */
 	else if (strnlen(path, PATH_MAX) >= PATH_MAX)
@@ -2157,7 +2329,7 @@ static void forget_inode_locked(dev_t dev, ino_t ino)
 	cds_list_for_each_entry(d, &dc_lru, lru) {
 		struct dcache_attr *a = d->attr;
 
-		if (a && a->st.st_ino == ino && a->st.st_dev == dev && !(d->flags & D_DEAD))
+		if (a && a->ino == ino && a->dev == dev && !(d->flags & D_DEAD))
 			drop_attr_locked(d, false);
 	}
 }
@@ -2327,6 +2499,7 @@ void dcache_quiesce(void)
 {
 	struct dentry *r;
 	struct cds_lfht *t;
+	struct rcu_head *pending;
 
 	pthread_mutex_lock(&dc_init_mutex);
 	rcu_read_lock();
@@ -2346,15 +2519,26 @@ void dcache_quiesce(void)
 	}
 	t = dc_table;
 	STORE_RELEASE(dc_table, NULL);
+	dc_table_size = 0;
+	pending = dc_pending; /* frees that never reached call_rcu() */
+	dc_pending = NULL;
+	STORE_RELAXED(dc_maint, 0);
 	pthread_mutex_unlock(&dcache_mutex);
 	rcu_read_unlock();
-	synchronize_rcu(); /* nobody still looks at r or t */
+	synchronize_rcu(); /* nobody still looks at r or t, nor at the pending */
 	free(r);
+	while (pending) {
+		struct rcu_head *next = (struct rcu_head *)pending->next.next;
+
+		pending->func(pending);
+		pending = next;
+	}
 	if (t || dc_crdp)
 		rcu_barrier(); /* every pending free has run */
 	if (t)
-		(void)cds_lfht_destroy(t, NULL); /* empty; the resize worker stops with the last table */
+		(void)cds_lfht_destroy(t, NULL); /* empty */
 	stop_call_rcu_locked();
+	STORE_RELEASE(dc_callrcu_ready, false);
 	pthread_mutex_unlock(&dc_init_mutex);
 }
 
@@ -2363,7 +2547,7 @@ int dcache_threads(void)
 	int n;
 
 	pthread_mutex_lock(&dc_init_mutex);
-	n = (LOAD_ACQUIRE(dc_table) ? 1 : 0) + (dc_crdp ? 1 : 0);
+	n = dc_crdp ? 1 : 0; /* the table has no resize worker: dc_maintenance() */
 	pthread_mutex_unlock(&dc_init_mutex);
 	return n;
 }
@@ -2406,6 +2590,10 @@ void dcache_fork_child(void)
 		dc_crdp_inherited = true;
 	dc_crdp = NULL;
 	dc_table = NULL;
+	dc_table_size = 0;
+	dc_pending = NULL; /* the parent's: abandoned with its dentries */
+	dc_callrcu_ready = false;
+	STORE_RELAXED(dc_maint, 0);
 	dc_root = NULL;
 	dc_cwd = NULL;
 	dc_cwd_gen++;

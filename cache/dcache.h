@@ -92,6 +92,14 @@ struct dcache_ops {
 	 * 2 = others may change it behind this kernel (NFS, FUSE...): cache with
 	 * the TTLs of dcache_set_ttl(), events still applied; 0 = never. */
 	int (*fs_cacheable)(const char *path, dev_t dev);
+	/* May be NULL.  Called once per process (again in a fork child) on
+	 * first use, before the cache starts any thread of its own (liburcu's
+	 * call_rcu and hash-resize workers), under the init lock, never under
+	 * the writer mutex.  The place to create long-lived fds: while the
+	 * process is still single-threaded, moving an fd above a high floor
+	 * grows the fd table without the RCU grace period that
+	 * expand_fdtable() waits for once the table is shared by threads. */
+	void (*prepare)(void);
 };
 
 /* Per-thread counters, summed by dcache_stats_sum(). */
@@ -193,8 +201,9 @@ void dcache_reset(void);
  * the process has no threads but its own and the cache's).  Not in ops
  * context nor a read-side section. */
 void dcache_quiesce(void);
-/* How many threads the cache's current state has liburcu run for it (the
- * hash resize worker, our call_rcu thread): 0 to 2.  Any thread. */
+/* How many threads the cache's current state has liburcu run for it: our
+ * call_rcu thread, started at the first free (0 or 1; the table has no
+ * resize worker).  Any thread. */
 int dcache_threads(void);
 
 /* The process changed its working directory: forget the cached cwd.

@@ -53,6 +53,10 @@
  *  "Mounts" below) are guarded the same way: closing any of them gives the
  *  whole instance up, and the numbers the host did not close are closed by
  *  us once the reader has left (leaked, not closed, when nothing may wait).
+ *  The io_uring that holds the instance's last reference (ring_fd) is a
+ *  number of ours too: the host closing it only makes us forget it; giving
+ *  the instance up closes it (under fd_mutex, or from inval_recover() when
+ *  lose_now() could not).
  *  Not covered: closes the shim never sees (raw syscall(SYS_close ...),
  *  static or Go code), and another thread of the program closing numbers it
  *  does not own while start_locked() creates the instance (before the number
@@ -65,7 +69,10 @@
  * table through poll() (POLLPRI|POLLERR), once per open file description:
  * the poll that reports it also consumes it.  So each instance opens it
  * twice:
- *  mnt_rfd  the reader thread's doorbell, in its blocking poll();
+ *  mnt_rfd  the reader thread's doorbell, in its blocking poll(); opened
+ *           when the reader starts (a lazy process's first lookups ask
+ *           mnt_sfd in their timed drains instead), and the reader asks
+ *           mnt_sfd once before its first poll;
  *  mnt_sfd  consumed only under read_mutex (mounts_check_locked), by the
  *           reader when its doorbell rings, by the synchronous drains
  *           (inval_sync, inval_drain: a mount made by a reaped child is seen
@@ -110,6 +117,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/io_uring.h>
 
 #include "inval.h"
 
@@ -117,6 +125,7 @@
 		    IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF | \
 		    IN_ONLYDIR | IN_DONT_FOLLOW)
 #define FD_FLOOR 512 /* keep our fd out of the range programs loop over */
+#define READER_BATCH_NS 2000000L /* see reader_main() */
 
 static pthread_mutex_t read_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t fd_mutex = PTHREAD_MUTEX_INITIALIZER;   /* I1: leaf */
@@ -146,6 +155,23 @@ static atomic_ulong st_mount_changes;
 static atomic_long budget_cfg = -1;
 static unsigned long budget;
 static int budget_known;
+/* Lazy reader (inval_set_reader_delay).  reader_running: the current
+ * instance has its reader thread (read without a lock by inval_sync).
+ * first_use_ns: when the process created its first instance (under
+ * fd_mutex; a later instance, after a give-up, is lazy only as long as the
+ * process is younger than the delay);
+ * last_drain_tick: the CLOCK_MONOTONIC_COARSE value sampled before the last
+ * timed drain began (0: none yet; under read_mutex). */
+static long reader_delay_ns;
+static atomic_int reader_running;
+static long first_use_ns;
+static atomic_long last_drain_tick;
+/* The io_uring that holds the instance's last reference (defer_final_release):
+ * ring_fd for the current instance, ring_stale for one given up where it could
+ * not be closed (lose_now); -1 if none.  Both are numbers of ours under the
+ * same rules as inotify_fd (the fd guard): set, claimed and closed under
+ * fd_mutex; forgotten when the host closes them itself. */
+static atomic_int ring_fd = -1, ring_stale = -1;
 
 _Static_assert(sizeof(uintptr_t) >= 8, "reader_main packs (gen, fd) into its argument");
 
@@ -300,6 +326,13 @@ static void *reader_main(void *arg)
 	int rfd = atomic_load(&mnt_rfd);
 
 	atomic_store(&reader_tid, (int)syscall(SYS_gettid));
+	/* The doorbell was opened just now: a change made before it rings no
+	 * bell, so ask mnt_sfd once. */
+	if (rfd >= 0) {
+		pthread_mutex_lock(&read_mutex);
+		mounts_check_locked(fd, gen, NULL);
+		pthread_mutex_unlock(&read_mutex);
+	}
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
 					 { .fd = rfd, .events = POLLPRI } };
@@ -324,6 +357,20 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&read_mutex);
 		if (!alive)
 			break;
+		/* Let a burst gather before the next read: the first event after
+		 * a quiet spell is applied at once, those that follow within
+		 * READER_BATCH_NS together (and the kernel merges a repeated
+		 * identical event, such as IN_MODIFY from one writer, while it
+		 * is unread).  Without this, another process appending to a file
+		 * in a watched directory (/tmp) woke the thread once per write:
+		 * 2053 wakeups during one compile here.  A give-up finds the
+		 * reader here at worst: it leaves READER_BATCH_NS later (I2). */
+		{
+			struct timespec ts = { 0, READER_BATCH_NS };
+
+			while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+				;
+		}
 	}
 	reader_left(gen);
 	return NULL;
@@ -396,15 +443,121 @@ static unsigned long watch_budget_locked(void)
 	return budget;
 }
 
-/* Create the instance and start the reader.  Under the dcache mutex and
- * fd_mutex. */
+/*
+ * Make sure this process never drops the last reference to the inotify file
+ * itself, so that neither exit() nor execve() waits for the kernel to tear
+ * our marks down.
+ *
+ * Why: releasing an inotify instance that has (or had) marks runs
+ * fsnotify_destroy_group(), which waits for the global mark reaper, i.e. for
+ * an SRCU grace period.  In a multi-threaded process (ours: reader, call_rcu)
+ * that wait measured 12 ms median, 24 ms max per exit here (1.2 ms without
+ * watches), and the parent's wait() waits for it: `gcc --version` took 25 ms
+ * instead of 2 ms, a cc1 compile 110 ms instead of 72 ms, and make -j2 of
+ * examples/demo.sh paid it for each of its ~127 processes.
+ *
+ * How: a minimal io_uring instance (no rings mapped, no requests ever
+ * submitted) gets the inotify file in its fixed-file table, which takes one
+ * reference.  When the process exits or execs, its own fds close first
+ * (cheap: not the last reference), then the ring's fd; the ring is torn down
+ * by io_uring's exit work in a kernel worker, and the inotify file's final
+ * release (the SRCU wait) runs there, after our process has been reaped.
+ * The same holds for inval_stop()'s close.  Coherence is unaffected: the
+ * marks only ever feed this instance's queue, which nobody reads once we
+ * have let go of it (bounded by max_queued_events meanwhile).
+ *
+ * The ring fd is close-on-exec (io_uring_setup sets it), sits above FD_FLOOR
+ * like the inotify fd, and is guarded like it (inval_owns_fd): if the host
+ * closes or dup2()s over it we forget the number and the ring goes early
+ * (the process then pays the wait at exit); when we give the instance up we
+ * close the ring ourselves, so that given-up instances do not pile up; a
+ * fork() child closes its copy.  If io_uring is unavailable
+ * (kernel.io_uring_disabled, seccomp, old kernel) this does nothing and the
+ * process pays the wait at exit, as before.  Costs ~20 us per instance.
+ */
+static void defer_final_release(int fd)
+{
+	struct io_uring_params p;
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	r = (int)syscall(SYS_io_uring_setup, 1, &p);
+	if (r < 0)
+		return;
+	r = move_high(r);
+	if (syscall(SYS_io_uring_register, r, IORING_REGISTER_FILES, &fd, 1) != 0) {
+		syscall(SYS_close, r); /* raw: the shim's close() would look at it */
+		return;
+	}
+	atomic_store(&ring_fd, r);
+}
+
+/* Let go of ring r: take the inotify file out of its table first, so that
+ * the instance goes with the last close of its fd, synchronously, as without
+ * the ring.  A given-up instance must not linger in a kernel worker's queue:
+ * each counts against fs.inotify.max_user_instances (128 by default), and a
+ * program that loses our fd again and again (test_safety's signal handler,
+ * hundreds of times a second) ran out of them under load. */
+static void drop_ring(int r)
+{
+	syscall(SYS_io_uring_register, r, IORING_UNREGISTER_FILES, NULL, 0);
+	syscall(SYS_close, r);
+}
+
+/* Close the current instance's ring.  Under fd_mutex. */
+static void close_ring_locked(void)
+{
+	int r = atomic_exchange(&ring_fd, -1);
+
+	if (r >= 0)
+		drop_ring(r);
+}
+
+static long coarse_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* Start the reader of instance (fd, gen).  Under fd_mutex, with every signal
+ * blocked (the reader inherits the mask: signals are the program's).  0 or
+ * -EAGAIN. */
+static int start_reader_locked(int fd, unsigned int gen)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+	int r;
+
+	/* The reader's doorbell ("Mounts"): opened with the thread, not with
+	 * the instance, so that the many processes that never start one pay
+	 * for one mountinfo fd only (~2.3 us each to open and close). */
+	if (atomic_load(&mnt_rfd) < 0)
+		atomic_store(&mnt_rfd, open_mountinfo());
+	/* A give-up of gen waits for this reader from now on (I3). */
+	atomic_store(&reader_exit_gen, gen - 1);
+	atomic_store(&reader_gen, gen);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	r = pthread_create(&th, &attr, reader_main, (void *)(((uintptr_t)gen << 32) | (uint32_t)fd));
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		atomic_store(&reader_exit_gen, gen); /* nobody to wait for */
+		return -EAGAIN;
+	}
+	atomic_store(&reader_running, 1);
+	return 0;
+}
+
+/* Create the instance and (unless lazy) start the reader.  Under the dcache
+ * mutex and fd_mutex, or from prepare() under fd_mutex. */
 static int start_locked(void)
 {
 	int fd = atomic_load(&inotify_fd);
 	unsigned int gen;
 	sigset_t all, old;
-	pthread_attr_t attr;
-	pthread_t th;
 
 	if (fd >= 0)
 		return fd;
@@ -425,26 +578,27 @@ static int start_locked(void)
 		return fd;
 	}
 	fd = move_high(fd);
-	atomic_store(&mnt_rfd, open_mountinfo());
-	atomic_store(&mnt_sfd, open_mountinfo());
+	atomic_store(&mnt_sfd, open_mountinfo()); /* the doorbell comes with the reader */
+	defer_final_release(fd);
 	/* A watch that exists only to be removed: the IN_IGNORED that its
 	 * removal queues wakes the reader (I3).  /dev/null never changes. */
 	sentinel_wd = inotify_add_watch(fd, "/dev/null", IN_DELETE_SELF);
 	gen = atomic_load(&inst_gen);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
-	if (pthread_create(&th, &attr, reader_main,
-			   (void *)(((uintptr_t)gen << 32) | (uint32_t)fd)) != 0) {
-		pthread_attr_destroy(&attr);
+	atomic_store(&reader_running, 0);
+	if (!first_use_ns)
+		first_use_ns = coarse_now_ns(); /* the process's first instance */
+	if (reader_delay_ns && coarse_now_ns() - first_use_ns < reader_delay_ns) {
+		/* Lazy: no reader for gen yet; nothing to wait for at a give-up. */
+		atomic_store(&reader_tid, 0);
+		atomic_store(&reader_exit_gen, gen);
+	} else if (start_reader_locked(fd, gen) != 0) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		close_ring_locked();
 		syscall(SYS_close, fd);
 		close_mount_fds(-1);
 		sentinel_wd = -1;
 		return -EAGAIN;
 	}
-	pthread_attr_destroy(&attr);
-	atomic_store(&reader_gen, gen);
 	atomic_store(&owner_pid, (int)getpid());
 	atomic_store(&inotify_fd, fd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -554,10 +708,30 @@ static void recount_watches(void)
 	atomic_store(&st_watches, n);
 }
 
+/*
+ * ops->prepare: create the instance, its io_uring and the reader thread now,
+ * before liburcu's threads exist.  move_high() grows the fd table from its
+ * initial 64 slots; once the process has a second thread, expand_fdtable()
+ * waits for an RCU grace period to do that (measured: fcntl(F_DUPFD_CLOEXEC,
+ * 512) took 5-13 ms in `gcc --version` under the shim, most of its run
+ * time).  Doing it first makes it free in every program that is
+ * single-threaded at its first lookup; a program that already runs threads
+ * pays it once, as before.  Called under the dcache init lock while the root
+ * is unpublished; start_locked() is under fd_mutex as everywhere.  A failure
+ * here is retried by the first watch_dir().
+ */
+static void prepare(void)
+{
+	fd_lock();
+	(void)start_locked();
+	fd_unlock();
+}
+
 void inval_fill_ops(struct dcache_ops *ops)
 {
 	ops->watch_dir = watch_dir;
 	ops->unwatch_dir = unwatch_dir;
+	ops->prepare = prepare;
 }
 
 void inval_drain(void)
@@ -606,13 +780,53 @@ void inval_note_change(void)
 		atomic_fetch_add(&change_gen, 1);
 }
 
+/*
+ * Without a reader thread (a lazy process's first reader_delay_ns), events
+ * from other processes are applied here: by the first lookup of every tick of
+ * CLOCK_MONOTONIC_COARSE (4 ms at HZ=250; 6 ns per call, vDSO).  An answer
+ * given at time t therefore reflects every event queued before the last
+ * timed drain began, which was less than one tick before t: foreign changes
+ * are seen within one tick, as bounded as with the thread (its own latency
+ * was measured at 0.08 ms median, 7 ms max).  This process's own changes and
+ * its reaped children's are drained before the next lookup, as always.
+ */
+static inline int timed_drain_due(long *tick)
+{
+	if (__builtin_expect(atomic_load_explicit(&reader_running, memory_order_relaxed), 1))
+		return 0;
+	if (atomic_load_explicit(&inotify_fd, memory_order_relaxed) < 0)
+		return 0; /* no instance: nothing cached can be stale */
+	*tick = coarse_now_ns();
+	return *tick != atomic_load_explicit(&last_drain_tick, memory_order_acquire);
+}
+
+/* A lazy process that outlives the delay gets its reader after all (if that
+ * fails it keeps draining per tick).  Under read_mutex. */
+static void maybe_start_reader(int fd, unsigned int gen, long tick)
+{
+	sigset_t all, old;
+
+	if (tick - first_use_ns < reader_delay_ns)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	fd_lock();
+	if (atomic_load(&inotify_fd) == fd && atomic_load(&inst_gen) == gen &&
+	    !atomic_load(&reader_running))
+		(void)start_reader_locked(fd, gen);
+	fd_unlock();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 void inval_sync(void)
 {
 	unsigned long want = atomic_load_explicit(&change_gen, memory_order_acquire);
 	unsigned int gen;
+	long tick = 0;
 	int fd;
 
-	if (__builtin_expect(want == atomic_load_explicit(&drained_gen, memory_order_acquire), 1))
+	if (__builtin_expect(want == atomic_load_explicit(&drained_gen, memory_order_acquire), 1) &&
+	    !timed_drain_due(&tick))
 		return;
 	gen = atomic_load(&inst_gen);
 	fd = atomic_load(&inotify_fd);
@@ -622,7 +836,8 @@ void inval_sync(void)
 	 * only if it sampled change_gen after we noted it, hence the re-check
 	 * under the mutex rather than a "pending" flag cleared by the drainer. */
 	pthread_mutex_lock(&read_mutex);
-	if ((long)(atomic_load(&drained_gen) - want) < 0) {
+	if ((long)(atomic_load(&drained_gen) - want) < 0 ||
+	    (tick && tick != atomic_load(&last_drain_tick))) {
 		unsigned long now = atomic_load(&change_gen);
 
 		/* Cut short if the instance is given up meanwhile: then
@@ -631,8 +846,17 @@ void inval_sync(void)
 		mounts_check_locked(fd, gen, NULL);
 		read_all_locked(fd, gen);
 		atomic_store(&drained_gen, now);
+		if (tick)
+			atomic_store_explicit(&last_drain_tick, tick, memory_order_release);
 	}
+	if (tick && !atomic_load(&reader_running))
+		maybe_start_reader(fd, gen, tick);
 	pthread_mutex_unlock(&read_mutex);
+}
+
+void inval_set_reader_delay(unsigned int ms)
+{
+	reader_delay_ns = (long)ms * 1000000L;
 }
 
 void inval_fork_prepare(void)
@@ -661,12 +885,23 @@ void inval_fork_child(void)
 	if (fd >= 0)
 		syscall(SYS_close, fd);
 	close_mount_fds(-1); /* shared descriptions: polling them would consume the parent's news */
+	/* The parent's rings: our copies would keep its instances alive.  Only
+	 * closed: the ring is the parent's too (no unregistering here). */
+	fd = atomic_exchange(&ring_fd, -1);
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	fd = atomic_exchange(&ring_stale, -1);
+	if (fd >= 0)
+		syscall(SYS_close, fd);
 	atomic_store(&inotify_fd, -1);
 	atomic_store(&closing_fd, -1);
 	sentinel_wd = -1;
 	atomic_store(&recovering, 0); /* the child's cache starts empty */
 	atomic_fetch_add(&inst_gen, 1);
 	atomic_store(&reader_exit_gen, atomic_load(&inst_gen));
+	atomic_store(&reader_running, 0);
+	atomic_store(&last_drain_tick, 0);
+	first_use_ns = 0; /* a fork child's lifetime is its own */
 	atomic_store(&drained_gen, atomic_load(&change_gen));
 	atomic_store(&st_watches, 0);
 }
@@ -686,25 +921,24 @@ int inval_owns_fd(int fd)
 	return fd >= 0 && (fd == atomic_load_explicit(&inotify_fd, memory_order_relaxed) ||
 			   fd == atomic_load_explicit(&closing_fd, memory_order_relaxed) ||
 			   fd == atomic_load_explicit(&mnt_rfd, memory_order_relaxed) ||
-			   fd == atomic_load_explicit(&mnt_sfd, memory_order_relaxed));
+			   fd == atomic_load_explicit(&mnt_sfd, memory_order_relaxed) ||
+			   fd == atomic_load_explicit(&ring_fd, memory_order_relaxed) ||
+			   fd == atomic_load_explicit(&ring_stale, memory_order_relaxed));
 }
 
+/* The instance's numbers first: giving it up also closes its other numbers
+ * and the ring (then free in the range); a ring number alone is just
+ * forgotten (inval_fd_closing). */
 int inval_fd_in_range(unsigned int lo, unsigned int hi)
 {
-	int fd = atomic_load_explicit(&inotify_fd, memory_order_relaxed);
+	atomic_int *const nums[] = { &inotify_fd, &closing_fd, &mnt_rfd, &mnt_sfd, &ring_fd, &ring_stale };
 
-	if (fd >= 0 && (unsigned int)fd >= lo && (unsigned int)fd <= hi)
-		return fd;
-	fd = atomic_load_explicit(&closing_fd, memory_order_relaxed);
-	if (fd >= 0 && (unsigned int)fd >= lo && (unsigned int)fd <= hi)
-		return fd;
-	/* Giving the instance up closes these too: one call covers the range. */
-	fd = atomic_load_explicit(&mnt_rfd, memory_order_relaxed);
-	if (fd >= 0 && (unsigned int)fd >= lo && (unsigned int)fd <= hi)
-		return fd;
-	fd = atomic_load_explicit(&mnt_sfd, memory_order_relaxed);
-	if (fd >= 0 && (unsigned int)fd >= lo && (unsigned int)fd <= hi)
-		return fd;
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		int fd = atomic_load_explicit(nums[i], memory_order_relaxed);
+
+		if (fd >= 0 && (unsigned int)fd >= lo && (unsigned int)fd <= hi)
+			return fd;
+	}
 	return -1;
 }
 
@@ -755,6 +989,13 @@ static void lose_now(int fd)
 	if (expected < 0 || (fd != expected && fd != atomic_load(&mnt_rfd) && fd != atomic_load(&mnt_sfd)))
 		return;
 	if (atomic_compare_exchange_strong(&inotify_fd, &expected, -1)) {
+		int r = atomic_exchange(&ring_fd, -1);
+
+		/* No fd_mutex here: the ring is closed by inval_recover().  A
+		 * second such loss before that leaves one ring open until exit. */
+		expected = -1;
+		if (r >= 0)
+			(void)atomic_compare_exchange_strong(&ring_stale, &expected, r);
 		atomic_fetch_add(&inst_gen, 1);
 		atomic_store(&st_watches, 0);
 		/* Nothing may wait here: the instance's other numbers are
@@ -804,6 +1045,7 @@ static void give_up_locked(int fd, int host_fd, int nowait)
 	atomic_store(&inotify_fd, -1);
 	atomic_fetch_add(&inst_gen, 1);
 	wake_reader_locked(fd);
+	close_ring_locked();
 	fd_unlock();
 	if (!nowait && atomic_load(&reader_gen) == gen)
 		wait_reader_left(gen);
@@ -822,10 +1064,39 @@ static void give_up_locked(int fd, int host_fd, int nowait)
 	}
 }
 
+/* The host closes (or dup2()s over) a ring number of ours: forget it, so
+ * that we never close that number ourselves.  Locking as in give_up_locked. */
+static void forget_ring(int fd, int nowait)
+{
+	int expected = fd;
+	int locked = 0;
+
+	if (!nowait) {
+		fd_lock();
+		locked = 1;
+	} else if (!__atomic_load_n(&fd_mutex_mine, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&fd_mutex_mine, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		while (pthread_mutex_trylock(&fd_mutex) != 0)
+			sched_yield();
+		locked = 1;
+	} /* else interrupted inside fd_lock(): a close of ours in progress
+	   * there is not stopped (it would close the number first). */
+	(void)atomic_compare_exchange_strong(&ring_fd, &expected, -1);
+	expected = fd;
+	(void)atomic_compare_exchange_strong(&ring_stale, &expected, -1);
+	if (locked)
+		fd_unlock();
+}
+
 void inval_fd_closing(int fd, int nowait)
 {
 	if ((int)getpid() != atomic_load(&owner_pid))
 		return; /* a vfork()/clone() child: its fd table is its own */
+	if (fd >= 0 && (fd == atomic_load(&ring_fd) || fd == atomic_load(&ring_stale))) {
+		forget_ring(fd, nowait);
+		return;
+	}
 	if (nowait) {
 		/* Another thread giving the number up may be waiting for a
 		 * reader that waits for a lock this thread holds (or this thread
@@ -857,7 +1128,14 @@ void inval_recover(void)
 {
 	pthread_mutex_lock(&recover_mutex);
 	if (atomic_load(&recovering)) {
+		int r;
+
 		dcache_reset(); /* unwatch_dir is a no-op: inotify_fd is -1 */
+		fd_lock();
+		r = atomic_exchange(&ring_stale, -1);
+		if (r >= 0)
+			drop_ring(r); /* a lost instance's ring (lose_now) */
+		fd_unlock();
 		atomic_store(&recovering, 0);
 	}
 	pthread_mutex_unlock(&recover_mutex);

@@ -21,8 +21,9 @@
 extern "C" {
 #endif
 
-/* Fill ops->watch_dir and ops->unwatch_dir with the inotify implementation.
- * Call before dcache_init().  Creates nothing yet. */
+/* Fill ops->watch_dir, ops->unwatch_dir and ops->prepare with the inotify
+ * implementation.  Call before dcache_init().  Creates nothing yet: the
+ * instance and its reader thread start from ops->prepare, on first use. */
 void inval_fill_ops(struct dcache_ops *ops);
 
 /* Read every queued event and apply it before returning, in the calling
@@ -54,7 +55,9 @@ void inval_set_mounts_hook(void (*fn)(void));
 void inval_note_change(void);
 
 /* If inval_note_change() was called since the last drain, drain now.  Called
- * before every cache lookup; costs one atomic load when nothing is pending. */
+ * before every cache lookup; costs one atomic load when nothing is pending
+ * (and, while a lazy process has no reader thread yet, a coarse clock read:
+ * see inval_set_reader_delay). */
 void inval_sync(void);
 
 /* fork(): take / release the reader mutex around fork() so that the child
@@ -67,6 +70,18 @@ void inval_fork_parent(void);
  * not exist in the child); a later watch creates a new instance.  Call in the
  * child right after fork(), before dcache_fork_child(). */
 void inval_fork_child(void);
+
+/*
+ * Lazy reader: with ms > 0, the reader thread is not started with the
+ * instance but only once the process has used it for `ms` milliseconds
+ * (checked at inval_sync()); until then inval_sync() itself applies queued
+ * events, at most once per tick of CLOCK_MONOTONIC_COARSE, so that other
+ * processes' changes are still seen within one tick.  A short-lived process
+ * (a compiler) then never creates the thread, nor pays for its exit.  With
+ * 0 (the default) the thread starts with the instance.  Call before the
+ * first lookup; preload/ sets it, the unit tests keep the default.
+ */
+void inval_set_reader_delay(unsigned int ms);
 
 /* Whether the inotify instance and its reader thread are running. */
 int inval_active(void);
@@ -81,6 +96,9 @@ int inval_active(void);
  * must pass through until inval_recover() has run.  `nowait` = the caller
  * may hold one of our locks (a signal handler that interrupted the shim):
  * then nothing waits, at the cost described in inval.c.  Any thread.
+ * Our numbers also include the io_uring that holds the instance's last
+ * reference (inval.c, defer_final_release): for that one inval_fd_closing()
+ * only forgets the number; the instance stays.
  */
 int inval_owns_fd(int fd);
 /* Our number if it lies in [lo, hi], else -1. */

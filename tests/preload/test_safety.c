@@ -10,7 +10,10 @@
  *   - unshare(CLONE_NEWUSER) and setns() into a user namespace after cached
  *     lookups give the result they give without the shim (the shim's threads
  *     would make the kernel refuse);
- *   - chroot, mount and capset make the shim forget what it knew;
+ *   - chroot, mount, capset and every credential change (root -> nobody,
+ *     seteuid and back) make the shim forget what it knew;
+ *   - vfork()+exec and posix_spawn() children run, and the parent sees
+ *     what they created right after waitpid;
  *   - under fakeroot, attributes are never answered from the cache;
  *   - a program that uses inotify itself (inotifywait) works.
  *
@@ -33,6 +36,7 @@
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -40,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -511,6 +516,15 @@ static void test_shim_fd_closed_reader_thread_leaves(void **state)
 	(void)state;
 	make_dir(d, "reader");
 	fd = warm(d);
+	/* A process starts its reader thread only once it has used the cache
+	 * for 100 ms (inval_set_reader_delay): outlive that, then look up. */
+	{
+		struct timespec delay = { 0, 110 * 1000 * 1000 };
+
+		while (nanosleep(&delay, &delay) != 0 && errno == EINTR)
+			;
+	}
+	assert_int_equal(warm(d), fd);
 	before = count_tasks();
 	assert_int_equal(close(fd), 0);
 	/* close() returned after the reader had left poll() for good; the
@@ -786,6 +800,22 @@ static int run_self(char *const argv[], const char *extra, const char *drop, cha
 	return status;
 }
 
+/* The shim starts its threads only when they are needed: the reader once
+ * the process has used the cache for 100 ms, the call_rcu thread at the
+ * first free.  Make it run both (a chmod to the same mode drops f's cached
+ * attributes), so that there is something to stop before the namespace
+ * change. */
+static void start_shim_threads(const char *f)
+{
+	struct timespec t = { 0, 110 * 1000 * 1000 };
+	struct stat st;
+
+	while (nanosleep(&t, &t) != 0 && errno == EINTR)
+		;
+	if (stat(f, &st) == 0 && chmod(f, st.st_mode & 07777) == 0)
+		(void)stat(f, &st);
+}
+
 /* --unshare-user DIR: cached lookups in DIR, then unshare(CLONE_NEWUSER);
  * prints "rc errno threads-before" and checks lookups afterwards. */
 static int unshare_user_main(int argc, char **argv)
@@ -804,6 +834,7 @@ static int unshare_user_main(int argc, char **argv)
 		(void)stat(f, &st);
 		(void)stat(m, &st);
 	}
+	start_shim_threads(f);
 	d = opendir("/proc/self/task");
 	while (d && (de = readdir(d)))
 		threads += de->d_name[0] != '.';
@@ -852,6 +883,7 @@ static int setns_user_main(int argc, char **argv)
 		(void)stat(f, &st);
 		(void)stat(m, &st);
 	}
+	start_shim_threads(f);
 	d = opendir("/proc/self/task");
 	while (d && (de = readdir(d)))
 		threads += de->d_name[0] != '.';
@@ -1067,6 +1099,158 @@ static void test_capset_dropping_dac_override_forgets_access_answers(void **stat
 	(void)state;
 	make_dir(d, "capset");
 	in_child(capset_child, d);
+}
+
+/* Dropping from root to nobody: a path root could traverse (a 0700
+ * directory) is EACCES for nobody, as the kernel says, though root's positive
+ * answers for it were cached.  Each credential call empties the cache; the
+ * child checks after setresgid/setgroups/setresuid (real drop) and, in a
+ * second child, after seteuid/setegid only (and back to root with seteuid(0),
+ * where the root answers must return). */
+static void cred_paths(const char *dir, char *priv, char *f)
+{
+	xfmt(priv, PLEN, "%s/priv", dir);
+	xfmt(f, PLEN, "%s/priv/f", dir);
+}
+
+static void creds_drop_child(const char *dir)
+{
+	char priv[PLEN], f[PLEN];
+	struct stat st;
+	struct sres k;
+
+	cred_paths(dir, priv, f);
+	for (int i = 0; i < 3; i++)
+		(void)stat(f, &st), (void)access(f, R_OK);
+	child_exact(f, 50);
+	if (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+	    setresuid(65534, 65534, 65534) != 0)
+		_exit(51);
+	/* The kernel's own answer for nobody must be EACCES (else the test
+	 * would not test anything). */
+	k.rc = (int)raw_stat(f, &k.st, 0);
+	if (k.rc != -1 || errno != EACCES) {
+		dprintf(2, "child: raw stat as nobody: rc=%d errno=%s, expected EACCES\n", k.rc,
+			ename(errno));
+		_exit(52);
+	}
+	child_exact(f, 53);
+	child_exact(priv, 54);
+}
+
+static void creds_euid_child(const char *dir)
+{
+	char priv[PLEN], f[PLEN];
+	struct stat st;
+
+	cred_paths(dir, priv, f);
+	for (int i = 0; i < 3; i++)
+		(void)stat(f, &st), (void)access(f, R_OK);
+	if (setegid(65534) != 0 || seteuid(65534) != 0)
+		_exit(55);
+	child_exact(f, 56); /* EACCES for the effective nobody */
+	errno = 0;
+	if (stat(f, &st) != -1 || errno != EACCES) {
+		dprintf(2, "child: stat as euid nobody: errno=%s, expected EACCES\n", ename(errno));
+		_exit(57);
+	}
+	if (seteuid(0) != 0 || setegid(0) != 0)
+		_exit(58);
+	child_exact(f, 59); /* root again: found */
+	if (stat(f, &st) != 0)
+		_exit(60);
+}
+
+static void creds_setup(char *d, const char *name)
+{
+	char priv[PLEN], f[PLEN];
+
+	make_dir(d, name);
+	cred_paths(d, priv, f);
+	/* nobody may traverse the scratch tree down to d, but not priv. */
+	assert_int_equal(chmod(g_scratch, 0755), 0);
+	assert_int_equal(chmod(d, 0755), 0);
+	assert_int_equal(raw_mkdir(priv), 0);
+	assert_int_equal(chmod(priv, 0700), 0);
+	assert_int_equal(raw_file(f, 0644), 0);
+}
+
+static void test_credential_drop_to_nobody_makes_cached_path_eacces(void **state)
+{
+	char d[PLEN];
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("not root: cannot drop to nobody; skipped\n");
+		skip();
+	}
+	creds_setup(d, "creds-drop");
+	in_child(creds_drop_child, d);
+}
+
+static void test_seteuid_nobody_and_back_answers_follow_identity(void **state)
+{
+	char d[PLEN];
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("not root: cannot switch to nobody; skipped\n");
+		skip();
+	}
+	creds_setup(d, "creds-euid");
+	in_child(creds_euid_child, d);
+}
+
+/* vfork()+exec and posix_spawn() from a process whose cache holds answers:
+ * the children run (under the shim too) and what they create is seen by the
+ * parent right after waitpid, though it had cached the name as absent. */
+static int spawn_touch(int use_vfork, const char *p)
+{
+	char *argv[] = { "touch", (char *)p, NULL };
+	pid_t pid;
+	int status;
+
+	if (use_vfork) {
+		pid = vfork();
+		if (pid == 0) {
+			execve("/usr/bin/touch", argv, environ);
+			_exit(127);
+		}
+	} else if (posix_spawn(&pid, "/usr/bin/touch", NULL, NULL, argv, environ) != 0) {
+		return -1;
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+static void vfork_spawn_case(int use_vfork)
+{
+	char d[PLEN], p[PLEN];
+	struct stat st;
+
+	make_dir(d, use_vfork ? "vfork" : "spawn");
+	for (int i = 0; i < 5; i++) {
+		xfmt(p, sizeof p, "%s/new%d", d, i);
+		for (int j = 0; j < 3; j++)
+			(void)stat(p, &st); /* cached absent */
+		assert_exact("before", p);
+		assert_int_equal(spawn_touch(use_vfork, p), 0);
+		assert_exact("after the child's create and waitpid", p);
+		assert_int_equal(stat(p, &st), 0);
+	}
+}
+
+static void test_vfork_exec_child_runs_and_its_create_is_seen(void **state)
+{
+	(void)state;
+	vfork_spawn_case(1);
+}
+
+static void test_posix_spawn_child_runs_and_its_create_is_seen(void **state)
+{
+	(void)state;
+	vfork_spawn_case(0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1336,6 +1520,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_chroot_forgets_cached_root),
 		cmocka_unit_test(test_mount_and_umount_over_cached_dir_forget_it),
 		cmocka_unit_test(test_capset_dropping_dac_override_forgets_access_answers),
+		cmocka_unit_test(test_credential_drop_to_nobody_makes_cached_path_eacces),
+		cmocka_unit_test(test_seteuid_nobody_and_back_answers_follow_identity),
+		cmocka_unit_test(test_vfork_exec_child_runs_and_its_create_is_seen),
+		cmocka_unit_test(test_posix_spawn_child_runs_and_its_create_is_seen),
 		cmocka_unit_test(test_fakeroot_env_stat_never_answered_from_cache),
 		cmocka_unit_test(test_fakeroot_before_shim_in_preload_sees_faked_mode),
 		cmocka_unit_test(test_inotifywait_under_shim_sees_create_event),
