@@ -118,6 +118,7 @@ enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 			     * their times without any inotify event) */
 #define D_COMPLETE  0x10u /* directory: every name in it is hashed; others are absent */
 #define D_TTL       0x20u /* on a filesystem others change behind this kernel: expires */
+#define D_NOWATCH   0x40u /* with D_NOCACHE: no watch because of a watch limit or budget */
 
 struct dentry {
 	struct cds_lfht_node hnode;
@@ -338,11 +339,20 @@ static inline void note_growth_locked(void)
 
 #define STAT_BLOCKS 256
 struct stat_block {
-	uint64_t c[5];
+	uint64_t c[DCACHE_STAT_N_];
 };
 static struct stat_block stat_pool[STAT_BLOCKS + 1];
 static unsigned int stat_pool_used;
 static __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
+/* Set where a lookup gives up because a directory has no watch for lack of
+ * budget (D_NOWATCH); turned into DCACHE_STAT_PASS_WATCH by the lookup's
+ * DCACHE_STAT_PASS.  tls_last_nowatch: what the last pass was. */
+static __thread unsigned char tls_nowatch __attribute__((tls_model("initial-exec")));
+static __thread unsigned char tls_last_nowatch __attribute__((tls_model("initial-exec")));
+
+/* d (a directory the walk cannot go below) lacks a watch for lack of budget? */
+#define NOTE_NOWATCH(d) \
+	do { if (d_flags(d) & D_NOWATCH) tls_nowatch = 1; } while (0)
 
 void dcache_stat_inc(enum dcache_stat_id id)
 {
@@ -358,20 +368,33 @@ void dcache_stat_inc(enum dcache_stat_id id)
 		STORE_RELAXED(b->c[id], b->c[id] + 1); /* owner-only writer */
 	else
 		__atomic_fetch_add(&b->c[id], 1, __ATOMIC_RELAXED);
+	if (caa_unlikely(id == DCACHE_STAT_PASS)) {
+		tls_last_nowatch = tls_nowatch;
+		if (tls_nowatch) {
+			tls_nowatch = 0;
+			dcache_stat_inc(DCACHE_STAT_PASS_WATCH);
+		}
+	}
+}
+
+int dcache_last_pass_watch_limited(void)
+{
+	return tls_last_nowatch;
 }
 
 void dcache_stats_sum(struct dcache_stats *out)
 {
-	uint64_t c[5] = { 0 };
+	uint64_t c[DCACHE_STAT_N_] = { 0 };
 
 	for (unsigned int i = 0; i <= STAT_BLOCKS; i++)
-		for (int k = 0; k < 5; k++)
+		for (int k = 0; k < DCACHE_STAT_N_; k++)
 			c[k] += LOAD_RELAXED(stat_pool[i].c[k]);
 	out->hits = c[DCACHE_STAT_HIT];
 	out->neg_hits = c[DCACHE_STAT_NEG_HIT];
 	out->misses = c[DCACHE_STAT_MISS];
 	out->passthrough = c[DCACHE_STAT_PASS];
 	out->invalidations = c[DCACHE_STAT_INVAL];
+	out->pass_watch = c[DCACHE_STAT_PASS_WATCH];
 }
 
 /* Coarse monotonic clock for TTLs (vDSO; a few ns; jiffy resolution). */
@@ -1013,8 +1036,10 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 	const char *p = path;
 	uint64_t now = 0;
 
-	if (d_flags(root) & D_NOCACHE)
+	if (d_flags(root) & D_NOCACHE) {
+		NOTE_NOWATCH(root);
 		return DCACHE_PASS;
+	}
 	if (*p == '/') {
 		cur = root;
 	} else {
@@ -1100,8 +1125,10 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		}
 		if (len > NAME_MAX)
 			return DCACHE_PASS; /* filesystem-specific ENAMETOOLONG: the kernel's call */
-		if (d_flags(cur) & D_NOCACHE)
+		if (d_flags(cur) & D_NOCACHE) {
+			NOTE_NOWATCH(cur);
 			return DCACHE_PASS;
+		}
 
 		/* D_COMPLETE is sampled (acquire) BEFORE the lookup: the listing's
 		 * entries were hashed before it was set (release), so a lookup
@@ -1207,8 +1234,10 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		unsigned int bit = (unsigned int)amode + ((qflags & DCACHE_Q_EACCESS) ? 8 : 0);
 
 		if (amode != 0 && !(LOAD_RELAXED(res->access_ok) & (1u << bit))) {
-			if (d_flags(res) & (D_NOCACHE | D_NOATTR))
+			if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
+				NOTE_NOWATCH(res);
 				return DCACHE_PASS;
+			}
 			if (d_seq_retry(res, res_seq))
 				return WALK_RETRY;
 			m->kind = MISS_ACCESS;
@@ -1220,8 +1249,10 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 	if (qflags & DCACHE_Q_STAT) {
 		struct dcache_attr *a;
 
-		if (d_flags(res) & (D_NOCACHE | D_NOATTR))
+		if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
+			NOTE_NOWATCH(res);
 			return DCACHE_PASS;
+		}
 		a = LOAD_ACQUIRE(res->attr);
 		if (a && (d_flags(res) & D_TTL) && ttl_passed(a->expires, &now)) {
 			if (d_seq_retry(res, res_seq))
@@ -1273,10 +1304,16 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 		return false; /* transient (no thread, instance being replaced): retry later */
 	if (wd < 0) {
 		/* No watch, no coherence: nothing below d is cached.  A later
-		 * event on d's parent recreates d and tries again. */
+		 * event on d's parent recreates d and tries again.  A watch
+		 * limit (the kernel's, or the budget of invalidate/) is told
+		 * apart for the statistics. */
+		bool limit = wd == -ENOSPC || wd == -EMFILE;
+
 		d_write_begin(d);
-		STORE_RELAXED(d->flags, d->flags | D_NOCACHE);
+		STORE_RELAXED(d->flags, d->flags | D_NOCACHE | (limit ? D_NOWATCH : 0));
 		d_write_end(d);
+		if (limit)
+			tls_nowatch = 1;
 		return false;
 	}
 	d->wd = wd;
@@ -2002,8 +2039,10 @@ static int statx_attempt(const char *path, void *ctx, struct miss *m)
 	if (r != 0)
 		return r;
 	res = m->d;
-	if (d_flags(res) & (D_NOCACHE | D_NOATTR))
+	if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
+		NOTE_NOWATCH(res);
 		return DCACHE_PASS;
+	}
 	a = LOAD_ACQUIRE(res->attr);
 	if (a && (d_flags(res) & D_TTL) && ttl_passed(a->expires, &now)) {
 		if (d_seq_retry(res, m->seq))
@@ -2128,8 +2167,10 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 	uint64_t now = 0;
 
 	c->einval = 0;
-	if (d_flags(root) & D_NOCACHE)
+	if (d_flags(root) & D_NOCACHE) {
+		NOTE_NOWATCH(root);
 		return DCACHE_PASS;
+	}
 	if (*p == '/') {
 		cur = root;
 	} else {
@@ -2185,8 +2226,11 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 			m->d = cur;
 			return WALK_MISS;
 		}
-		if (len > NAME_MAX || (d_flags(cur) & D_NOCACHE))
+		if (len > NAME_MAX || (d_flags(cur) & D_NOCACHE)) {
+			if (len <= NAME_MAX)
+				NOTE_NOWATCH(cur);
 			return DCACHE_PASS;
+		}
 		/* Sampled before the lookup: see walk_rcu(). */
 		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
 		if (complete && (d_flags(cur) & D_TTL) &&
@@ -2698,7 +2742,7 @@ void dcache_reset(void)
 		ok = dc_ops->kernel_lstat("/", &st) == 0 && S_ISDIR(st.st_mode) &&
 		     dc_ops->fs_cacheable("/", st.st_dev) == 1;
 		d_write_begin(r);
-		STORE_RELAXED(r->flags, ok ? (r->flags & ~D_NOCACHE) : (r->flags | D_NOCACHE));
+		STORE_RELAXED(r->flags, ok ? (r->flags & ~(D_NOCACHE | D_NOWATCH)) : (r->flags | D_NOCACHE));
 		if (ok)
 			STORE_RELAXED(r->dev, st.st_dev);
 		d_write_end(r);

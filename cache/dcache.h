@@ -70,7 +70,8 @@ struct dcache_ops {
 	 * returns.  Returns a watch id >= 0 (the same id for the same inode),
 	 * -EAGAIN for a transient failure (the caller passes through and asks
 	 * again later), or another negative errno (nothing below `path` is
-	 * cached until the directory's dentry is recreated). */
+	 * cached until the directory's dentry is recreated; -ENOSPC and -EMFILE
+	 * mean a watch limit or budget, counted as DCACHE_STAT_PASS_WATCH). */
 	int (*watch_dir)(const char *path);
 	/* Drop one reference to watch `wd`; the last dentry using it is gone. */
 	void (*unwatch_dir)(int wd);
@@ -113,6 +114,8 @@ struct dcache_stats {
 	uint64_t misses;        /* kernel asked to populate the cache */
 	uint64_t passthrough;   /* the caller had to ask the kernel itself */
 	uint64_t invalidations; /* dentries killed or attributes dropped */
+	uint64_t pass_watch;    /* of passthrough: below a directory that got no watch
+				 * because of a watch limit (ops->watch_dir -ENOSPC/-EMFILE) */
 };
 
 enum dcache_stat_id {
@@ -121,6 +124,8 @@ enum dcache_stat_id {
 	DCACHE_STAT_MISS,
 	DCACHE_STAT_PASS,
 	DCACHE_STAT_INVAL,
+	DCACHE_STAT_PASS_WATCH, /* counted by the cache itself, with DCACHE_STAT_PASS */
+	DCACHE_STAT_N_
 };
 
 /* Install the ops and the memory cap (bytes; 0 = default 64 MiB).  Call once,
@@ -225,6 +230,9 @@ void dcache_fork_child(void);
 /* Add one to this thread's counter `id`.  Any thread; writes thread-local
  * memory only. */
 void dcache_stat_inc(enum dcache_stat_id id);
+/* Whether this thread's last lookup that passed through did so because of a
+ * watch limit (DCACHE_STAT_PASS_WATCH).  Any thread. */
+int dcache_last_pass_watch_limited(void);
 /* Sum every thread's counters into *out (racy snapshot).  Any thread. */
 void dcache_stats_sum(struct dcache_stats *out);
 

@@ -211,7 +211,7 @@ static int count_substr(const char *hay, const char *needle)
 #define FIELDS(X)                                                                          \
 	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved) X(lookups)   \
 	X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form) X(pass_write) X(pass_early)   \
-	X(watches) X(watch_fail) X(events) X(overflows) X(mismatches)
+	X(watches) X(watch_fail) X(events) X(overflows) X(mismatches) X(pass_watch_limit)
 enum {
 #define X(n) I_##n,
 	FIELDS(X)
@@ -440,7 +440,7 @@ static void test_launcher_command_not_found_exits_127(void **state)
 
 static void test_launcher_unknown_option_exits_125(void **state)
 {
-	char *argv[] = { (char *)g_launcher, "--strict", "--", "true", NULL };
+	char *argv[] = { (char *)g_launcher, "--frobnicate", "--", "true", NULL };
 	struct run r;
 
 	(void)state;
@@ -574,13 +574,14 @@ static void test_launcher_policy_options_set_their_environment_variables(void **
 		{ "RCUWALK_COMPLETE", "0" },	 { "RCUWALK_COMPLETE_MAX", "5" },
 		{ "RCUWALK_RACY_MS", "0" },	 { "RCUWALK_NO_NEGATIVE", "1" },
 		{ "RCUWALK_TTL_MS", "250" },	 { "RCUWALK_NEG_TTL_MS", "0" },
+		{ "RCUWALK_STRICT", "1" },	 { "RCUWALK_WATCH_BUDGET", "3" },
 	};
 	char *argv[] = { (char *)g_launcher, "--complete=0", "--complete-max", "5", "--racy-ms=0",
 			 "--no-negative", "--exclude=gen:/abs/dir", "--ttl-ms=250", "--neg-ttl-ms=0",
-			 "--", "env", NULL };
+			 "--strict", "--watch-budget", "3", "--", "env", NULL };
 	const char *env[] = { "RCUWALK_COMPLETE", "RCUWALK_COMPLETE_MAX", "RCUWALK_RACY_MS",
 			      "RCUWALK_NO_NEGATIVE", "RCUWALK_EXCLUDE", "RCUWALK_TTL_MS",
-			      "RCUWALK_NEG_TTL_MS", NULL };
+			      "RCUWALK_NEG_TTL_MS", "RCUWALK_STRICT", "RCUWALK_WATCH_BUDGET", NULL };
 	char v[PLEN], cwd[PLEN], excl[2 * PLEN];
 	struct run r;
 
@@ -641,7 +642,8 @@ static void test_launcher_bad_option_values_exit_125(void **state)
 {
 	static const char *const bad[] = { "--max-mb=lots", "--max-mb=0",   "--complete=-1",
 					   "--racy-ms=1x",  "--ttl-ms=",    "--no-negative=1",
-					   "--exclude=",    "--disable=yes" };
+					   "--exclude=",    "--disable=yes", "--strict=1",
+					   "--watch-budget=-3", "--watch-budget=many" };
 	struct run r;
 
 	(void)state;
@@ -982,7 +984,8 @@ static void test_stats_make_tree_summary_equals_sum_of_process_records(void **st
 		assert_int_equal(recs[i].v[I_passthrough],
 				 recs[i].v[I_pass_open] + recs[i].v[I_pass_cache] +
 					 recs[i].v[I_pass_dirfd] + recs[i].v[I_pass_form] +
-					 recs[i].v[I_pass_write] + recs[i].v[I_pass_early]);
+					 recs[i].v[I_pass_write] + recs[i].v[I_pass_early] +
+					 recs[i].v[I_pass_watch_limit]);
 	}
 	summary = slurp(sum, NULL);
 	fprintf(stderr, "%d records; the launcher's summary:\n%s", n, summary);
