@@ -205,7 +205,7 @@ void preload_write_record(const char *end)
 			RCUWALK_RECORD_FIELDS(RCUWALK_NAME_)
 #undef RCUWALK_NAME_
 		};
-		_Static_assert(sizeof(names) / sizeof(names[0]) == 18, "field count");
+		_Static_assert(sizeof(names) / sizeof(names[0]) == 19, "field count");
 
 		for (int i = 0; i < n; i++) {
 			*p++ = ' ';
