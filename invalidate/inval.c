@@ -126,6 +126,8 @@
 		    IN_ONLYDIR | IN_DONT_FOLLOW)
 #define FD_FLOOR 512 /* keep our fd out of the range programs loop over */
 #define READER_BATCH_NS 2000000L /* see reader_main() */
+#define DRAIN_QUANTUM_NS 200000L  /* see timed_drain_due(): no reader yet */
+#define BATCH_QUANTUM_NS 50000L   /* see timed_drain_due(): reader pausing */
 
 static pthread_mutex_t read_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t fd_mutex = PTHREAD_MUTEX_INITIALIZER;   /* I1: leaf */
@@ -160,10 +162,14 @@ static int budget_known;
  * first_use_ns: when the process created its first instance (under
  * fd_mutex; a later instance, after a give-up, is lazy only as long as the
  * process is younger than the delay);
- * last_drain_tick: the CLOCK_MONOTONIC_COARSE value sampled before the last
- * timed drain began (0: none yet; under read_mutex). */
+ * last_drain_tick: the DRAIN_QUANTUM_NS slot of CLOCK_MONOTONIC in which the
+ * last timed drain began (0: none yet; under read_mutex).
+ * reader_batching: the reader is in its READER_BATCH_NS pause after a read
+ * (set by the reader before the pause, cleared after it; read without a lock
+ * by inval_sync): lookups meanwhile drain per quantum themselves. */
 static long reader_delay_ns;
 static atomic_int reader_running;
+static atomic_int reader_batching;
 static long first_use_ns;
 static atomic_long last_drain_tick;
 /* The io_uring that holds the instance's last reference (defer_final_release):
@@ -408,8 +414,14 @@ static void *reader_main(void *arg)
 		{
 			struct timespec ts = { 0, READER_BATCH_NS };
 
+			/* Meanwhile a lookup applies queued events itself, at most
+			 * once per DRAIN_QUANTUM_NS (timed_drain_due()): the pause
+			 * saves the wakeups of a process that is not looking
+			 * anything up, never the freshness of one that is. */
+			atomic_store_explicit(&reader_batching, 1, memory_order_relaxed);
 			while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 				;
+			atomic_store_explicit(&reader_batching, 0, memory_order_relaxed);
 		}
 	}
 	reader_left(gen);
@@ -821,22 +833,32 @@ void inval_note_change(void)
 }
 
 /*
- * Without a reader thread (a lazy process's first reader_delay_ns), events
- * from other processes are applied here: by the first lookup of every tick of
- * CLOCK_MONOTONIC_COARSE (4 ms at HZ=250; 6 ns per call, vDSO).  An answer
- * given at time t therefore reflects every event queued before the last
- * timed drain began, which was less than one tick before t: foreign changes
- * are seen within one tick, as bounded as with the thread (its own latency
- * was measured at 0.08 ms median, 7 ms max).  This process's own changes and
- * its reaped children's are drained before the next lookup, as always.
+ * Without a reader thread (a lazy process's first reader_delay_ns), or while
+ * the reader pauses after a read (reader_batching), events from other
+ * processes are applied here: by the first lookup of every DRAIN_QUANTUM_NS
+ * slot of CLOCK_MONOTONIC (200 us without a reader, BATCH_QUANTUM_NS = 50 us
+ * while it pauses; ~20 ns per call, vDSO; one non-blocking read per slot in
+ * which the process looks something up).  An answer given
+ * at time t therefore reflects every event queued before the last timed
+ * drain began, which was less than one slot before t: foreign changes are
+ * seen within one slot plus the drain itself.  This process's own changes
+ * and its reaped children's are drained before the next lookup, as always.
+ * (A reader that sets reader_batching just after a lookup loaded it as 0 had
+ * just applied everything queued: that lookup is no staler than a drain.)
  */
 static inline int timed_drain_due(long *tick)
 {
-	if (__builtin_expect(atomic_load_explicit(&reader_running, memory_order_relaxed), 1))
+	struct timespec ts;
+
+	if (__builtin_expect(atomic_load_explicit(&reader_running, memory_order_relaxed), 1) &&
+	    __builtin_expect(!atomic_load_explicit(&reader_batching, memory_order_relaxed), 1))
 		return 0;
 	if (atomic_load_explicit(&inotify_fd, memory_order_relaxed) < 0)
 		return 0; /* no instance: nothing cached can be stale */
-	*tick = coarse_now_ns();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	*tick = ts.tv_sec * 1000000000L + ts.tv_nsec;
+	*tick -= *tick % (atomic_load_explicit(&reader_running, memory_order_relaxed) ?
+			  BATCH_QUANTUM_NS : DRAIN_QUANTUM_NS);
 	return *tick != atomic_load_explicit(&last_drain_tick, memory_order_acquire);
 }
 
@@ -940,6 +962,7 @@ void inval_fork_child(void)
 	atomic_fetch_add(&inst_gen, 1);
 	atomic_store(&reader_exit_gen, atomic_load(&inst_gen));
 	atomic_store(&reader_running, 0);
+	atomic_store(&reader_batching, 0);
 	atomic_store(&last_drain_tick, 0);
 	first_use_ns = 0; /* a fork child's lifetime is its own */
 	atomic_store(&drained_gen, atomic_load(&change_gen));
