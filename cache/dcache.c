@@ -350,9 +350,19 @@ static __thread struct stat_block *tls_stats __attribute__((tls_model("initial-e
 static __thread unsigned char tls_nowatch __attribute__((tls_model("initial-exec")));
 static __thread unsigned char tls_last_nowatch __attribute__((tls_model("initial-exec")));
 
-/* d (a directory the walk cannot go below) lacks a watch for lack of budget? */
-#define NOTE_NOWATCH(d) \
-	do { if (d_flags(d) & D_NOWATCH) tls_nowatch = 1; } while (0)
+/* Why the walk passes through at d, for the statistics: tls_nowatch is
+ * PASS_WHY_WATCH (no watch for lack of budget), PASS_WHY_FS (D_NOCACHE:
+ * uncached filesystem, excluded or unwatchable directory), PASS_WHY_ATTR
+ * (D_NOATTR) or PASS_WHY_RACY (set by populate_rcu). */
+enum { PASS_WHY_NONE, PASS_WHY_WATCH, PASS_WHY_FS, PASS_WHY_ATTR, PASS_WHY_RACY };
+#define NOTE_NOWATCH(d)                                                               \
+	do {                                                                          \
+		unsigned int f_ = d_flags(d);                                         \
+		tls_nowatch = (f_ & D_NOWATCH)	 ? PASS_WHY_WATCH                     \
+			      : (f_ & D_NOCACHE) ? PASS_WHY_FS                        \
+			      : (f_ & D_NOATTR)	 ? PASS_WHY_ATTR                      \
+						 : PASS_WHY_NONE;                     \
+	} while (0)
 
 void dcache_stat_inc(enum dcache_stat_id id)
 {
@@ -369,17 +379,23 @@ void dcache_stat_inc(enum dcache_stat_id id)
 	else
 		__atomic_fetch_add(&b->c[id], 1, __ATOMIC_RELAXED);
 	if (caa_unlikely(id == DCACHE_STAT_PASS)) {
-		tls_last_nowatch = tls_nowatch;
-		if (tls_nowatch) {
-			tls_nowatch = 0;
-			dcache_stat_inc(DCACHE_STAT_PASS_WATCH);
+		static const unsigned char why_stat[] = {
+			[PASS_WHY_WATCH] = DCACHE_STAT_PASS_WATCH, [PASS_WHY_FS] = DCACHE_STAT_PASS_FS,
+			[PASS_WHY_ATTR] = DCACHE_STAT_PASS_ATTR, [PASS_WHY_RACY] = DCACHE_STAT_PASS_RACY,
+		};
+		unsigned char why = tls_nowatch;
+
+		tls_last_nowatch = why;
+		if (why) {
+			tls_nowatch = PASS_WHY_NONE;
+			dcache_stat_inc((enum dcache_stat_id)why_stat[why]);
 		}
 	}
 }
 
 int dcache_last_pass_watch_limited(void)
 {
-	return tls_last_nowatch;
+	return tls_last_nowatch != PASS_WHY_NONE;
 }
 
 void dcache_stats_sum(struct dcache_stats *out)
@@ -395,6 +411,9 @@ void dcache_stats_sum(struct dcache_stats *out)
 	out->passthrough = c[DCACHE_STAT_PASS];
 	out->invalidations = c[DCACHE_STAT_INVAL];
 	out->pass_watch = c[DCACHE_STAT_PASS_WATCH];
+	out->pass_fs = c[DCACHE_STAT_PASS_FS];
+	out->pass_attr = c[DCACHE_STAT_PASS_ATTR];
+	out->pass_racy = c[DCACHE_STAT_PASS_RACY];
 }
 
 /* Coarse monotonic clock for TTLs (vDSO; a few ns; jiffy resolution). */
@@ -1312,8 +1331,7 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 		d_write_begin(d);
 		STORE_RELAXED(d->flags, d->flags | D_NOCACHE | (limit ? D_NOWATCH : 0));
 		d_write_end(d);
-		if (limit)
-			tls_nowatch = 1;
+		tls_nowatch = limit ? PASS_WHY_WATCH : PASS_WHY_FS;
 		return false;
 	}
 	d->wd = wd;
@@ -1731,6 +1749,7 @@ static int populate_rcu(struct miss *m)
 			/* The kernel's answer for the object the walk resolved: give
 			 * it to this caller, keep nothing. */
 			m->st = st;
+			tls_nowatch = PASS_WHY_RACY;
 			return POP_ANSWERED;
 		}
 		pthread_mutex_lock(&dcache_mutex);

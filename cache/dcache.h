@@ -116,6 +116,10 @@ struct dcache_stats {
 	uint64_t invalidations; /* dentries killed or attributes dropped */
 	uint64_t pass_watch;    /* of passthrough: below a directory that got no watch
 				 * because of a watch limit (ops->watch_dir -ENOSPC/-EMFILE) */
+	uint64_t pass_fs;       /* of passthrough: a filesystem not cached (pseudo, unknown),
+				 * an excluded directory, or one that cannot be watched */
+	uint64_t pass_attr;     /* of passthrough: attributes never kept (st_nlink > 1, FIFOs...) */
+	uint64_t pass_racy;     /* of passthrough: mtime/ctime too recent (RCUWALK_RACY_MS) */
 };
 
 enum dcache_stat_id {
@@ -125,6 +129,9 @@ enum dcache_stat_id {
 	DCACHE_STAT_PASS,
 	DCACHE_STAT_INVAL,
 	DCACHE_STAT_PASS_WATCH, /* counted by the cache itself, with DCACHE_STAT_PASS */
+	DCACHE_STAT_PASS_FS,    /* likewise: uncached filesystem, excluded or unwatchable dir */
+	DCACHE_STAT_PASS_ATTR,  /* likewise: attributes never kept (hard links, FIFOs, devices) */
+	DCACHE_STAT_PASS_RACY,  /* likewise: racy timestamps, the kernel's answer not kept */
 	DCACHE_STAT_N_
 };
 

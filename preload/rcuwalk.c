@@ -448,8 +448,11 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	pct(p, sizeof(p), v[F_passthrough], v[F_lookups]);
 	LINE("passthrough", v[F_passthrough], p, "answered by the real call, because:");
 	LINE("  pass_open", v[F_pass_open], "", "open() of an existing name (needs the kernel's fd)");
+	LINE("  pass_fs", v[F_pass_fs], "", "filesystem not cached (/proc, /sys...), dir excluded or not watchable");
+	LINE("  pass_attr", v[F_pass_attr], "", "attributes never kept: hard-linked file, FIFO, device");
+	LINE("  pass_racy", v[F_pass_racy], "", "mtime/ctime younger than --racy-ms: kernel's answer, not kept");
 	LINE("  pass_cache", v[F_pass_cache], "",
-	     "cache declined: fs not cached (/proc...), dir excluded or not watchable, hard link, race, other error");
+	     "cache declined otherwise: race with an event, kernel error (EACCES...), long name");
 	LINE("  pass_dirfd", v[F_pass_dirfd], "", "relative to a real directory fd");
 	LINE("  pass_form", v[F_pass_form], "", "flags/arguments not modelled (AT_EMPTY_PATH, ...)");
 	LINE("  pass_write", v[F_pass_write], "", "open for writing or creating");

@@ -43,6 +43,16 @@
  *                 (RCUWALK_WATCH_BUDGET) or the kernel's limits
  *                 (max_user_watches, max_user_instances).  One of the pass_*
  *                 reasons (passthrough is their sum); appended last.
+ *   pass_fs       lookups passed through because the filesystem is not cached
+ *                 (proc, sysfs, devtmpfs, unknown types), the directory is
+ *                 excluded (RCUWALK_EXCLUDE) or could not be watched
+ *                 (permissions).  One of the pass_* reasons.
+ *   pass_attr     stat-type lookups of files whose attributes are never kept
+ *                 (st_nlink > 1, FIFOs, sockets, devices).  A pass_* reason.
+ *   pass_racy     stat-type lookups of files whose mtime/ctime is younger than
+ *                 RCUWALK_RACY_MS: the kernel's answer, not kept.  A pass_*
+ *                 reason.  pass_cache is what is left (races with events,
+ *                 kernel errors such as EACCES, names > NAME_MAX).
  *
  * end= says which end of the process image wrote it:
  *   dtor  exit() or return from main (the library destructor)
@@ -64,7 +74,7 @@
 	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved)     \
 	X(lookups) X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form)          \
 	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows) \
-	X(mismatches) X(pass_watch_limit)
+	X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)
 
 #define RCUWALK_RECORD_PID_DIGITS 10
 #define RCUWALK_RECORD_NUM_DIGITS 20
