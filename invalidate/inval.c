@@ -307,11 +307,15 @@ static void mounts_check_locked(int fd, unsigned int gen, int *pending)
 			p[n].events = POLLIN;
 			p[n++].revents = 0;
 		}
-		if (n && poll(p, (nfds_t)n, 0) > 0) {
+		int r = n ? poll(p, (nfds_t)n, 0) : 0;
+
+		if (r > 0) {
 			changed = s >= 0 && (p[0].revents & (POLLPRI | POLLERR)) &&
 				  !(p[0].revents & POLLNVAL);
 			if (pending)
 				*pending = (p[n - 1].revents & POLLIN) != 0;
+		} else if (r < 0 && pending) {
+			*pending = 1; /* poll failed (EINTR, ENOMEM): read to be sure */
 		}
 	}
 	fd_unlock();
@@ -789,13 +793,14 @@ void inval_fill_ops(struct dcache_ops *ops)
 void inval_drain(void)
 {
 	unsigned int gen = atomic_load(&inst_gen);
-	int fd = atomic_load(&inotify_fd);
+	int fd = atomic_load(&inotify_fd), pending = 0;
 
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&read_mutex);
-	mounts_check_locked(fd, gen, NULL);
-	read_all_locked(fd, gen);
+	mounts_check_locked(fd, gen, &pending);
+	if (pending)
+		read_all_locked(fd, gen);
 	pthread_mutex_unlock(&read_mutex);
 }
 
@@ -901,12 +906,16 @@ void inval_sync(void)
 	if ((long)(atomic_load(&drained_gen) - want) < 0 ||
 	    (tick && tick != atomic_load(&last_drain_tick))) {
 		unsigned long now = atomic_load(&change_gen);
+		int pending = 0;
 
 		/* Cut short if the instance is given up meanwhile: then
 		 * `recovering` is set and the caller passes through (I4).
-		 * A mount made by a reaped child is seen here too. */
-		mounts_check_locked(fd, gen, NULL);
-		read_all_locked(fd, gen);
+		 * A mount made by a reaped child is seen here too.  One poll()
+		 * asks about both; read() only if events are queued (the
+		 * timed drains mostly find none). */
+		mounts_check_locked(fd, gen, &pending);
+		if (pending)
+			read_all_locked(fd, gen);
 		atomic_store(&drained_gen, now);
 		if (tick)
 			atomic_store_explicit(&last_drain_tick, tick, memory_order_release);
