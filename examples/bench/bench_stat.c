@@ -28,7 +28,8 @@
  *
  * Options: -n N (calls per round, default 200000), -k K (rounds, default 11),
  *          -m M (files per round for the first-lookup case, default 5000),
- *          -t T (max threads, default online CPUs), -M M2 (files for the
+ *          -t T (max threads, default online CPUs), -N ops per thread for
+ *          the scaling case (default: N), -M M2 (files for the
  *          memory case, default 20000), -c FILE (also write the figures as
  *          '|'-separated lines to FILE, for examples/bench.sh).
  */
@@ -571,7 +572,7 @@ static long parse_long(const char *s, const char *opt)
 
 int main(int argc, char **argv)
 {
-	long n = 200000, m = 5000, m2 = 20000;
+	long n = 200000, m = 5000, m2 = 20000, tn = 0;
 	int k = 11, opt;
 	long maxt = sysconf(_SC_NPROCESSORS_ONLN);
 	const char *csv_path = NULL;
@@ -582,7 +583,7 @@ int main(int argc, char **argv)
 	int shim = pre && strstr(pre, "librcuwalk") != NULL;
 	int failed = 0;
 
-	while ((opt = getopt(argc, argv, "n:k:m:t:M:c:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:k:m:t:N:M:c:h")) != -1) {
 		switch (opt) {
 		case 'n':
 			n = parse_long(optarg, "-n");
@@ -596,6 +597,9 @@ int main(int argc, char **argv)
 		case 't':
 			maxt = parse_long(optarg, "-t");
 			break;
+		case 'N':
+			tn = parse_long(optarg, "-N");
+			break;
 		case 'M':
 			m2 = parse_long(optarg, "-M");
 			break;
@@ -604,7 +608,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: %s [-n calls_per_round] [-k rounds] [-m first_lookup_files]\n"
-				"          [-t max_threads] [-M memory_files] [-c csv_file]\n",
+				"          [-t max_threads] [-N ops_per_thread] [-M memory_files] [-c csv_file]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
@@ -716,7 +720,7 @@ int main(int argc, char **argv)
 		print_row(name, &res);
 	}
 
-	thread_scaling((int)maxt, p5, n, k);
+	thread_scaling((int)maxt, p5, tn ? tn : n, k);
 	memory_case(m2);
 
 	if (chdir(oldcwd) != 0 && chdir("/") != 0)
