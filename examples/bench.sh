@@ -125,6 +125,7 @@ trap 'exit 130' INT TERM
 log=$out/bench.log
 exec > >(tee "$log") 2>&1
 start_s=$(date +%s)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "bench.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'),"\
 " mode $( ((quick)) && echo quick || echo full), make -j$jobs, scratch $tmp"
 
@@ -433,6 +434,7 @@ fi
 	echo "|---|---|"
 	echo "| date | $(date -u '+%Y-%m-%d %H:%M UTC') |"
 	echo "| machine | $machine |"
+	echo "| load average | $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (other work on the machine shows here: the ratios are measured in the same run, alternating) |"
 	echo "| rcuwalk | commit $commit, Release build |"
 	echo "| command | \`$cmdline\` ($( ((quick)) && echo 'quick mode: smoke figures, not for quoting' || echo 'full mode'), ${elapsed} s) |"
 	echo "| builds | \`make -j$jobs\`, $runs alternating run(s) each way, \`$(realpath --relative-to="$root" "$launcher") -- make\` vs \`make\`; FUSE = \`bindfs\` of the same tree (default options) |"
