@@ -64,7 +64,7 @@ if ((quick)); then
 	runs=1 gen_tus=20 fuse_tus=4 glib_tus=4 spawn_n=100 spawn_b=4
 else
 	micro_args=(-n 100000 -k 9 -m 5000 -N 1000000 -M 20000)
-	runs=5 gen_tus=200 fuse_tus=24 glib_tus=24 spawn_n=1000 spawn_b=10
+	runs=5 gen_tus=200 fuse_tus=24 glib_tus=24 spawn_n=1000 spawn_b=20
 fi
 idirs=40 headers=1000
 
@@ -495,7 +495,7 @@ fi
 			if (nb) {
 				print "## Builds (`make` wall time, seconds; median of alternating runs)"
 				print ""
-				print "| project | fs | TUs | runs | no shim (min-max) | shim (min-max) | shim/none median | per-run ratio min-max | outputs identical |"
+				print "| project | fs | TUs | runs | no shim (min-max) | shim (min-max) | ratio of the medians | shim/none per run pair: median (min-max) | outputs identical |"
 				print "|---|---|---:|---:|---:|---:|---:|---:|---|"
 				for (i = 1; i <= nb; i++) {
 					k = border[i]; split(k, p, "|")
@@ -505,10 +505,12 @@ fi
 					for (j = 1; j <= n2; j++) { b[j] = bv[k, "shim", j]; if (b[j] < lo2) lo2 = b[j]; if (b[j] > hi2) hi2 = b[j] }
 					m1 = med(a, n1); m2 = med(b, n2)
 					rlo2 = 1e9; rhi2 = 0
-					for (r = 1; r <= bruns[k]; r++) { q = brun[k, r, "shim"] / brun[k, r, "none"]; if (q < rlo2) rlo2 = q; if (q > rhi2) rhi2 = q }
-					ratio[k] = m2 / m1; worst[k] = rhi2
-					printf "| %s | %s | %d | %d | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | **%.3f** | %.3f-%.3f | %s |\n", p[1] == "glib" ? "GLib/GIO" : "generated", p[2] == "fuse" ? "FUSE (bindfs)" : "local disk", btus[k], bruns[k], m1, lo1, hi1, m2, lo2, hi2, m2 / m1, rlo2, rhi2, ident[k]
+					for (r = 1; r <= bruns[k]; r++) { q = brun[k, r, "shim"] / brun[k, r, "none"]; pq[r] = q; if (q < rlo2) rlo2 = q; if (q > rhi2) rhi2 = q }
+					ratio[k] = med(pq, bruns[k]); worst[k] = rhi2
+					printf "| %s | %s | %d | %d | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.3f | **%.3f** (%.3f-%.3f) | %s |\n", p[1] == "glib" ? "GLib/GIO" : "generated", p[2] == "fuse" ? "FUSE (bindfs)" : "local disk", btus[k], bruns[k], m1, lo1, hi1, m2, lo2, hi2, m2 / m1, ratio[k], rlo2, rhi2, ident[k]
 				}
+				print ""
+				print "A run pair is one build without and one with the shim, back to back (the order alternates). The goals below use the median of the pair ratios: on a shared machine whose load drifts over minutes, it compares builds made under the same load."
 				print ""
 				print "generated: `examples/gen-include-project.sh DIR TUS 40 1000` (40 -I dirs, 1000 headers, 8 in 10 found only in the last 4 -I dirs, 12 system headers per TU); the FUSE runs build a " fuse_tus "-TU project of the same generator and headers (a full " gen_tus "-TU build on bindfs takes minutes). GLib/GIO: TUs including glib.h, glib-object.h, gio/gio.h and project headers, with six project -I dirs before `pkg-config --cflags gio-2.0` (only the project tree is on FUSE: GLib'"'"'s headers are read from /usr/include on disk)."
 				print ""
@@ -556,7 +558,7 @@ fi
 				if (p[2] == "fuse") goal("FUSE build, " pn, "<= 0.33x", sprintf("%.3f", ratio[k]), ratio[k] <= 0.33)
 				else {
 					goal("local-disk build, " pn, "<= 0.97x", sprintf("%.3f", ratio[k]), ratio[k] <= 0.97)
-					goal("local-disk build, " pn ", never slower", "<= 1.02x (median; worst run pair shown)", sprintf("%.3f (worst pair %.3f)", ratio[k], worst[k]), ratio[k] <= 1.02)
+					goal("local-disk build, " pn ", never slower", "<= 1.02x (median pair; worst pair shown)", sprintf("%.3f (worst pair %.3f)", ratio[k], worst[k]), ratio[k] <= 1.02)
 				}
 			}
 			for (i = 1; i <= nsys; i++) goal("path syscalls removed, " (sysorder[i] == "glib" ? "GLib/GIO" : "generated"), "(reported)", removed[sysorder[i]], -1)
