@@ -119,7 +119,8 @@ enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 			     * their times without any inotify event) */
 #define D_COMPLETE  0x10u /* directory: every name in it is hashed; others are absent */
 #define D_TTL       0x20u /* on a filesystem others change behind this kernel: expires */
-#define D_LISTED    0x40u /* regular file typed from a listing, never lstat'ed: its
+#define D_NOWATCH   0x40u /* with D_NOCACHE: no watch because of a watch limit or budget */
+#define D_LISTED    0x80u /* regular file typed from a listing, never lstat'ed: its
 			     * st_nlink (hard links: D_NOATTR) is not known yet */
 
 struct dentry {
@@ -348,11 +349,30 @@ static inline void note_growth_locked(void)
 
 #define STAT_BLOCKS 256
 struct stat_block {
-	uint64_t c[5];
+	uint64_t c[DCACHE_STAT_N_];
 };
 static struct stat_block stat_pool[STAT_BLOCKS + 1];
 static unsigned int stat_pool_used;
 static __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
+/* Set where a lookup gives up because a directory has no watch for lack of
+ * budget (D_NOWATCH); turned into DCACHE_STAT_PASS_WATCH by the lookup's
+ * DCACHE_STAT_PASS.  tls_last_nowatch: what the last pass was. */
+static __thread unsigned char tls_nowatch __attribute__((tls_model("initial-exec")));
+static __thread unsigned char tls_last_nowatch __attribute__((tls_model("initial-exec")));
+
+/* Why the walk passes through at d, for the statistics: tls_nowatch is
+ * PASS_WHY_WATCH (no watch for lack of budget), PASS_WHY_FS (D_NOCACHE:
+ * uncached filesystem, excluded or unwatchable directory), PASS_WHY_ATTR
+ * (D_NOATTR) or PASS_WHY_RACY (set by populate_rcu). */
+enum { PASS_WHY_NONE, PASS_WHY_WATCH, PASS_WHY_FS, PASS_WHY_ATTR, PASS_WHY_RACY };
+#define NOTE_NOWATCH(d)                                                               \
+	do {                                                                          \
+		unsigned int f_ = d_flags(d);                                         \
+		tls_nowatch = (f_ & D_NOWATCH)	 ? PASS_WHY_WATCH                     \
+			      : (f_ & D_NOCACHE) ? PASS_WHY_FS                        \
+			      : (f_ & D_NOATTR)	 ? PASS_WHY_ATTR                      \
+						 : PASS_WHY_NONE;                     \
+	} while (0)
 
 void dcache_stat_inc(enum dcache_stat_id id)
 {
@@ -368,20 +388,42 @@ void dcache_stat_inc(enum dcache_stat_id id)
 		STORE_RELAXED(b->c[id], b->c[id] + 1); /* owner-only writer */
 	else
 		__atomic_fetch_add(&b->c[id], 1, __ATOMIC_RELAXED);
+	if (caa_unlikely(id == DCACHE_STAT_PASS)) {
+		static const unsigned char why_stat[] = {
+			[PASS_WHY_WATCH] = DCACHE_STAT_PASS_WATCH, [PASS_WHY_FS] = DCACHE_STAT_PASS_FS,
+			[PASS_WHY_ATTR] = DCACHE_STAT_PASS_ATTR, [PASS_WHY_RACY] = DCACHE_STAT_PASS_RACY,
+		};
+		unsigned char why = tls_nowatch;
+
+		tls_last_nowatch = why;
+		if (why) {
+			tls_nowatch = PASS_WHY_NONE;
+			dcache_stat_inc((enum dcache_stat_id)why_stat[why]);
+		}
+	}
+}
+
+int dcache_last_pass_watch_limited(void)
+{
+	return tls_last_nowatch != PASS_WHY_NONE;
 }
 
 void dcache_stats_sum(struct dcache_stats *out)
 {
-	uint64_t c[5] = { 0 };
+	uint64_t c[DCACHE_STAT_N_] = { 0 };
 
 	for (unsigned int i = 0; i <= STAT_BLOCKS; i++)
-		for (int k = 0; k < 5; k++)
+		for (int k = 0; k < DCACHE_STAT_N_; k++)
 			c[k] += LOAD_RELAXED(stat_pool[i].c[k]);
 	out->hits = c[DCACHE_STAT_HIT];
 	out->neg_hits = c[DCACHE_STAT_NEG_HIT];
 	out->misses = c[DCACHE_STAT_MISS];
 	out->passthrough = c[DCACHE_STAT_PASS];
 	out->invalidations = c[DCACHE_STAT_INVAL];
+	out->pass_watch = c[DCACHE_STAT_PASS_WATCH];
+	out->pass_fs = c[DCACHE_STAT_PASS_FS];
+	out->pass_attr = c[DCACHE_STAT_PASS_ATTR];
+	out->pass_racy = c[DCACHE_STAT_PASS_RACY];
 }
 
 /* Coarse monotonic clock for TTLs (vDSO; a few ns; jiffy resolution). */
@@ -1024,8 +1066,10 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 	const char *p = path;
 	uint64_t now = 0;
 
-	if (d_flags(root) & D_NOCACHE)
+	if (d_flags(root) & D_NOCACHE) {
+		NOTE_NOWATCH(root);
 		return DCACHE_PASS;
+	}
 	if (*p == '/') {
 		cur = root;
 	} else {
@@ -1111,8 +1155,10 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		}
 		if (len > NAME_MAX)
 			return DCACHE_PASS; /* filesystem-specific ENAMETOOLONG: the kernel's call */
-		if (d_flags(cur) & D_NOCACHE)
+		if (d_flags(cur) & D_NOCACHE) {
+			NOTE_NOWATCH(cur);
 			return DCACHE_PASS;
+		}
 
 		/* D_COMPLETE is sampled (acquire) BEFORE the lookup: the listing's
 		 * entries were hashed before it was set (release), so a lookup
@@ -1218,8 +1264,10 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		unsigned int bit = (unsigned int)amode + ((qflags & DCACHE_Q_EACCESS) ? 8 : 0);
 
 		if (amode != 0 && !(LOAD_RELAXED(res->access_ok) & (1u << bit))) {
-			if (d_flags(res) & (D_NOCACHE | D_NOATTR))
+			if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
+				NOTE_NOWATCH(res);
 				return DCACHE_PASS;
+			}
 			if (d_seq_retry(res, res_seq))
 				return WALK_RETRY;
 			if (d_flags(res) & D_LISTED) {
@@ -1239,8 +1287,10 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 	if (qflags & DCACHE_Q_STAT) {
 		struct dcache_attr *a;
 
-		if (d_flags(res) & (D_NOCACHE | D_NOATTR))
+		if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
+			NOTE_NOWATCH(res);
 			return DCACHE_PASS;
+		}
 		a = LOAD_ACQUIRE(res->attr);
 		if (a && (d_flags(res) & D_TTL) && ttl_passed(a->expires, &now)) {
 			if (d_seq_retry(res, res_seq))
@@ -1292,10 +1342,15 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 		return false; /* transient (no thread, instance being replaced): retry later */
 	if (wd < 0) {
 		/* No watch, no coherence: nothing below d is cached.  A later
-		 * event on d's parent recreates d and tries again. */
+		 * event on d's parent recreates d and tries again.  A watch
+		 * limit (the kernel's, or the budget of invalidate/) is told
+		 * apart for the statistics. */
+		bool limit = wd == -ENOSPC || wd == -EMFILE;
+
 		d_write_begin(d);
-		STORE_RELAXED(d->flags, d->flags | D_NOCACHE);
+		STORE_RELAXED(d->flags, d->flags | D_NOCACHE | (limit ? D_NOWATCH : 0));
 		d_write_end(d);
+		tls_nowatch = limit ? PASS_WHY_WATCH : PASS_WHY_FS;
 		return false;
 	}
 	d->wd = wd;
@@ -1748,6 +1803,7 @@ static int populate_rcu(struct miss *m)
 			/* The kernel's answer for the object the walk resolved: give
 			 * it to this caller, keep nothing. */
 			m->st = st;
+			tls_nowatch = PASS_WHY_RACY;
 			return POP_ANSWERED;
 		}
 		pthread_mutex_lock(&dcache_mutex);
@@ -2058,8 +2114,10 @@ static int statx_attempt(const char *path, void *ctx, struct miss *m)
 	if (r != 0)
 		return r;
 	res = m->d;
-	if (d_flags(res) & (D_NOCACHE | D_NOATTR))
+	if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
+		NOTE_NOWATCH(res);
 		return DCACHE_PASS;
+	}
 	a = LOAD_ACQUIRE(res->attr);
 	if (a && (d_flags(res) & D_TTL) && ttl_passed(a->expires, &now)) {
 		if (d_seq_retry(res, m->seq))
@@ -2184,8 +2242,10 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 	uint64_t now = 0;
 
 	c->einval = 0;
-	if (d_flags(root) & D_NOCACHE)
+	if (d_flags(root) & D_NOCACHE) {
+		NOTE_NOWATCH(root);
 		return DCACHE_PASS;
+	}
 	if (*p == '/') {
 		cur = root;
 	} else {
@@ -2251,8 +2311,11 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 			m->d = cur;
 			return WALK_MISS;
 		}
-		if (len > NAME_MAX || (d_flags(cur) & D_NOCACHE))
+		if (len > NAME_MAX || (d_flags(cur) & D_NOCACHE)) {
+			if (len <= NAME_MAX)
+				NOTE_NOWATCH(cur);
 			return DCACHE_PASS;
+		}
 		/* Sampled before the lookup: see walk_rcu(). */
 		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
 		if (complete && (d_flags(cur) & D_TTL) &&
@@ -2770,7 +2833,7 @@ void dcache_reset(void)
 		ok = dc_ops->kernel_lstat("/", &st) == 0 && S_ISDIR(st.st_mode) &&
 		     dc_ops->fs_cacheable("/", st.st_dev) == 1;
 		d_write_begin(r);
-		STORE_RELAXED(r->flags, ok ? (r->flags & ~D_NOCACHE) : (r->flags | D_NOCACHE));
+		STORE_RELAXED(r->flags, ok ? (r->flags & ~(D_NOCACHE | D_NOWATCH)) : (r->flags | D_NOCACHE));
 		if (ok)
 			STORE_RELAXED(r->dev, st.st_dev);
 		d_write_end(r);

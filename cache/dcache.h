@@ -70,7 +70,8 @@ struct dcache_ops {
 	 * returns.  Returns a watch id >= 0 (the same id for the same inode),
 	 * -EAGAIN for a transient failure (the caller passes through and asks
 	 * again later), or another negative errno (nothing below `path` is
-	 * cached until the directory's dentry is recreated). */
+	 * cached until the directory's dentry is recreated; -ENOSPC and -EMFILE
+	 * mean a watch limit or budget, counted as DCACHE_STAT_PASS_WATCH). */
 	int (*watch_dir)(const char *path);
 	/* Drop one reference to watch `wd`; the last dentry using it is gone. */
 	void (*unwatch_dir)(int wd);
@@ -124,6 +125,12 @@ struct dcache_stats {
 	uint64_t misses;        /* kernel asked to populate the cache */
 	uint64_t passthrough;   /* the caller had to ask the kernel itself */
 	uint64_t invalidations; /* dentries killed or attributes dropped */
+	uint64_t pass_watch;    /* of passthrough: below a directory that got no watch
+				 * because of a watch limit (ops->watch_dir -ENOSPC/-EMFILE) */
+	uint64_t pass_fs;       /* of passthrough: a filesystem not cached (pseudo, unknown),
+				 * an excluded directory, or one that cannot be watched */
+	uint64_t pass_attr;     /* of passthrough: attributes never kept (st_nlink > 1, FIFOs...) */
+	uint64_t pass_racy;     /* of passthrough: mtime/ctime too recent (RCUWALK_RACY_MS) */
 };
 
 enum dcache_stat_id {
@@ -132,6 +139,11 @@ enum dcache_stat_id {
 	DCACHE_STAT_MISS,
 	DCACHE_STAT_PASS,
 	DCACHE_STAT_INVAL,
+	DCACHE_STAT_PASS_WATCH, /* counted by the cache itself, with DCACHE_STAT_PASS */
+	DCACHE_STAT_PASS_FS,    /* likewise: uncached filesystem, excluded or unwatchable dir */
+	DCACHE_STAT_PASS_ATTR,  /* likewise: attributes never kept (hard links, FIFOs, devices) */
+	DCACHE_STAT_PASS_RACY,  /* likewise: racy timestamps, the kernel's answer not kept */
+	DCACHE_STAT_N_
 };
 
 /* Install the ops and the memory cap (bytes; 0 = default 64 MiB).  Call once,
@@ -236,6 +248,9 @@ void dcache_fork_child(void);
 /* Add one to this thread's counter `id`.  Any thread; writes thread-local
  * memory only. */
 void dcache_stat_inc(enum dcache_stat_id id);
+/* Whether this thread's last lookup that passed through did so because of a
+ * watch limit (DCACHE_STAT_PASS_WATCH).  Any thread. */
+int dcache_last_pass_watch_limited(void);
 /* Sum every thread's counters into *out (racy snapshot).  Any thread. */
 void dcache_stats_sum(struct dcache_stats *out);
 

@@ -49,6 +49,10 @@
  *  fd_mutex, dcache writer mutex -> fd_mutex (watch_dir, unwatch_dir).
  *  A vfork() or raw clone() child shares our memory or a copy of it but not
  *  our fd table: its closes are its own (owner_pid check).
+ *  The instance's other numbers (the two /proc/self/mountinfo fds, see
+ *  "Mounts" below) are guarded the same way: closing any of them gives the
+ *  whole instance up, and the numbers the host did not close are closed by
+ *  us once the reader has left (leaked, not closed, when nothing may wait).
  *  The io_uring that holds the instance's last reference (ring_fd) is a
  *  number of ours too: the host closing it only makes us forget it; giving
  *  the instance up closes it (under fd_mutex, or from inval_recover() when
@@ -57,6 +61,41 @@
  *  static or Go code), and another thread of the program closing numbers it
  *  does not own while start_locked() creates the instance (before the number
  *  is published), which would hit glibc's own transient fds just the same.
+ *
+ * Mounts
+ * ======
+ * A mount or unmount changes what a path resolves to without any inotify
+ * event.  /proc/self/mountinfo reports a change of the mount namespace's
+ * table through poll() (POLLPRI|POLLERR), once per open file description:
+ * the poll that reports it also consumes it.  So each instance opens it
+ * twice:
+ *  mnt_rfd  the reader thread's doorbell, in its blocking poll(); opened
+ *           when the reader starts (a lazy process's first lookups ask
+ *           mnt_sfd in their timed drains instead), and the reader asks
+ *           mnt_sfd once before its first poll;
+ *  mnt_sfd  consumed only under read_mutex (mounts_check_locked), by the
+ *           reader when its doorbell rings, by the synchronous drains
+ *           (inval_sync, inval_drain: a mount made by a reaped child is seen
+ *           at the sync point) and by strict mode.  Whoever sees the change
+ *           empties the cache (dcache_reset) before releasing read_mutex, so
+ *           a thread that takes read_mutex and finds nothing pending knows
+ *           that every change made before it is applied.
+ * The fds belong to the mount namespace of the process when the instance
+ * was created: entering another one (unshare, setns) gives the instance up
+ * (shim.c), and the next instance opens them in the new namespace.
+ *
+ * Watch budget
+ * ============
+ * The kernel's max_user_watches is shared by every process of the user
+ * (editors, file watchers).  An instance holds at most `budget` directory
+ * watches (inval_set_watch_budget); over it, or at the kernel's limit
+ * (ENOSPC), watch_dir answers -ENOSPC and the directory passes through.
+ * st_watches counts the watches held: it goes up when inotify_add_watch
+ * creates a watch (IN_MASK_CREATE tells a new watch from an existing one)
+ * and down with each IN_IGNORED, which the kernel queues exactly once per
+ * watch, whether we removed it or the directory went away.  An overflow
+ * loses events, IN_IGNORED included: the count is taken again from
+ * /proc/self/fdinfo.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,6 +108,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/inotify.h>
@@ -86,6 +126,8 @@
 		    IN_ONLYDIR | IN_DONT_FOLLOW)
 #define FD_FLOOR 512 /* keep our fd out of the range programs loop over */
 #define READER_BATCH_NS 2000000L /* see reader_main() */
+#define DRAIN_QUANTUM_NS 200000L  /* see timed_drain_due(): no reader yet */
+#define BATCH_QUANTUM_NS 50000L   /* see timed_drain_due(): reader pausing */
 
 static pthread_mutex_t read_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t fd_mutex = PTHREAD_MUTEX_INITIALIZER;   /* I1: leaf */
@@ -107,15 +149,27 @@ static atomic_int reader_tid;
  * the last completed drain covered (written under read_mutex). */
 static atomic_ulong change_gen, drained_gen;
 static atomic_ulong st_watches, st_events, st_watch_failures, st_overflows;
+/* The instance's mountinfo fds ("Mounts"); -1 when none. */
+static atomic_int mnt_rfd = -1, mnt_sfd = -1;
+static void (*mounts_hook)(void);
+static atomic_ulong st_mount_changes;
+/* Watch budget: configured value (-1 = default share), resolved under fd_mutex. */
+static atomic_long budget_cfg = -1;
+static unsigned long budget;
+static int budget_known;
 /* Lazy reader (inval_set_reader_delay).  reader_running: the current
  * instance has its reader thread (read without a lock by inval_sync).
  * first_use_ns: when the process created its first instance (under
  * fd_mutex; a later instance, after a give-up, is lazy only as long as the
  * process is younger than the delay);
- * last_drain_tick: the CLOCK_MONOTONIC_COARSE value sampled before the last
- * timed drain began (0: none yet; under read_mutex). */
+ * last_drain_tick: the DRAIN_QUANTUM_NS slot of CLOCK_MONOTONIC in which the
+ * last timed drain began (0: none yet; under read_mutex).
+ * reader_batching: the reader is in its READER_BATCH_NS pause after a read
+ * (set by the reader before the pause, cleared after it; read without a lock
+ * by inval_sync): lookups meanwhile drain per quantum themselves. */
 static long reader_delay_ns;
 static atomic_int reader_running;
+static atomic_int reader_batching;
 static long first_use_ns;
 static atomic_long last_drain_tick;
 /* The io_uring that holds the instance's last reference (defer_final_release):
@@ -144,6 +198,18 @@ static void fd_unlock(void)
 	__atomic_store_n(&fd_mutex_mine, 0, __ATOMIC_RELAXED);
 }
 
+static void recount_watches(void);
+
+/* One watch fewer (its IN_IGNORED was read); never below zero (a give-up
+ * may have set the count to 0 under a drain that still applies events). */
+static void watch_gone(void)
+{
+	unsigned long cur = atomic_load(&st_watches);
+
+	while (cur > 0 && !atomic_compare_exchange_weak(&st_watches, &cur, cur - 1))
+		;
+}
+
 /* Apply one event to the cache.  Called with read_mutex held. */
 static void apply_event(const struct inotify_event *ev)
 {
@@ -152,8 +218,11 @@ static void apply_event(const struct inotify_event *ev)
 		atomic_fetch_add_explicit(&st_overflows, 1, memory_order_relaxed);
 		dcache_events_lost();
 		dcache_invalidate_all(); /* events were lost: anything may be stale */
+		recount_watches();       /* IN_IGNORED events too */
 		return;
 	}
+	if (ev->mask & IN_IGNORED)
+		watch_gone(); /* exactly one per watch: the budget is given back */
 	if (ev->len && ev->name[0]) {
 		if ((ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_TO)) && !(ev->mask & IN_ISDIR))
 			dcache_event_child(ev->wd, ev->name,
@@ -205,6 +274,55 @@ static int read_all_locked(int fd, unsigned int gen)
 	}
 }
 
+/* The mount table changed: forget the filesystem verdicts (the hook) and
+ * everything cached, the root's watch included.  Under read_mutex. */
+static void mounts_changed_locked(void)
+{
+	atomic_fetch_add_explicit(&st_mount_changes, 1, memory_order_relaxed);
+	if (mounts_hook)
+		mounts_hook();
+	dcache_reset();
+}
+
+/* Did the mount table change since mnt_sfd last said so?  Then empty the
+ * cache.  Under read_mutex, for instance (fd, gen); the poll is made under
+ * fd_mutex (I1).  `pending`, if not NULL: also poll the inotify fd in the
+ * same call and say whether events are queued (strict mode). */
+static void mounts_check_locked(int fd, unsigned int gen, int *pending)
+{
+	struct pollfd p[2];
+	int n = 0, changed = 0;
+
+	fd_lock();
+	if (atomic_load(&inotify_fd) == fd && atomic_load(&inst_gen) == gen) {
+		int s = atomic_load(&mnt_sfd);
+
+		if (s >= 0) {
+			p[n].fd = s;
+			p[n].events = POLLPRI;
+			p[n++].revents = 0;
+		}
+		if (pending) {
+			p[n].fd = fd;
+			p[n].events = POLLIN;
+			p[n++].revents = 0;
+		}
+		int r = n ? poll(p, (nfds_t)n, 0) : 0;
+
+		if (r > 0) {
+			changed = s >= 0 && (p[0].revents & (POLLPRI | POLLERR)) &&
+				  !(p[0].revents & POLLNVAL);
+			if (pending)
+				*pending = (p[n - 1].revents & POLLIN) != 0;
+		} else if (r < 0 && pending) {
+			*pending = 1; /* poll failed (EINTR, ENOMEM): read to be sure */
+		}
+	}
+	fd_unlock();
+	if (changed)
+		mounts_changed_locked();
+}
+
 static void reader_left(unsigned int gen)
 {
 	unsigned int cur = atomic_load(&reader_exit_gen);
@@ -252,23 +370,39 @@ static void *reader_main(void *arg)
 {
 	int fd = (int)(uint32_t)(uintptr_t)arg;
 	unsigned int gen = (unsigned int)((uintptr_t)arg >> 32);
+	/* Set before this thread was created; if the instance is given up
+	 * meanwhile, inst_gen says so before the first poll (I2). */
+	int rfd = atomic_load(&mnt_rfd);
 
 	reader_short_slice();
 	atomic_store(&reader_tid, (int)syscall(SYS_gettid));
+	/* The doorbell was opened just now: a change made before it rings no
+	 * bell, so ask mnt_sfd once. */
+	if (rfd >= 0) {
+		pthread_mutex_lock(&read_mutex);
+		mounts_check_locked(fd, gen, NULL);
+		pthread_mutex_unlock(&read_mutex);
+	}
 	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int alive;
+		struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
+					 { .fd = rfd, .events = POLLPRI } };
+		int alive, mounts;
 
 		if (atomic_load(&inst_gen) != gen) /* I2 */
 			break;
-		if (poll(&pfd, 1, -1) < 0) {
+		if (poll(pfd, rfd >= 0 ? 2 : 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (pfd.revents & POLLNVAL)
+		if (pfd[0].revents & POLLNVAL)
 			break;
+		mounts = rfd >= 0 && (pfd[1].revents & (POLLPRI | POLLERR | POLLNVAL));
+		if (rfd >= 0 && (pfd[1].revents & POLLNVAL))
+			rfd = -1; /* closed behind our back (a raw close): no doorbell */
 		pthread_mutex_lock(&read_mutex);
+		if (mounts)
+			mounts_check_locked(fd, gen, NULL);
 		alive = read_all_locked(fd, gen);
 		pthread_mutex_unlock(&read_mutex);
 		if (!alive)
@@ -284,8 +418,14 @@ static void *reader_main(void *arg)
 		{
 			struct timespec ts = { 0, READER_BATCH_NS };
 
+			/* Meanwhile a lookup applies queued events itself, at most
+			 * once per DRAIN_QUANTUM_NS (timed_drain_due()): the pause
+			 * saves the wakeups of a process that is not looking
+			 * anything up, never the freshness of one that is. */
+			atomic_store_explicit(&reader_batching, 1, memory_order_relaxed);
 			while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 				;
+			atomic_store_explicit(&reader_batching, 0, memory_order_relaxed);
 		}
 	}
 	reader_left(gen);
@@ -309,6 +449,54 @@ static int move_high(int fd)
 		return fd;
 	syscall(SYS_close, fd); /* raw: the shim's close() would look at it */
 	return hi;
+}
+
+/* /proc/self/mountinfo for poll() ("Mounts"), moved high like the inotify
+ * fd; -1 if there is no /proc. */
+static int open_mountinfo(void)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -1 : move_high(fd);
+}
+
+/* Close the instance's mountinfo fds but `keep` (the host closes that one). */
+static void close_mount_fds(int keep)
+{
+	int r = atomic_exchange(&mnt_rfd, -1), s = atomic_exchange(&mnt_sfd, -1);
+
+	if (r >= 0 && r != keep)
+		syscall(SYS_close, r);
+	if (s >= 0 && s != keep)
+		syscall(SYS_close, s);
+}
+
+/* The budget: RCUWALK_WATCH_BUDGET, or by default a quarter of the user's
+ * max_user_watches (README, coherence contract).  Under fd_mutex. */
+static unsigned long watch_budget_locked(void)
+{
+	long cfg;
+
+	if (budget_known)
+		return budget;
+	cfg = atomic_load(&budget_cfg);
+	if (cfg >= 0) {
+		budget = (unsigned long)cfg;
+	} else {
+		char buf[32];
+		long n = 0;
+		int f = (int)syscall(SYS_openat, AT_FDCWD, "/proc/sys/fs/inotify/max_user_watches",
+				     O_RDONLY | O_CLOEXEC);
+
+		if (f >= 0) {
+			n = syscall(SYS_read, f, buf, sizeof(buf) - 1);
+			syscall(SYS_close, f);
+		}
+		buf[n > 0 ? n : 0] = '\0';
+		budget = strtoul(buf, NULL, 10) / 4; /* 0 (no /proc): the kernel's limit only */
+	}
+	budget_known = 1;
+	return budget;
 }
 
 /*
@@ -398,6 +586,11 @@ static int start_reader_locked(int fd, unsigned int gen)
 	pthread_t th;
 	int r;
 
+	/* The reader's doorbell ("Mounts"): opened with the thread, not with
+	 * the instance, so that the many processes that never start one pay
+	 * for one mountinfo fd only (~2.3 us each to open and close). */
+	if (atomic_load(&mnt_rfd) < 0)
+		atomic_store(&mnt_rfd, open_mountinfo());
 	/* A give-up of gen waits for this reader from now on (I3). */
 	atomic_store(&reader_exit_gen, gen - 1);
 	atomic_store(&reader_gen, gen);
@@ -441,6 +634,7 @@ static int start_locked(void)
 		return fd;
 	}
 	fd = move_high(fd);
+	atomic_store(&mnt_sfd, open_mountinfo()); /* the doorbell comes with the reader */
 	defer_final_release(fd);
 	/* A watch that exists only to be removed: the IN_IGNORED that its
 	 * removal queues wakes the reader (I3).  /dev/null never changes. */
@@ -457,6 +651,7 @@ static int start_locked(void)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		close_ring_locked();
 		syscall(SYS_close, fd);
+		close_mount_fds(-1);
 		sentinel_wd = -1;
 		return -EAGAIN;
 	}
@@ -478,29 +673,95 @@ static int watch_dir(const char *path)
 		atomic_fetch_add_explicit(&st_watch_failures, 1, memory_order_relaxed);
 		return fd;
 	}
-	wd = inotify_add_watch(fd, path, WATCH_MASK);
-	if (wd < 0)
+	{
+		unsigned long b = watch_budget_locked();
+
+		if (b && atomic_load(&st_watches) >= b) {
+			fd_unlock(); /* over budget: pass through (stats: pass_watch_limit) */
+			atomic_fetch_add_explicit(&st_watch_failures, 1, memory_order_relaxed);
+			return -ENOSPC;
+		}
+	}
+	/* IN_MASK_CREATE: EEXIST if the inode is watched already (another name
+	 * of it: a bind mount, a hard-linked directory path), which then uses
+	 * no more of the budget: ask for its id without the flag. */
+	wd = inotify_add_watch(fd, path, WATCH_MASK | IN_MASK_CREATE);
+	if (wd >= 0) {
+		atomic_fetch_add_explicit(&st_watches, 1, memory_order_relaxed);
+	} else if (errno == EEXIST) {
+		wd = inotify_add_watch(fd, path, WATCH_MASK);
+		if (wd < 0)
+			wd = -errno;
+	} else {
 		wd = -errno;
+	}
 	fd_unlock();
 	if (wd < 0) {
 		atomic_fetch_add_explicit(&st_watch_failures, 1, memory_order_relaxed);
 		return wd == -EAGAIN ? -ENOSPC : wd; /* not the transient code */
 	}
-	atomic_fetch_add_explicit(&st_watches, 1, memory_order_relaxed);
 	return wd;
 }
 
 /* ops->unwatch_dir: under the dcache mutex.  After a give-up the watch died
- * with its instance: nothing to do (I4 orders this before a new instance). */
+ * with its instance: nothing to do (I4 orders this before a new instance).
+ * The count goes down when the IN_IGNORED that the removal queues is read
+ * ("Watch budget"). */
 static void unwatch_dir(int wd)
 {
 	int fd;
 
 	fd_lock();
 	fd = atomic_load(&inotify_fd);
-	if (fd >= 0 && inotify_rm_watch(fd, wd) == 0)
-		atomic_fetch_sub_explicit(&st_watches, 1, memory_order_relaxed);
+	if (fd >= 0)
+		inotify_rm_watch(fd, wd);
 	fd_unlock();
+}
+
+/* After an overflow: the watches the kernel holds for this instance, from
+ * /proc/self/fdinfo/<fd> ("inotify wd:" lines), less the sentinel.  Under
+ * read_mutex; the fdinfo is read under fd_mutex (the number must be ours). */
+static void recount_watches(void)
+{
+	static char buf[1 << 16];
+	char path[64];
+	unsigned long n = 0;
+	long len = 0, r;
+	int fd, f = -1, sentinel;
+
+	fd_lock();
+	fd = atomic_load(&inotify_fd);
+	sentinel = sentinel_wd >= 0;
+	if (fd >= 0) {
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		f = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	}
+	fd_unlock();
+	if (f < 0)
+		return;
+	/* One pass; a line cut at the buffer's end is counted in the next. */
+	for (;;) {
+		char *p = buf, *nl;
+
+		r = syscall(SYS_read, f, buf + len, sizeof(buf) - 1 - (size_t)len);
+		if (r <= 0)
+			break;
+		len += r;
+		buf[len] = '\0';
+		while ((nl = strchr(p, '\n'))) {
+			if (!strncmp(p, "inotify wd:", 11))
+				n++;
+			p = nl + 1;
+		}
+		len -= p - buf;
+		memmove(buf, p, (size_t)len);
+		if (len >= (long)sizeof(buf) - 1)
+			len = 0; /* a line longer than the buffer: not a watch */
+	}
+	syscall(SYS_close, f);
+	if (sentinel && n > 0)
+		n--;
+	atomic_store(&st_watches, n);
 }
 
 /*
@@ -532,13 +793,42 @@ void inval_fill_ops(struct dcache_ops *ops)
 void inval_drain(void)
 {
 	unsigned int gen = atomic_load(&inst_gen);
-	int fd = atomic_load(&inotify_fd);
+	int fd = atomic_load(&inotify_fd), pending = 0;
 
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&read_mutex);
-	read_all_locked(fd, gen);
+	mounts_check_locked(fd, gen, &pending);
+	if (pending)
+		read_all_locked(fd, gen);
 	pthread_mutex_unlock(&read_mutex);
+}
+
+void inval_sync_strict(void)
+{
+	unsigned int gen = atomic_load(&inst_gen);
+	int fd = atomic_load(&inotify_fd), pending = 0;
+
+	if (fd < 0)
+		return;
+	/* Under read_mutex: the reader may have read events it has not applied
+	 * yet; it applies them before releasing it.  One poll() asks about the
+	 * mount table and the event queue together. */
+	pthread_mutex_lock(&read_mutex);
+	mounts_check_locked(fd, gen, &pending);
+	if (pending)
+		read_all_locked(fd, gen);
+	pthread_mutex_unlock(&read_mutex);
+}
+
+void inval_set_watch_budget(long n)
+{
+	atomic_store(&budget_cfg, n < 0 ? -1 : n);
+}
+
+void inval_set_mounts_hook(void (*fn)(void))
+{
+	mounts_hook = fn;
 }
 
 void inval_note_change(void)
@@ -548,22 +838,32 @@ void inval_note_change(void)
 }
 
 /*
- * Without a reader thread (a lazy process's first reader_delay_ns), events
- * from other processes are applied here: by the first lookup of every tick of
- * CLOCK_MONOTONIC_COARSE (4 ms at HZ=250; 6 ns per call, vDSO).  An answer
- * given at time t therefore reflects every event queued before the last
- * timed drain began, which was less than one tick before t: foreign changes
- * are seen within one tick, as bounded as with the thread (its own latency
- * was measured at 0.08 ms median, 7 ms max).  This process's own changes and
- * its reaped children's are drained before the next lookup, as always.
+ * Without a reader thread (a lazy process's first reader_delay_ns), or while
+ * the reader pauses after a read (reader_batching), events from other
+ * processes are applied here: by the first lookup of every DRAIN_QUANTUM_NS
+ * slot of CLOCK_MONOTONIC (200 us without a reader, BATCH_QUANTUM_NS = 50 us
+ * while it pauses; ~20 ns per call, vDSO; one non-blocking read per slot in
+ * which the process looks something up).  An answer given
+ * at time t therefore reflects every event queued before the last timed
+ * drain began, which was less than one slot before t: foreign changes are
+ * seen within one slot plus the drain itself.  This process's own changes
+ * and its reaped children's are drained before the next lookup, as always.
+ * (A reader that sets reader_batching just after a lookup loaded it as 0 had
+ * just applied everything queued: that lookup is no staler than a drain.)
  */
 static inline int timed_drain_due(long *tick)
 {
-	if (__builtin_expect(atomic_load_explicit(&reader_running, memory_order_relaxed), 1))
+	struct timespec ts;
+
+	if (__builtin_expect(atomic_load_explicit(&reader_running, memory_order_relaxed), 1) &&
+	    __builtin_expect(!atomic_load_explicit(&reader_batching, memory_order_relaxed), 1))
 		return 0;
 	if (atomic_load_explicit(&inotify_fd, memory_order_relaxed) < 0)
 		return 0; /* no instance: nothing cached can be stale */
-	*tick = coarse_now_ns();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	*tick = ts.tv_sec * 1000000000L + ts.tv_nsec;
+	*tick -= *tick % (atomic_load_explicit(&reader_running, memory_order_relaxed) ?
+			  BATCH_QUANTUM_NS : DRAIN_QUANTUM_NS);
 	return *tick != atomic_load_explicit(&last_drain_tick, memory_order_acquire);
 }
 
@@ -606,10 +906,16 @@ void inval_sync(void)
 	if ((long)(atomic_load(&drained_gen) - want) < 0 ||
 	    (tick && tick != atomic_load(&last_drain_tick))) {
 		unsigned long now = atomic_load(&change_gen);
+		int pending = 0;
 
 		/* Cut short if the instance is given up meanwhile: then
-		 * `recovering` is set and the caller passes through (I4). */
-		read_all_locked(fd, gen);
+		 * `recovering` is set and the caller passes through (I4).
+		 * A mount made by a reaped child is seen here too.  One poll()
+		 * asks about both; read() only if events are queued (the
+		 * timed drains mostly find none). */
+		mounts_check_locked(fd, gen, &pending);
+		if (pending)
+			read_all_locked(fd, gen);
 		atomic_store(&drained_gen, now);
 		if (tick)
 			atomic_store_explicit(&last_drain_tick, tick, memory_order_release);
@@ -649,6 +955,7 @@ void inval_fork_child(void)
 	fd_mutex_mine = 0;
 	if (fd >= 0)
 		syscall(SYS_close, fd);
+	close_mount_fds(-1); /* shared descriptions: polling them would consume the parent's news */
 	/* The parent's rings: our copies would keep its instances alive.  Only
 	 * closed: the ring is the parent's too (no unregistering here). */
 	fd = atomic_exchange(&ring_fd, -1);
@@ -664,6 +971,7 @@ void inval_fork_child(void)
 	atomic_fetch_add(&inst_gen, 1);
 	atomic_store(&reader_exit_gen, atomic_load(&inst_gen));
 	atomic_store(&reader_running, 0);
+	atomic_store(&reader_batching, 0);
 	atomic_store(&last_drain_tick, 0);
 	first_use_ns = 0; /* a fork child's lifetime is its own */
 	atomic_store(&drained_gen, atomic_load(&change_gen));
@@ -684,15 +992,18 @@ int inval_owns_fd(int fd)
 {
 	return fd >= 0 && (fd == atomic_load_explicit(&inotify_fd, memory_order_relaxed) ||
 			   fd == atomic_load_explicit(&closing_fd, memory_order_relaxed) ||
+			   fd == atomic_load_explicit(&mnt_rfd, memory_order_relaxed) ||
+			   fd == atomic_load_explicit(&mnt_sfd, memory_order_relaxed) ||
 			   fd == atomic_load_explicit(&ring_fd, memory_order_relaxed) ||
 			   fd == atomic_load_explicit(&ring_stale, memory_order_relaxed));
 }
 
-/* The inotify number first: giving it up also closes the ring (then free
- * in the range); a ring number alone is just forgotten (inval_fd_closing). */
+/* The instance's numbers first: giving it up also closes its other numbers
+ * and the ring (then free in the range); a ring number alone is just
+ * forgotten (inval_fd_closing). */
 int inval_fd_in_range(unsigned int lo, unsigned int hi)
 {
-	atomic_int *const nums[] = { &inotify_fd, &closing_fd, &ring_fd, &ring_stale };
+	atomic_int *const nums[] = { &inotify_fd, &closing_fd, &mnt_rfd, &mnt_sfd, &ring_fd, &ring_stale };
 
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		int fd = atomic_load_explicit(nums[i], memory_order_relaxed);
@@ -744,9 +1055,11 @@ static void wait_reader_left(unsigned int gen)
  * drain that finds inotify_fd changed then sees it set. */
 static void lose_now(int fd)
 {
-	int expected = fd;
+	int expected = atomic_load(&inotify_fd);
 
 	atomic_store(&recovering, 1);
+	if (expected < 0 || (fd != expected && fd != atomic_load(&mnt_rfd) && fd != atomic_load(&mnt_sfd)))
+		return;
 	if (atomic_compare_exchange_strong(&inotify_fd, &expected, -1)) {
 		int r = atomic_exchange(&ring_fd, -1);
 
@@ -757,14 +1070,21 @@ static void lose_now(int fd)
 			(void)atomic_compare_exchange_strong(&ring_stale, &expected, r);
 		atomic_fetch_add(&inst_gen, 1);
 		atomic_store(&st_watches, 0);
+		/* Nothing may wait here: the instance's other numbers are
+		 * leaked, not closed (the reader may still poll them). */
+		atomic_store(&mnt_rfd, -1);
+		atomic_store(&mnt_sfd, -1);
 	}
 }
 
-/* I3.  Under lose_mutex.  `nowait`: this thread may hold read_mutex, fd_mutex
- * or the dcache mutex (a signal handler interrupted it inside the shim). */
-static void give_up_locked(int fd, int nowait)
+/* I3.  Under lose_mutex.  `fd` is the instance's inotify fd, `host_fd` the
+ * number the host is closing (fd, a mountinfo fd, or -1: inval_stop).
+ * `nowait`: this thread may hold read_mutex, fd_mutex or the dcache mutex (a
+ * signal handler interrupted it inside the shim). */
+static void give_up_locked(int fd, int host_fd, int nowait)
 {
 	unsigned int gen;
+	int r, s;
 
 	if (nowait && __atomic_load_n(&fd_mutex_mine, __ATOMIC_RELAXED)) {
 		/* Interrupted between fd_lock() and fd_unlock(): the one syscall
@@ -772,7 +1092,7 @@ static void give_up_locked(int fd, int nowait)
 		 * acts on a closed number, unless the handler also opens a file
 		 * that gets it).  The reader is not woken: it leaves at its next
 		 * event, having seen inst_gen change. */
-		lose_now(fd);
+		lose_now(host_fd);
 		return;
 	}
 	if (nowait) {
@@ -790,8 +1110,10 @@ static void give_up_locked(int fd, int nowait)
 		return;
 	}
 	gen = atomic_load(&inst_gen);
-	atomic_store(&closing_fd, fd);
+	atomic_store(&closing_fd, host_fd >= 0 ? host_fd : fd);
 	atomic_store(&recovering, 1);
+	r = atomic_load(&mnt_rfd);
+	s = atomic_load(&mnt_sfd);
 	atomic_store(&inotify_fd, -1);
 	atomic_fetch_add(&inst_gen, 1);
 	wake_reader_locked(fd);
@@ -800,6 +1122,18 @@ static void give_up_locked(int fd, int nowait)
 	if (!nowait && atomic_load(&reader_gen) == gen)
 		wait_reader_left(gen);
 	atomic_store(&st_watches, 0);
+	/* The instance's numbers that the host is not closing: ours to close
+	 * once nobody names them (I1-I3); leaked when nothing may wait. */
+	atomic_store(&mnt_rfd, -1);
+	atomic_store(&mnt_sfd, -1);
+	if (!nowait) {
+		if (r >= 0 && r != host_fd)
+			syscall(SYS_close, r);
+		if (s >= 0 && s != host_fd)
+			syscall(SYS_close, s);
+		if (host_fd >= 0 && host_fd != fd)
+			syscall(SYS_close, fd);
+	}
 }
 
 /* The host closes (or dup2()s over) a ring number of ours: forget it, so
@@ -846,8 +1180,13 @@ void inval_fd_closing(int fd, int nowait)
 	} else {
 		pthread_mutex_lock(&lose_mutex);
 	}
-	if (fd == atomic_load(&inotify_fd))
-		give_up_locked(fd, nowait);
+	{
+		int inst = atomic_load(&inotify_fd);
+
+		if (inst >= 0 && (fd == inst || fd == atomic_load(&mnt_rfd) ||
+				  fd == atomic_load(&mnt_sfd)))
+			give_up_locked(inst, fd, nowait);
+	}
 	atomic_store(&closing_fd, -1);
 	pthread_mutex_unlock(&lose_mutex);
 }
@@ -898,7 +1237,7 @@ void inval_stop(void)
 	if (fd >= 0 && (int)getpid() == atomic_load(&owner_pid)) {
 		unsigned int gen = atomic_load(&inst_gen);
 
-		give_up_locked(fd, 0);
+		give_up_locked(fd, -1, 0);
 		if ((int)(atomic_load(&reader_exit_gen) - gen) >= 0)
 			tid = atomic_load(&reader_tid);
 		/* Ours, and nobody names it any more (I1-I3). */
@@ -930,4 +1269,5 @@ void inval_stats_get(struct inval_stats *out)
 	out->events = atomic_load(&st_events);
 	out->watch_failures = atomic_load(&st_watch_failures);
 	out->overflows = atomic_load(&st_overflows);
+	out->mount_changes = atomic_load(&st_mount_changes);
 }

@@ -31,6 +31,24 @@ void inval_fill_ops(struct dcache_ops *ops);
  * not from ops context; takes the reader mutex, then the dcache writer mutex. */
 void inval_drain(void);
 
+/* Strict mode (RCUWALK_STRICT): called before every cache lookup.  One
+ * poll() with a zero timeout asks whether inotify events are queued or the
+ * mount table changed; if so, applies them before returning.  Takes the
+ * reader mutex (the reader thread may hold events it has read but not yet
+ * applied).  No-op before the first watch exists.  Any thread, not ops
+ * context nor a signal handler that interrupted the shim. */
+void inval_sync_strict(void);
+
+/* The watch budget: at most n directory watches (0 = no limit of our own,
+ * only the kernel's; n < 0 = the default, a quarter of
+ * /proc/sys/fs/inotify/max_user_watches, read when the first watch is made).
+ * Over it, watch_dir answers -ENOSPC.  Call before the first watch. */
+void inval_set_watch_budget(long n);
+
+/* Called (under the reader mutex, before the cache is emptied) when the
+ * mount table changed: the caller forgets what it knows per device. */
+void inval_set_mounts_hook(void (*fn)(void));
+
 /* Mark that this process just changed the filesystem (or reaped a child that
  * may have): the next inval_sync() drains the queue first.  Any thread; one
  * atomic store, async-signal-safe. */
@@ -115,6 +133,7 @@ struct inval_stats {
 	unsigned long events;
 	unsigned long watch_failures;
 	unsigned long overflows;
+	unsigned long mount_changes; /* mount table changes seen (each emptied the cache) */
 };
 void inval_stats_get(struct inval_stats *out);
 

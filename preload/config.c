@@ -552,6 +552,7 @@ static unsigned int parse_excludes(const char *spec, char **out, char *buf, size
 /* Set by preload_init(); read by every wrapper (shim.c). */
 int preload_enabled;
 int preload_attrs_faked;
+int preload_strict;
 
 /* fakeroot and pseudo fake ownership and modes in the process (and their
  * daemon), not in the kernel, and tell inotify nothing about it. */
@@ -621,6 +622,17 @@ void preload_init(void)
 	s = getenv("RCUWALK_EXCLUDE");
 	if (s && *s)
 		nexclude = parse_excludes(s, excludes, excl_buf, sizeof(excl_buf));
+	/* RCUWALK_STRICT=1: before every cached answer, one poll() asks
+	 * whether inotify events or a mount table change are pending, and
+	 * applies them first.  RCUWALK_WATCH_BUDGET=N: at most N directory
+	 * watches (default a quarter of max_user_watches; 0 = only the
+	 * kernel's limit). */
+	s = getenv("RCUWALK_STRICT");
+	preload_strict = s && *s && strcmp(s, "0") != 0;
+	s = getenv("RCUWALK_WATCH_BUDGET");
+	if (s && *s >= '0' && *s <= '9')
+		inval_set_watch_budget((long)strtoul(s, NULL, 10));
+	inval_set_mounts_hook(preload_mounts_changed);
 	/* No reader thread for a process's first 100 ms: most processes of a
 	 * build (compiler driver, cc1, as) exit before, and a thread costs them
 	 * ~45 us to create plus ~100-300 us at exit, when the parent's wait()

@@ -122,6 +122,11 @@ static void usage(FILE *f)
 		"  --ttl-ms=N       NFS/FUSE/CIFS/9p names live N ms (RCUWALK_TTL_MS; default\n"
 		"                   1000, 0 = pass through)\n"
 		"  --neg-ttl-ms=N   absent names there live N ms (RCUWALK_NEG_TTL_MS)\n"
+		"  --strict         before each cached answer, apply pending inotify events\n"
+		"                   and mount changes first: one poll() per lookup\n"
+		"                   (RCUWALK_STRICT=1)\n"
+		"  --watch-budget=N at most N inotify watches per process (RCUWALK_WATCH_BUDGET;\n"
+		"                   default a quarter of max_user_watches, 0 = kernel's limit)\n"
 		"  --stats[=FILE]   after the command ends, print one summary of every process\n"
 		"                   of its tree that ran the shim, to stderr or to FILE\n"
 		"                   (per-process records via RCUWALK_STATS; if RCUWALK_STATS\n"
@@ -426,7 +431,11 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	long long net = (long long)v[F_saved] - (long long)v[F_misses] - (long long)v[F_watches];
 	char p[16];
 
-#define LINE(key, val, pc, text) fprintf(f, "%-15s %14llu %6s  %s\n", key, (unsigned long long)(val), pc, text)
+	/* Values end in one column, whatever the name's length. */
+#define LINE(key, val, pc, text)                                                        \
+	fprintf(f, "%-15s %*llu %6s  %s\n", key,                                        \
+		strlen(key) > 15 ? 14 - (int)(strlen(key) - 15) : 14, (unsigned long long)(val), \
+		pc, text)
 	fprintf(f, "rcuwalk summary: %lu processes, %lu records (%lu exit(), %lu _exit(), "
 		   "%lu before exec), %lu unreadable\n",
 		s->dtor + s->exit + s->other_end, s->records, s->dtor, s->exit, s->exec,
@@ -439,12 +448,17 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	pct(p, sizeof(p), v[F_passthrough], v[F_lookups]);
 	LINE("passthrough", v[F_passthrough], p, "answered by the real call, because:");
 	LINE("  pass_open", v[F_pass_open], "", "open() of an existing name (needs the kernel's fd)");
+	LINE("  pass_fs", v[F_pass_fs], "", "filesystem not cached (/proc, /sys...), dir excluded or not watchable");
+	LINE("  pass_attr", v[F_pass_attr], "", "attributes never kept: hard-linked file, FIFO, device");
+	LINE("  pass_racy", v[F_pass_racy], "", "mtime/ctime younger than --racy-ms: kernel's answer, not kept");
 	LINE("  pass_cache", v[F_pass_cache], "",
-	     "cache declined: fs not cached (/proc...), dir not watched or excluded, hard link, race, other error");
+	     "cache declined otherwise: race with an event, kernel error (EACCES...), long name");
 	LINE("  pass_dirfd", v[F_pass_dirfd], "", "relative to a real directory fd");
 	LINE("  pass_form", v[F_pass_form], "", "flags/arguments not modelled (AT_EMPTY_PATH, ...)");
 	LINE("  pass_write", v[F_pass_write], "", "open for writing or creating");
 	LINE("  pass_early", v[F_pass_early], "", "before the shim's initialisation");
+	LINE("  pass_watch_limit", v[F_pass_watch_limit], "",
+	     "below a directory left unwatched: watch budget or inotify limits");
 	LINE("misses", v[F_misses], "", "kernel asked to fill the cache (one lstat/access each)");
 	LINE("invalidations", v[F_invalidations], "", "cached entries dropped on change events");
 	LINE("watches", v[F_watches], "", "inotify watches held at exit (one inotify_add_watch each)");
@@ -655,6 +669,8 @@ static const struct envopt {
 	{ "--exclude", "RCUWALK_EXCLUDE", OPT_DIRS, 0 },
 	{ "--ttl-ms", "RCUWALK_TTL_MS", OPT_NUM, 1000UL * 1000 * 1000 },
 	{ "--neg-ttl-ms", "RCUWALK_NEG_TTL_MS", OPT_NUM, 1000UL * 1000 * 1000 },
+	{ "--strict", "RCUWALK_STRICT", OPT_FLAG, 0 },
+	{ "--watch-budget", "RCUWALK_WATCH_BUDGET", OPT_NUM, INT_MAX },
 };
 #define NENVOPTS (sizeof(envopts) / sizeof(envopts[0]))
 

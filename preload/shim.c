@@ -70,6 +70,7 @@ _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat64 layout diff
 
 extern int preload_enabled;
 extern int preload_attrs_faked;
+extern int preload_strict;
 static __thread int in_shim __attribute__((tls_model("initial-exec")));
 static unsigned int cwd_epoch, cwd_seen;
 static unsigned int cred_epoch, cred_seen;
@@ -276,13 +277,17 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 	in_shim++;
 	apply_epochs();
 	inval_sync();
+	if (__builtin_expect(preload_strict, 0))
+		inval_sync_strict(); /* events or mounts pending: applied first */
 	if (__builtin_expect(inval_recovering(), 0))
 		inval_recover(); /* the inotify fd was given up: start afresh */
 	r = dcache_lookup(path, q & ~Q_SHIM_OPEN, amode, preload_verify && st ? &cst : st);
 	in_shim--;
 	errno = saved;
 	if (r == DCACHE_PASS) {
-		if (q & DCACHE_Q_NEGONLY)
+		/* An open below a directory without a watch (budget) is
+		 * counted by the cache as pass_watch_limit, not here. */
+		if ((q & DCACHE_Q_NEGONLY) && !dcache_last_pass_watch_limited())
 			preload_count_pass(PRELOAD_PASS_OPEN);
 		return 0;
 	}
@@ -316,6 +321,8 @@ static inline int cache_enter(void)
 	in_shim++;
 	apply_epochs();
 	inval_sync();
+	if (__builtin_expect(preload_strict, 0))
+		inval_sync_strict();
 	return 1;
 }
 
@@ -1372,6 +1379,15 @@ EXPORT int unshare(int flags)
 	}
 	r = CALL_REAL(unshare, flags);
 	saved = errno;
+	/* A new mount namespace: the instance's mountinfo fds still report
+	 * the old one's changes.  Give the instance up; the next one opens
+	 * them here (inval.c, "Mounts"). */
+	if (r == 0 && (flags & CLONE_NEWNS) && !(flags & CLONE_NEWUSER) &&
+	    __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !in_shim) {
+		in_shim++;
+		inval_stop();
+		in_shim--;
+	}
 	ns_changed();
 	errno = saved;
 	return r;

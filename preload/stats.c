@@ -85,7 +85,7 @@ static void pass_sum(uint64_t out[PRELOAD_PASS_N_])
 struct counters {
 	uint64_t pass[PRELOAD_PASS_N_];
 	struct dcache_stats dc;
-	uint64_t events, watch_fail, overflows, mismatches;
+	uint64_t events, watch_fail, overflows, mismatches, pass_watch, pass_fs, pass_attr, pass_racy;
 	uint64_t watches; /* a level: watches held now */
 };
 
@@ -95,6 +95,10 @@ static void snapshot(struct counters *c)
 
 	pass_sum(c->pass); /* acquire loads: ordered before the cache's */
 	dcache_stats_sum(&c->dc);
+	c->pass_watch = c->dc.pass_watch;
+	c->pass_fs = c->dc.pass_fs;
+	c->pass_attr = c->dc.pass_attr;
+	c->pass_racy = c->dc.pass_racy;
 	inval_stats_get(&is);
 	c->events = is.events;
 	c->watch_fail = is.watch_failures;
@@ -156,8 +160,27 @@ void preload_write_record(const char *end)
 		uint64_t wr = delta(now.pass[PRELOAD_PASS_WRITE], base.pass[PRELOAD_PASS_WRITE]);
 		uint64_t early = delta(now.pass[PRELOAD_PASS_EARLY], base.pass[PRELOAD_PASS_EARLY]);
 
-		if (open > pass_cache_all)
-			open = pass_cache_all;
+		/* Of the cache's passes: watch-limited ones (counted by the
+		 * cache), opens (by the wrappers, never watch-limited ones). */
+		uint64_t nowatch = delta(now.pass_watch, base.pass_watch);
+		uint64_t pfs = delta(now.pass_fs, base.pass_fs);
+		uint64_t pattr = delta(now.pass_attr, base.pass_attr);
+		uint64_t pracy = delta(now.pass_racy, base.pass_racy);
+
+		/* The cache counts the reason after the pass itself: a
+		 * concurrent snapshot may see the reason's count behind,
+		 * never ahead; the clamps keep the sum exact regardless. */
+		if (nowatch > pass_cache_all)
+			nowatch = pass_cache_all;
+		if (pfs > pass_cache_all - nowatch)
+			pfs = pass_cache_all - nowatch;
+		if (pattr > pass_cache_all - nowatch - pfs)
+			pattr = pass_cache_all - nowatch - pfs;
+		if (pracy > pass_cache_all - nowatch - pfs - pattr)
+			pracy = pass_cache_all - nowatch - pfs - pattr;
+		nowatch += pfs + pattr + pracy; /* below: the classified ones */
+		if (open > pass_cache_all - nowatch)
+			open = pass_cache_all - nowatch;
 		shim_pass = dirfd + form + wr + early;
 		/* Field order: RCUWALK_RECORD_FIELDS. */
 		v[n++] = hits;
@@ -168,7 +191,7 @@ void preload_write_record(const char *end)
 		v[n++] = hits + neg;
 		v[n++] = hits + neg + pass_cache_all + shim_pass;
 		v[n++] = open;
-		v[n++] = pass_cache_all - open;
+		v[n++] = pass_cache_all - open - nowatch;
 		v[n++] = dirfd;
 		v[n++] = form;
 		v[n++] = wr;
@@ -181,6 +204,10 @@ void preload_write_record(const char *end)
 		v[n++] = delta(now.events, base.events);
 		v[n++] = delta(now.overflows, base.overflows);
 		v[n++] = delta(now.mismatches, base.mismatches);
+		v[n++] = nowatch - pfs - pattr - pracy;
+		v[n++] = pfs;
+		v[n++] = pattr;
+		v[n++] = pracy;
 	}
 	/* An exec record only if this image's own calls counted something
 	 * (lookups, misses); what the inotify thread counts meanwhile (events,
@@ -197,7 +224,7 @@ void preload_write_record(const char *end)
 			RCUWALK_RECORD_FIELDS(RCUWALK_NAME_)
 #undef RCUWALK_NAME_
 		};
-		_Static_assert(sizeof(names) / sizeof(names[0]) == 18, "field count");
+		_Static_assert(sizeof(names) / sizeof(names[0]) == 22, "field count");
 
 		for (int i = 0; i < n; i++) {
 			*p++ = ' ';

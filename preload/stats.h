@@ -23,8 +23,8 @@
  *   pass_open     open() the cache did not answer: the name exists (a
  *                 successful open needs the kernel's fd) or the cache declined
  *   pass_cache    other lookups the cache declined: filesystem not cached
- *                 (/proc, /sys...), directory not watched (inotify limit,
- *                 permissions) or excluded, hard-linked file, name > NAME_MAX,
+ *                 (/proc, /sys...), directory not watched (permissions) or
+ *                 excluded, hard-linked file, name > NAME_MAX,
  *                 errors other than ENOENT/ENOTDIR, a race with an event
  *   pass_dirfd    relative to a real directory fd
  *   pass_form     flags or arguments the cache does not model (AT_EMPTY_PATH,
@@ -38,6 +38,21 @@
  *   overflows     inotify queue overflows (the cache was emptied)
  *   mismatches    verify mode (RCUWALK_VERIFY=1): cached answers that differed
  *                 from the kernel's (each one a line in the verify log)
+ *   pass_watch_limit  lookups passed through because a directory on the way
+ *                 got no inotify watch: the watch budget
+ *                 (RCUWALK_WATCH_BUDGET) or the kernel's limits
+ *                 (max_user_watches, max_user_instances).  One of the pass_*
+ *                 reasons (passthrough is their sum); appended last.
+ *   pass_fs       lookups passed through because the filesystem is not cached
+ *                 (proc, sysfs, devtmpfs, unknown types), the directory is
+ *                 excluded (RCUWALK_EXCLUDE) or could not be watched
+ *                 (permissions).  One of the pass_* reasons.
+ *   pass_attr     stat-type lookups of files whose attributes are never kept
+ *                 (st_nlink > 1, FIFOs, sockets, devices).  A pass_* reason.
+ *   pass_racy     stat-type lookups of files whose mtime/ctime is younger than
+ *                 RCUWALK_RACY_MS: the kernel's answer, not kept.  A pass_*
+ *                 reason.  pass_cache is what is left (races with events,
+ *                 kernel errors such as EACCES, names > NAME_MAX).
  *
  * end= says which end of the process image wrote it:
  *   dtor  exit() or return from main (the library destructor)
@@ -58,7 +73,8 @@
 #define RCUWALK_RECORD_FIELDS(X)                                                  \
 	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved)     \
 	X(lookups) X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form)          \
-	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows) X(mismatches)
+	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows) \
+	X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)
 
 #define RCUWALK_RECORD_PID_DIGITS 10
 #define RCUWALK_RECORD_NUM_DIGITS 20

@@ -16,8 +16,23 @@
  * the min-max over the rounds.  The 'first lookup' case stats M files that
  * were created just before and were never looked up, each once (cache misses).
  *
+ * Thread scaling: stat hits on one 5-component name from T = 1 .. -t threads
+ * (default: the online CPUs), against a pure-compute loop run with the same
+ * thread counts in the same rounds (alternating); both as aggregate Mops/s.
+ *
+ * Memory: M2 (-M) files are created, and, after 2.1 s (the shim keeps no
+ * attributes of files younger than 2 s), each is stat()ed once: mallinfo2()'s
+ * in-use bytes (all arenas, plus mmapped chunks) before and after, divided by
+ * M2, are the allocator's bytes per cached dentry with its attributes
+ * (everything the shim allocated meanwhile, and in the 0.5 s after, when
+ * liburcu grows the hash table in its own thread).
+ *
  * Options: -n N (calls per round, default 200000), -k K (rounds, default 11),
- *          -m M (files per round for the first-lookup case, default 5000).
+ *          -m M (files per round for the first-lookup case, default 5000),
+ *          -t T (max threads, default online CPUs), -N ops per thread for
+ *          the scaling case (default: N), -M M2 (files for the
+ *          memory case, default 20000), -c FILE (also write the figures as
+ *          '|'-separated lines to FILE, for examples/bench.sh).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -25,6 +40,8 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +79,7 @@ struct result {
 };
 
 static volatile uint64_t sink;
+static FILE *csv; /* -c FILE */
 static int have_faccessat2;
 static char *(*glibc_realpath)(const char *, char *); /* glibc's own, not the shim's */
 
@@ -267,6 +285,9 @@ static void print_row(const char *name, const struct result *r)
 	printf("%-34s %9.1f %9.1f %8.3f   %7.1f-%-8.1f %7.1f-%-8.1f\n", name,
 	       r->raw_med, r->libc_med, r->libc_med / r->raw_med,
 	       r->raw_min, r->raw_max, r->libc_min, r->libc_max);
+	if (csv)
+		fprintf(csv, "case|%s|%.2f|%.2f|%.2f|%.2f|%.2f|%.2f\n", name, r->raw_med, r->raw_min,
+			r->raw_max, r->libc_med, r->libc_min, r->libc_max);
 }
 
 /* Create `m` empty files dir/f<i> with raw syscalls (the shim never sees
@@ -373,6 +394,176 @@ static void rm_rf(const char *dir)
 		fprintf(stderr, "rcuwalk_bench: could not remove %s: %s\n", dir, strerror(errno));
 }
 
+/* ---------------------------------------------------------------- threads */
+
+struct worker {
+	pthread_t tid;
+	pthread_barrier_t *start;
+	const char *path; /* NULL: the pure-compute loop */
+	long n;
+	uint64_t acc;
+	double t0, t1; /* this thread's own start and end */
+	char pad[64];
+};
+
+/* One unit of pure computation: comparable in length to a cached stat. */
+static uint64_t compute_unit(uint64_t x)
+{
+	for (int i = 0; i < 48; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+	}
+	return x;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t acc = (uint64_t)(uintptr_t)w | 1;
+	struct stat st;
+
+	pthread_barrier_wait(w->start);
+	w->t0 = now_ns();
+	if (w->path) {
+		for (long i = 0; i < w->n; i++)
+			if (stat(w->path, &st) == 0)
+				acc += (uint64_t)st.st_ino;
+	} else {
+		for (long i = 0; i < w->n; i++)
+			acc = compute_unit(acc);
+	}
+	w->t1 = now_ns();
+	w->acc = acc;
+	return NULL;
+}
+
+/* Aggregate Mops/s of `t` threads doing `n` operations each: all the
+ * operations over the span from the first thread's start to the last one's end. */
+static double run_threads(int t, const char *path, long n)
+{
+	struct worker *w = calloc((size_t)t, sizeof(*w));
+	pthread_barrier_t start;
+	double t0 = 0, t1 = 0;
+
+	if (!w || pthread_barrier_init(&start, NULL, (unsigned)t + 1) != 0) {
+		perror("threads");
+		exit(1);
+	}
+	for (int i = 0; i < t; i++) {
+		w[i].start = &start;
+		w[i].path = path;
+		w[i].n = n;
+		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0) {
+			perror("pthread_create");
+			exit(1);
+		}
+	}
+	pthread_barrier_wait(&start);
+	for (int i = 0; i < t; i++) {
+		pthread_join(w[i].tid, NULL);
+		sink += w[i].acc;
+		if (i == 0 || w[i].t0 < t0)
+			t0 = w[i].t0;
+		if (i == 0 || w[i].t1 > t1)
+			t1 = w[i].t1;
+	}
+	pthread_barrier_destroy(&start);
+	free(w);
+	return (double)t * (double)n / (t1 - t0) * 1e3;
+}
+
+static void thread_scaling(int maxt, const char *path, long n, int k)
+{
+	double *hit = calloc((size_t)k, sizeof(double));
+	double *cpu = calloc((size_t)k, sizeof(double));
+	double hit1 = 0, cpu1 = 0;
+
+	if (!hit || !cpu) {
+		perror("calloc");
+		exit(1);
+	}
+	printf("\nthread scaling: stat(\"%s\") hits vs a pure-compute loop, %ld ops per thread,\n"
+	       "%d rounds, aggregate Mops/s (median, min-max); scaling = Mops(T) / Mops(1)\n",
+	       path, n, k);
+	printf("%-8s %10s %-17s %10s %-17s %8s %8s %10s\n", "threads", "hit Mops", "hit min-max",
+	       "cpu Mops", "cpu min-max", "hit x", "cpu x", "hit/cpu x");
+	run_threads(1, path, n / 4 + 1); /* warm-up */
+	for (int t = 1; t <= maxt; t++) {
+		double hm, hmin, hmax, cm, cmin, cmax;
+
+		for (int r = 0; r < k; r++) {
+			if (r % 2) {
+				cpu[r] = run_threads(t, NULL, n);
+				hit[r] = run_threads(t, path, n);
+			} else {
+				hit[r] = run_threads(t, path, n);
+				cpu[r] = run_threads(t, NULL, n);
+			}
+		}
+		summarize(hit, k, &hm, &hmin, &hmax);
+		summarize(cpu, k, &cm, &cmin, &cmax);
+		if (t == 1) {
+			hit1 = hm;
+			cpu1 = cm;
+		}
+		printf("%-8d %10.2f %7.2f-%-9.2f %10.2f %7.2f-%-9.2f %8.3f %8.3f %10.3f\n", t, hm, hmin,
+		       hmax, cm, cmin, cmax, hm / hit1, cm / cpu1, (hm / hit1) / (cm / cpu1));
+		if (csv)
+			fprintf(csv, "threads|%d|%.3f|%.3f|%.3f|%.3f|%.3f|%.3f\n", t, hm, hmin, hmax, cm,
+				cmin, cmax);
+		fflush(stdout);
+	}
+	free(hit);
+	free(cpu);
+}
+
+/* ---------------------------------------------------------------- memory */
+
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+static void memory_case(long m)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	size_t before, after;
+	double per;
+
+	make_files("mem", m);
+	/* The shim keeps no attributes of a file changed less than 2 s ago. */
+	struct timespec ts = { 2, 100000000 };
+	nanosleep(&ts, NULL);
+	if (stat("mem", &st) != 0) {
+		perror("stat mem");
+		exit(1);
+	}
+	before = heap_in_use();
+	for (long i = 0; i < m; i++) {
+		snprintf(p, sizeof(p), "mem/f%06ld", i);
+		if (stat(p, &st) != 0) {
+			fprintf(stderr, "stat %s: %s\n", p, strerror(errno));
+			exit(1);
+		}
+	}
+	/* liburcu grows the hash table in its worker thread, after the inserts:
+	 * give it time, so that the growth is counted too. */
+	ts.tv_sec = 0;
+	ts.tv_nsec = 500000000;
+	nanosleep(&ts, NULL);
+	after = heap_in_use();
+	per = after > before ? (double)(after - before) / (double)m : 0.0;
+	printf("\nmemory: %ld files (names f000000..: 7 bytes) stat()ed once each: heap in use "
+	       "%zu -> %zu bytes (mallinfo2),\n%.1f bytes per cached dentry (with its attributes)\n",
+	       m, before, after, per);
+	if (csv)
+		fprintf(csv, "memory|%ld|%zu|%zu|%.2f\n", m, before, after, per);
+}
+
 static long parse_long(const char *s, const char *opt)
 {
 	char *end;
@@ -387,8 +578,10 @@ static long parse_long(const char *s, const char *opt)
 
 int main(int argc, char **argv)
 {
-	long n = 200000, m = 5000;
+	long n = 200000, m = 5000, m2 = 20000, tn = 0;
 	int k = 11, opt;
+	long maxt = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *csv_path = NULL;
 	char scratch[] = "/tmp/rcuwalk-bench-XXXXXX";
 	char oldcwd[PATH_MAX];
 	const char *pre = getenv("LD_PRELOAD");
@@ -396,7 +589,7 @@ int main(int argc, char **argv)
 	int shim = pre && strstr(pre, "librcuwalk") != NULL;
 	int failed = 0;
 
-	while ((opt = getopt(argc, argv, "n:k:m:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:k:m:t:N:M:c:h")) != -1) {
 		switch (opt) {
 		case 'n':
 			n = parse_long(optarg, "-n");
@@ -407,11 +600,31 @@ int main(int argc, char **argv)
 		case 'm':
 			m = parse_long(optarg, "-m");
 			break;
+		case 't':
+			maxt = parse_long(optarg, "-t");
+			break;
+		case 'N':
+			tn = parse_long(optarg, "-N");
+			break;
+		case 'M':
+			m2 = parse_long(optarg, "-M");
+			break;
+		case 'c':
+			csv_path = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-n calls_per_round] [-k rounds] [-m first_lookup_files]\n",
+			fprintf(stderr, "usage: %s [-n calls_per_round] [-k rounds] [-m first_lookup_files]\n"
+				"          [-t max_threads] [-N ops_per_thread] [-M memory_files] [-c csv_file]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
+	}
+
+	if (maxt < 1)
+		maxt = 1;
+	if (csv_path && !(csv = fopen(csv_path, "w"))) {
+		fprintf(stderr, "rcuwalk_bench: %s: %s\n", csv_path, strerror(errno));
+		return 2;
 	}
 
 #ifdef SYS_faccessat2
@@ -452,6 +665,13 @@ int main(int argc, char **argv)
 		perror("symlink");
 		rm_rf(scratch);
 		return 1;
+	}
+	/* The shim keeps no attributes of a file changed less than 2 s ago
+	 * (racy timestamps): let the files age, or every stat passes through. */
+	{
+		struct timespec ts = { 2, 100000000 };
+
+		nanosleep(&ts, NULL);
 	}
 
 	struct bcase cases[] = {
@@ -506,9 +726,14 @@ int main(int argc, char **argv)
 		print_row(name, &res);
 	}
 
+	thread_scaling((int)maxt, p5, tn ? tn : n, k);
+	memory_case(m2);
+
 	if (chdir(oldcwd) != 0 && chdir("/") != 0)
 		perror("chdir /");
 	rm_rf(scratch);
+	if (csv)
+		fclose(csv);
 	if (failed)
 		fprintf(stderr, "rcuwalk_bench: WARNING: libc and raw results differed (see above)\n");
 	return failed;

@@ -211,7 +211,7 @@ static int count_substr(const char *hay, const char *needle)
 #define FIELDS(X)                                                                          \
 	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved) X(lookups)   \
 	X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form) X(pass_write) X(pass_early)   \
-	X(watches) X(watch_fail) X(events) X(overflows) X(mismatches)
+	X(watches) X(watch_fail) X(events) X(overflows) X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)
 enum {
 #define X(n) I_##n,
 	FIELDS(X)
@@ -440,7 +440,7 @@ static void test_launcher_command_not_found_exits_127(void **state)
 
 static void test_launcher_unknown_option_exits_125(void **state)
 {
-	char *argv[] = { (char *)g_launcher, "--strict", "--", "true", NULL };
+	char *argv[] = { (char *)g_launcher, "--frobnicate", "--", "true", NULL };
 	struct run r;
 
 	(void)state;
@@ -574,13 +574,14 @@ static void test_launcher_policy_options_set_their_environment_variables(void **
 		{ "RCUWALK_COMPLETE", "0" },	 { "RCUWALK_COMPLETE_MAX", "5" },
 		{ "RCUWALK_RACY_MS", "0" },	 { "RCUWALK_NO_NEGATIVE", "1" },
 		{ "RCUWALK_TTL_MS", "250" },	 { "RCUWALK_NEG_TTL_MS", "0" },
+		{ "RCUWALK_STRICT", "1" },	 { "RCUWALK_WATCH_BUDGET", "3" },
 	};
 	char *argv[] = { (char *)g_launcher, "--complete=0", "--complete-max", "5", "--racy-ms=0",
 			 "--no-negative", "--exclude=gen:/abs/dir", "--ttl-ms=250", "--neg-ttl-ms=0",
-			 "--", "env", NULL };
+			 "--strict", "--watch-budget", "3", "--", "env", NULL };
 	const char *env[] = { "RCUWALK_COMPLETE", "RCUWALK_COMPLETE_MAX", "RCUWALK_RACY_MS",
 			      "RCUWALK_NO_NEGATIVE", "RCUWALK_EXCLUDE", "RCUWALK_TTL_MS",
-			      "RCUWALK_NEG_TTL_MS", NULL };
+			      "RCUWALK_NEG_TTL_MS", "RCUWALK_STRICT", "RCUWALK_WATCH_BUDGET", NULL };
 	char v[PLEN], cwd[PLEN], excl[2 * PLEN];
 	struct run r;
 
@@ -641,7 +642,8 @@ static void test_launcher_bad_option_values_exit_125(void **state)
 {
 	static const char *const bad[] = { "--max-mb=lots", "--max-mb=0",   "--complete=-1",
 					   "--racy-ms=1x",  "--ttl-ms=",    "--no-negative=1",
-					   "--exclude=",    "--disable=yes" };
+					   "--exclude=",    "--disable=yes", "--strict=1",
+					   "--watch-budget=-3", "--watch-budget=many" };
 	struct run r;
 
 	(void)state;
@@ -982,7 +984,9 @@ static void test_stats_make_tree_summary_equals_sum_of_process_records(void **st
 		assert_int_equal(recs[i].v[I_passthrough],
 				 recs[i].v[I_pass_open] + recs[i].v[I_pass_cache] +
 					 recs[i].v[I_pass_dirfd] + recs[i].v[I_pass_form] +
-					 recs[i].v[I_pass_write] + recs[i].v[I_pass_early]);
+					 recs[i].v[I_pass_write] + recs[i].v[I_pass_early] +
+					 recs[i].v[I_pass_watch_limit] + recs[i].v[I_pass_fs] +
+					 recs[i].v[I_pass_attr] + recs[i].v[I_pass_racy]);
 	}
 	summary = slurp(sum, NULL);
 	fprintf(stderr, "%d records; the launcher's summary:\n%s", n, summary);
@@ -1021,7 +1025,10 @@ static void test_stats_make_tree_summary_equals_sum_of_process_records(void **st
 			/* its own calls, absolute paths: answered by the cache or
 			 * declined by it (a race with an event in a watched
 			 * directory: other processes append to files in /tmp) */
-			if (recs[k].v[I_saved] + recs[k].v[I_pass_cache] < PROBE_PRESENT + PROBE_ABSENT) {
+			unsigned long long declined = recs[k].v[I_pass_cache] + recs[k].v[I_pass_attr] +
+						      recs[k].v[I_pass_racy];
+
+			if (recs[k].v[I_saved] + declined < PROBE_PRESENT + PROBE_ABSENT) {
 				fprintf(stderr, "probe t%02d (pid %ld):", i, pid);
 				for (int f = 0; f < NFIELDS; f++)
 					fprintf(stderr, " %s=%llu", fnames[f], recs[k].v[f]);
@@ -1029,8 +1036,7 @@ static void test_stats_make_tree_summary_equals_sum_of_process_records(void **st
 			}
 			assert_string_equal(recs[k].end, "dtor");
 			assert_true(recs[k].v[I_lookups] >= PROBE_PRESENT + PROBE_ABSENT);
-			assert_true(recs[k].v[I_saved] + recs[k].v[I_pass_cache] >=
-				    PROBE_PRESENT + PROBE_ABSENT);
+			assert_true(recs[k].v[I_saved] + declined >= PROBE_PRESENT + PROBE_ABSENT);
 			assert_true(recs[k].v[I_neg_hits] > 0);
 			hits_total += recs[k].v[I_hits];
 		}
@@ -1104,6 +1110,38 @@ static void test_stats_counts_survive_exec_and__exit(void **state)
 
 /* --report=FILE sums a records file written by plain RCUWALK_STATS users,
  * including v1 lines from before the extra fields. */
+/* The summary tells pass-throughs apart by reason: a pseudo filesystem
+ * (pass_fs), hard-linked files (pass_attr), files younger than --racy-ms
+ * (pass_racy); each a stat(1) of two such names. */
+static void test_stats_pass_reasons_fs_attr_racy_counted_apart(void **state)
+{
+	char d[PLEN], fresh[PLEN], h1[PLEN], h2[PLEN], opt[PLEN + 16], sum[PLEN];
+	struct run r;
+	char *txt;
+
+	(void)state;
+	sp(d, "%s/reasons", g_scratch);
+	assert_int_equal(mkdir(d, 0755), 0);
+	sp(fresh, "%s/fresh", d);
+	sp(h1, "%s/h1", d);
+	sp(h2, "%s/h2", d);
+	write_file(fresh, "x\n");
+	write_file(h1, "y\n");
+	assert_int_equal(link(h1, h2), 0);
+	sp(sum, "%s/reasons.sum", g_scratch);
+	snprintf(opt, sizeof(opt), "--stats=%s", sum);
+	char *argv[] = { (char *)g_launcher, opt, "--racy-ms=600000", "--", "stat", "-c", "%s",
+			 "/proc/self/status", "/sys/kernel", fresh, h1, fresh, h2, NULL };
+	run(argv, NULL, &r);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	txt = slurp(sum, NULL);
+	assert_true(summary_value(txt, "pass_fs") >= 2);
+	assert_int_equal(summary_value(txt, "pass_attr"), 2);
+	assert_int_equal(summary_value(txt, "pass_racy"), 2);
+	free(txt);
+}
+
 static void test_stats_report_sums_a_records_file(void **state)
 {
 	char f[PLEN], opt[PLEN + 16];
@@ -1280,6 +1318,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stats_summary_on_stderr_is_the_only_addition),
 		cmocka_unit_test(test_stats_counts_survive_exec_and__exit),
 		cmocka_unit_test(test_stats_report_sums_a_records_file),
+		cmocka_unit_test(test_stats_pass_reasons_fs_attr_racy_counted_apart),
 		cmocka_unit_test(test_package_deb_declares_dependencies_and_runs_from_scratch_root),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -349,7 +349,8 @@ static int check_now(const char *p, char *buf, size_t n)
 	observe_raw(p, &k);
 	if (!obs_diff(&s, &k, d, sizeof d))
 		return 0;
-	snprintf(buf, n, "%s: %s", p, d);
+	if (snprintf(buf, n, "%s: %s", p, d) >= (int)n && n > 4)
+		memcpy(buf + n - 4, "...", 4); /* cut: say so */
 	return 1;
 }
 

@@ -2,7 +2,7 @@
  * test_lazy_reader.c - a process's first 100 ms run without the inotify
  * reader thread (inval_set_reader_delay, set by preload/config.c): other
  * processes' changes must still reach its answers, applied by the lookups
- * themselves once per clock tick; and a process that lives longer gets its
+ * themselves once per 200 us; and a process that lives longer gets its
  * reader thread after all.
  *
  * Each test starts a fresh observer process (fork + execve of this binary,

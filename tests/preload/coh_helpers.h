@@ -1,0 +1,254 @@
+/*
+ * coh_helpers.h - small helpers shared by test_strict, test_mounts and
+ * test_watch_budget (coherence clauses 5, 7 and 8): raw syscalls that bypass
+ * the shim, observations to compare, spawning this binary as a helper, and
+ * reading RCUWALK_STATS records.  Everything is static inline: each test
+ * uses a part of it.
+ */
+#ifndef RCUWALK_COH_HELPERS_H
+#define RCUWALK_COH_HELPERS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PLEN 512
+
+extern char **environ;
+
+/* What a stat answers: return value, errno, and the attributes that the
+ * contract keeps exact (all but st_atim). */
+struct obs {
+	int rc, err;
+	struct stat st;
+};
+
+static inline void observe_raw(const char *p, struct obs *o)
+{
+	memset(o, 0, sizeof(*o));
+	errno = 0;
+	o->rc = (int)syscall(SYS_newfstatat, AT_FDCWD, p, &o->st, 0);
+	o->err = o->rc ? errno : 0;
+}
+
+static inline void observe_shim(const char *p, struct obs *o)
+{
+	memset(o, 0, sizeof(*o));
+	errno = 0;
+	o->rc = stat(p, &o->st);
+	o->err = o->rc ? errno : 0;
+}
+
+/* Non-zero (and why, in buf) if the two observations differ. */
+static inline int obs_diff(const struct obs *a, const struct obs *b, char *buf, size_t n)
+{
+	if (a->rc != b->rc || a->err != b->err) {
+		snprintf(buf, n, "shim rc=%d (%s), kernel rc=%d (%s)", a->rc, strerror(a->err), b->rc,
+			 strerror(b->err));
+		return 1;
+	}
+	if (a->rc)
+		return 0;
+	if (a->st.st_ino != b->st.st_ino || a->st.st_dev != b->st.st_dev ||
+	    a->st.st_mode != b->st.st_mode || a->st.st_size != b->st.st_size ||
+	    a->st.st_nlink != b->st.st_nlink || a->st.st_mtim.tv_sec != b->st.st_mtim.tv_sec ||
+	    a->st.st_mtim.tv_nsec != b->st.st_mtim.tv_nsec ||
+	    a->st.st_ctim.tv_sec != b->st.st_ctim.tv_sec ||
+	    a->st.st_ctim.tv_nsec != b->st.st_ctim.tv_nsec) {
+		snprintf(buf, n, "shim dev/ino %lu/%lu size %lld mtime %lld.%09ld, kernel %lu/%lu size %lld mtime %lld.%09ld",
+			 (unsigned long)a->st.st_dev, (unsigned long)a->st.st_ino, (long long)a->st.st_size,
+			 (long long)a->st.st_mtim.tv_sec, a->st.st_mtim.tv_nsec,
+			 (unsigned long)b->st.st_dev, (unsigned long)b->st.st_ino, (long long)b->st.st_size,
+			 (long long)b->st.st_mtim.tv_sec, b->st.st_mtim.tv_nsec);
+		return 1;
+	}
+	return 0;
+}
+
+static inline double mono_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* dir + "/" + rel. */
+static inline void join(char *out, const char *dir, const char *rel)
+{
+	int n = snprintf(out, PLEN, "%s/%s", dir, rel);
+
+	if (n <= 0 || n >= PLEN)
+		abort();
+}
+
+static inline int raw_mkdir(const char *p)
+{
+	return (int)syscall(SYS_mkdirat, AT_FDCWD, p, 0755);
+}
+
+/* Create (or truncate) p with `len` bytes, raw syscalls only. */
+static inline int raw_write_file(const char *p, size_t len, int append)
+{
+	char buf[256];
+	long fd = syscall(SYS_openat, AT_FDCWD, p,
+			  O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+
+	if (fd < 0)
+		return -1;
+	memset(buf, 'x', sizeof(buf));
+	while (len > 0) {
+		size_t k = len < sizeof(buf) ? len : sizeof(buf);
+
+		if (syscall(SYS_write, fd, buf, k) != (long)k) {
+			syscall(SYS_close, fd);
+			return -1;
+		}
+		len -= k;
+	}
+	syscall(SYS_close, fd);
+	return 0;
+}
+
+/* An environment: ours without RCUWALK_STRICT, RCUWALK_WATCH_BUDGET,
+ * RCUWALK_STATS and RCUWALK_DISABLE, plus the NULL-terminated `extra`. */
+static inline char **env_with(const char *const *extra)
+{
+	size_t n = 0, j = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	while (extra && extra[k])
+		k++;
+	env = calloc(n + k + 1, sizeof(*env));
+	if (!env)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(environ[i], "RCUWALK_STRICT=", 15) ||
+		    !strncmp(environ[i], "RCUWALK_WATCH_BUDGET=", 21) ||
+		    !strncmp(environ[i], "RCUWALK_STATS=", 14) ||
+		    !strncmp(environ[i], "RCUWALK_DISABLE=", 16))
+			continue;
+		env[j++] = environ[i];
+	}
+	for (size_t i = 0; i < k; i++)
+		env[j++] = (char *)extra[i];
+	env[j] = NULL;
+	return env;
+}
+
+/* fork + execve("/proc/self/exe", {name, args...}, envp); fds keep1/keep2
+ * (or -1) survive the exec; the helper dies with its parent.  (GCC's -O3
+ * -Warray-bounds cannot see that `args` is NULL-terminated and warns about
+ * reads past a caller's array that the loop never makes.) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+static inline pid_t spawn_self(const char *name, const char *const *args, char **envp, int keep1,
+			       int keep2)
+{
+	char *argv[12];
+	size_t i;
+	pid_t pid;
+
+	argv[0] = (char *)name;
+	for (i = 0; args[i] && i + 2 < sizeof(argv) / sizeof(argv[0]); i++)
+		argv[i + 1] = (char *)args[i];
+	argv[i + 1] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		if (keep1 >= 0)
+			fcntl(keep1, F_SETFD, 0);
+		if (keep2 >= 0)
+			fcntl(keep2, F_SETFD, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execve("/proc/self/exe", argv, envp);
+		_exit(127);
+	}
+	return pid;
+}
+#pragma GCC diagnostic pop
+
+/* The sum of field `name` over every RCUWALK_STATS record in `file`
+ * (-1 if the file has no record). */
+static inline long long stats_field(const char *file, const char *name)
+{
+	static char buf[1 << 16];
+	char key[64];
+	long fd = syscall(SYS_openat, AT_FDCWD, file, O_RDONLY | O_CLOEXEC, 0), n;
+	long long sum = 0;
+	int recs = 0;
+
+	if (fd < 0)
+		return -1;
+	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	snprintf(key, sizeof(key), " %s=", name);
+	for (char *l = buf; l && *l;) {
+		char *nl = strchr(l, '\n'), *f;
+
+		if (nl)
+			*nl = '\0';
+		if (!strncmp(l, "rcuwalk-stats v1 ", 17)) {
+			recs++;
+			f = strstr(l, key);
+			if (f)
+				sum += strtoll(f + strlen(key), NULL, 10);
+		}
+		if (nl)
+			*nl = '\n';
+		l = nl ? nl + 1 : NULL;
+	}
+	return recs ? sum : -1;
+}
+
+static inline int rm_entry_(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	syscall(SYS_unlinkat, AT_FDCWD, p, type == FTW_DP ? AT_REMOVEDIR : 0);
+	return 0;
+}
+
+static inline void rm_rf(const char *dir)
+{
+	nftw(dir, rm_entry_, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Wait for `pid` at most `secs` seconds (then kill it): its status, or -1. */
+static inline int wait_bounded(pid_t pid, double secs)
+{
+	double end = mono_now() + secs;
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return status;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (mono_now() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+		usleep(1000);
+	}
+}
+
+#endif
