@@ -61,7 +61,7 @@ extern char **environ;
 #define PLEN 512                 /* every path in this test fits */
 #define FOREIGN_LIMIT_S 1.0      /* contract: "well under 1 s" */
 #define CYCLES 200               /* create/delete cycles for the delay distribution */
-#define SYNC_REPS 201            /* fork+exec children checked at waitpid() */
+#define SYNC_REPS 1000           /* fork+exec children checked at waitpid() (the issue: 1000) */
 #define FORKS 50
 #define FORK_THREADS 3
 #define SIGNALS 2000
