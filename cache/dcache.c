@@ -348,9 +348,11 @@ static inline void note_growth_locked(void)
  * so first use is async-signal-safe), shared atomic overflow block beyond. */
 
 #define STAT_BLOCKS 256
+/* One block per thread, each on cache lines of its own (128: the adjacent-
+ * line prefetcher pairs lines): the hit path writes only its own. */
 struct stat_block {
 	uint64_t c[DCACHE_STAT_N_];
-};
+} __attribute__((aligned(128)));
 static struct stat_block stat_pool[STAT_BLOCKS + 1];
 static unsigned int stat_pool_used;
 static __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));

@@ -46,7 +46,7 @@
 #define PASS_BLOCKS 256
 struct pass_block {
 	uint64_t c[PRELOAD_PASS_N_];
-};
+} __attribute__((aligned(128))); /* a thread's own lines: no false sharing */
 static struct pass_block pass_pool[PASS_BLOCKS + 1]; /* the last one is shared */
 static unsigned int pass_used;
 static __thread struct pass_block *tls_pass __attribute__((tls_model("initial-exec")));
