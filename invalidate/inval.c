@@ -806,19 +806,10 @@ void inval_drain(void)
 
 void inval_sync_strict(void)
 {
-	unsigned int gen = atomic_load(&inst_gen);
-	int fd = atomic_load(&inotify_fd), pending = 0;
-
-	if (fd < 0)
-		return;
-	/* Under read_mutex: the reader may have read events it has not applied
-	 * yet; it applies them before releasing it.  One poll() asks about the
-	 * mount table and the event queue together. */
-	pthread_mutex_lock(&read_mutex);
-	mounts_check_locked(fd, gen, &pending);
-	if (pending)
-		read_all_locked(fd, gen);
-	pthread_mutex_unlock(&read_mutex);
+	/* inval_drain(): under read_mutex, because the reader may have read
+	 * events it has not applied yet (it applies them before releasing it);
+	 * one poll() asks about the mount table and the event queue together. */
+	inval_drain();
 }
 
 void inval_set_watch_budget(long n)

@@ -59,6 +59,24 @@ struct linux_dirent64_ {
 	char d_name[];
 };
 
+/* Open directory `path` for listing (raw syscalls): the fd, or -errno;
+ * -EOPNOTSUPP for a case-insensitive directory (ext4/f2fs/tmpfs casefold),
+ * which answers names that are not in its listing. */
+static int listdir_open(const char *path)
+{
+	unsigned int fl = 0;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_ioctl, fd, FS_IOC_GETFLAGS, &fl) == 0 && (fl & FS_CASEFOLD_FL)) {
+		syscall(SYS_close, fd);
+		return -EOPNOTSUPP;
+	}
+	return fd;
+}
+
 /* ops->kernel_listdir: getdents64 on an O_DIRECTORY fd, raw syscalls only
  * (the shim's own open/opendir wrappers are not involved). */
 static long raw_listdir(const char *path, size_t max,
@@ -67,18 +85,10 @@ static long raw_listdir(const char *path, size_t max,
 	enum { BUF = 32768 };
 	char *buf;
 	long n, count = 0, r = 0;
-	unsigned int fl = 0;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path,
-			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = listdir_open(path);
 
 	if (fd < 0)
-		return -errno;
-	/* Case-insensitive directories (ext4/f2fs/tmpfs casefold) answer
-	 * names that are not in their listing. */
-	if (syscall(SYS_ioctl, fd, FS_IOC_GETFLAGS, &fl) == 0 && (fl & FS_CASEFOLD_FL)) {
-		syscall(SYS_close, fd);
-		return -EOPNOTSUPP;
-	}
+		return fd;
 	buf = malloc(BUF);
 	if (!buf) {
 		syscall(SYS_close, fd);
@@ -240,18 +250,12 @@ static long raw_listdir_typed(const char *path, size_t max,
 	char *buf, *ents = NULL;
 	size_t elen = 0, ecap = 0;
 	long n, count = 0, r = 0;
-	unsigned int fl = 0;
 	struct mounts_below mb;
 	int mounts_ok;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path,
-			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = listdir_open(path);
 
 	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_ioctl, fd, FS_IOC_GETFLAGS, &fl) == 0 && (fl & FS_CASEFOLD_FL)) {
-		syscall(SYS_close, fd);
-		return -EOPNOTSUPP;
-	}
+		return fd;
 	buf = malloc(BUF);
 	if (!buf) {
 		syscall(SYS_close, fd);
