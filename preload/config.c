@@ -176,6 +176,66 @@ static void mountinfo_unescape(char *s)
 	*o = '\0';
 }
 
+/* Bumped by preload_mounts_changed() (any thread: mount changes, chroot and
+ * namespace calls); fs_cacheable() forgets its table, and mountinfo_copy()
+ * its copy, when they see a new value.  A device number freed by an unmount
+ * may be given to another filesystem. */
+static unsigned int mounts_gen, mounts_seen;
+
+/*
+ * The mount table as last read, for the typed listings (a cc1 lists ~15
+ * directories; reading /proc/self/mountinfo for each cost an open and two
+ * reads).  Valid while mounts_gen is the value sampled before it was read:
+ * a mount change this process knows of (its own mount calls, the mount-table
+ * poll of the reader, of the sync points and of the timed drains) bumps
+ * mounts_gen, and the same change empties the cache (clause 7), so a listing
+ * typed from a copy is never staler than the rest of the cache.  The slot is
+ * taken by an atomic exchange and put back by a compare-exchange: no lock
+ * (fork- and signal-safe); a thread that finds it empty reads the table.
+ */
+struct mi_copy {
+	unsigned int gen;
+	size_t len;
+	char text[];
+};
+static struct mi_copy *mi_slot;
+
+/* A private, writable copy of the mount table (malloc'd), or NULL. */
+static char *mountinfo_copy(void)
+{
+	unsigned int g = __atomic_load_n(&mounts_gen, __ATOMIC_ACQUIRE);
+	struct mi_copy *c = __atomic_exchange_n(&mi_slot, NULL, __ATOMIC_ACQ_REL), *none = NULL;
+	char *out;
+
+	if (c && c->gen != g) {
+		free(c);
+		c = NULL;
+	}
+	if (!c) {
+		char *mi = read_mountinfo();
+		size_t len;
+
+		if (!mi)
+			return NULL;
+		len = strlen(mi);
+		c = malloc(sizeof(*c) + len + 1);
+		if (!c)
+			return mi;
+		c->gen = g;
+		c->len = len;
+		memcpy(c->text, mi, len + 1);
+		out = mi;
+	} else {
+		out = malloc(c->len + 1);
+		if (out)
+			memcpy(out, c->text, c->len + 1);
+	}
+	if (!__atomic_compare_exchange_n(&mi_slot, &none, c, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		free(c);
+	return out;
+}
+
 /* Which names of one directory are mount points (field 5 of mountinfo). */
 struct mounts_below {
 	char *names;  /* NUL-separated names of dir's entries that are mount points */
@@ -187,7 +247,7 @@ struct mounts_below {
 static int mountpoints_below(const char *dir, struct mounts_below *out)
 {
 	size_t dlen = strlen(dir);
-	char *mi = read_mountinfo(), *line, *o;
+	char *mi = mountinfo_copy(), *line, *o;
 
 	out->names = NULL;
 	out->len = 0;
@@ -457,10 +517,6 @@ static struct {
 	int verdict;
 } fs_table[FS_TABLE];
 static int fs_used;
-/* Bumped by preload_mounts_changed() (any thread); fs_cacheable() forgets
- * the table when it sees a new value.  A device number freed by an unmount
- * may be given to another filesystem. */
-static unsigned int mounts_gen, mounts_seen;
 
 void preload_mounts_changed(void)
 {
