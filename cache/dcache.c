@@ -367,21 +367,21 @@ struct stat_block {
 static struct stat_block stat_pool[STAT_BLOCKS + 1];
 static unsigned int stat_pool_used;
 static __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
-/* Set where a lookup gives up because a directory has no watch for lack of
- * budget (D_NOWATCH); turned into DCACHE_STAT_PASS_WATCH by the lookup's
- * DCACHE_STAT_PASS.  tls_last_nowatch: what the last pass was. */
-static __thread unsigned char tls_nowatch __attribute__((tls_model("initial-exec")));
-static __thread unsigned char tls_last_nowatch __attribute__((tls_model("initial-exec")));
+/* Set (PASS_WHY_*) where a lookup gives up for a reason the statistics tell
+ * apart; turned into DCACHE_STAT_PASS_WATCH/_FS/_ATTR/_RACY by the lookup's
+ * DCACHE_STAT_PASS.  tls_last_pass_why: what the last pass was. */
+static __thread unsigned char tls_pass_why __attribute__((tls_model("initial-exec")));
+static __thread unsigned char tls_last_pass_why __attribute__((tls_model("initial-exec")));
 
-/* Why the walk passes through at d, for the statistics: tls_nowatch is
+/* Why the walk passes through at d, for the statistics: tls_pass_why is
  * PASS_WHY_WATCH (no watch for lack of budget), PASS_WHY_FS (D_NOCACHE:
  * uncached filesystem, excluded or unwatchable directory), PASS_WHY_ATTR
  * (D_NOATTR) or PASS_WHY_RACY (set by populate_rcu). */
 enum { PASS_WHY_NONE, PASS_WHY_WATCH, PASS_WHY_FS, PASS_WHY_ATTR, PASS_WHY_RACY };
-#define NOTE_NOWATCH(d)                                                               \
+#define NOTE_PASS_WHY(d)                                                               \
 	do {                                                                          \
 		unsigned int f_ = d_flags(d);                                         \
-		tls_nowatch = (f_ & D_NOWATCH)	 ? PASS_WHY_WATCH                     \
+		tls_pass_why = (f_ & D_NOWATCH)	 ? PASS_WHY_WATCH                     \
 			      : (f_ & D_NOCACHE) ? PASS_WHY_FS                        \
 			      : (f_ & D_NOATTR)	 ? PASS_WHY_ATTR                      \
 						 : PASS_WHY_NONE;                     \
@@ -406,19 +406,19 @@ void dcache_stat_inc(enum dcache_stat_id id)
 			[PASS_WHY_WATCH] = DCACHE_STAT_PASS_WATCH, [PASS_WHY_FS] = DCACHE_STAT_PASS_FS,
 			[PASS_WHY_ATTR] = DCACHE_STAT_PASS_ATTR, [PASS_WHY_RACY] = DCACHE_STAT_PASS_RACY,
 		};
-		unsigned char why = tls_nowatch;
+		unsigned char why = tls_pass_why;
 
-		tls_last_nowatch = why;
+		tls_last_pass_why = why;
 		if (why) {
-			tls_nowatch = PASS_WHY_NONE;
+			tls_pass_why = PASS_WHY_NONE;
 			dcache_stat_inc((enum dcache_stat_id)why_stat[why]);
 		}
 	}
 }
 
-int dcache_last_pass_watch_limited(void)
+int dcache_last_pass_classified(void)
 {
-	return tls_last_nowatch != PASS_WHY_NONE;
+	return tls_last_pass_why != PASS_WHY_NONE;
 }
 
 void dcache_stats_sum(struct dcache_stats *out)
@@ -1111,7 +1111,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 	uint64_t now = 0;
 
 	if (d_flags(root) & D_NOCACHE) {
-		NOTE_NOWATCH(root);
+		NOTE_PASS_WHY(root);
 		return DCACHE_PASS;
 	}
 	if (*p == '/') {
@@ -1200,7 +1200,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		if (len > NAME_MAX)
 			return DCACHE_PASS; /* filesystem-specific ENAMETOOLONG: the kernel's call */
 		if (d_flags(cur) & D_NOCACHE) {
-			NOTE_NOWATCH(cur);
+			NOTE_PASS_WHY(cur);
 			return DCACHE_PASS;
 		}
 
@@ -1309,7 +1309,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 
 		if (amode != 0 && !(LOAD_RELAXED(res->access_ok) & (1u << bit))) {
 			if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
-				NOTE_NOWATCH(res);
+				NOTE_PASS_WHY(res);
 				return DCACHE_PASS;
 			}
 			if (d_seq_retry(res, res_seq))
@@ -1332,7 +1332,7 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		struct dcache_attr *a;
 
 		if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
-			NOTE_NOWATCH(res);
+			NOTE_PASS_WHY(res);
 			return DCACHE_PASS;
 		}
 		a = LOAD_ACQUIRE(res->attr);
@@ -1394,7 +1394,7 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 		d_write_begin(d);
 		STORE_RELAXED(d->flags, d->flags | D_NOCACHE | (limit ? D_NOWATCH : 0));
 		d_write_end(d);
-		tls_nowatch = limit ? PASS_WHY_WATCH : PASS_WHY_FS;
+		tls_pass_why = limit ? PASS_WHY_WATCH : PASS_WHY_FS;
 		return false;
 	}
 	d->wd = wd;
@@ -1847,7 +1847,7 @@ static int populate_rcu(struct miss *m)
 			/* The kernel's answer for the object the walk resolved: give
 			 * it to this caller, keep nothing. */
 			m->st = st;
-			tls_nowatch = PASS_WHY_RACY;
+			tls_pass_why = PASS_WHY_RACY;
 			return POP_ANSWERED;
 		}
 		pthread_mutex_lock(&dcache_mutex);
@@ -2159,7 +2159,7 @@ static int statx_attempt(const char *path, void *ctx, struct miss *m)
 		return r;
 	res = m->d;
 	if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
-		NOTE_NOWATCH(res);
+		NOTE_PASS_WHY(res);
 		return DCACHE_PASS;
 	}
 	a = LOAD_ACQUIRE(res->attr);
@@ -2287,7 +2287,7 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 
 	c->einval = 0;
 	if (d_flags(root) & D_NOCACHE) {
-		NOTE_NOWATCH(root);
+		NOTE_PASS_WHY(root);
 		return DCACHE_PASS;
 	}
 	if (*p == '/') {
@@ -2357,7 +2357,7 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 		}
 		if (len > NAME_MAX || (d_flags(cur) & D_NOCACHE)) {
 			if (len <= NAME_MAX)
-				NOTE_NOWATCH(cur);
+				NOTE_PASS_WHY(cur);
 			return DCACHE_PASS;
 		}
 		/* Sampled before the lookup: see walk_rcu(). */

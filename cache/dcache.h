@@ -248,9 +248,10 @@ void dcache_fork_child(void);
 /* Add one to this thread's counter `id`.  Any thread; writes thread-local
  * memory only. */
 void dcache_stat_inc(enum dcache_stat_id id);
-/* Whether this thread's last lookup that passed through did so because of a
- * watch limit (DCACHE_STAT_PASS_WATCH).  Any thread. */
-int dcache_last_pass_watch_limited(void);
+/* Whether this thread's last lookup that passed through was counted under a
+ * reason of the cache's own (DCACHE_STAT_PASS_WATCH/_FS/_ATTR/_RACY).  Any
+ * thread; reads thread-local memory only. */
+int dcache_last_pass_classified(void);
 /* Sum every thread's counters into *out (racy snapshot).  Any thread. */
 void dcache_stats_sum(struct dcache_stats *out);
 

@@ -804,14 +804,6 @@ void inval_drain(void)
 	pthread_mutex_unlock(&read_mutex);
 }
 
-void inval_sync_strict(void)
-{
-	/* inval_drain(): under read_mutex, because the reader may have read
-	 * events it has not applied yet (it applies them before releasing it);
-	 * one poll() asks about the mount table and the event queue together. */
-	inval_drain();
-}
-
 void inval_set_watch_budget(long n)
 {
 	atomic_store(&budget_cfg, n < 0 ? -1 : n);

@@ -26,18 +26,13 @@ extern "C" {
  * instance and its reader thread start from ops->prepare, on first use. */
 void inval_fill_ops(struct dcache_ops *ops);
 
-/* Read every queued event and apply it before returning, in the calling
- * thread.  No-op (no syscall) before the first watch exists.  Any thread,
- * not from ops context; takes the reader mutex, then the dcache writer mutex. */
+/* Read every queued event (and a mount-table change) and apply it before
+ * returning, in the calling thread: one poll() of the inotify and mountinfo
+ * fds, a read() only if something is pending.  Strict mode calls it before
+ * every lookup.  No-op (no syscall) before the first watch exists.  Any
+ * thread, not from ops context; takes the reader mutex (the reader may hold
+ * events it has read but not applied), then the dcache writer mutex. */
 void inval_drain(void);
-
-/* Strict mode (RCUWALK_STRICT): called before every cache lookup.  One
- * poll() with a zero timeout asks whether inotify events are queued or the
- * mount table changed; if so, applies them before returning.  Takes the
- * reader mutex (the reader thread may hold events it has read but not yet
- * applied).  No-op before the first watch exists.  Any thread, not ops
- * context nor a signal handler that interrupted the shim. */
-void inval_sync_strict(void);
 
 /* The watch budget: at most n directory watches (0 = no limit of our own,
  * only the kernel's; n < 0 = the default, a quarter of

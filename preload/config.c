@@ -77,44 +77,6 @@ static int listdir_open(const char *path)
 	return fd;
 }
 
-/* ops->kernel_listdir: getdents64 on an O_DIRECTORY fd, raw syscalls only
- * (the shim's own open/opendir wrappers are not involved). */
-static long raw_listdir(const char *path, size_t max,
-			int (*add)(void *arg, const char *name, size_t len), void *arg)
-{
-	enum { BUF = 32768 };
-	char *buf;
-	long n, count = 0, r = 0;
-	int fd = listdir_open(path);
-
-	if (fd < 0)
-		return fd;
-	buf = malloc(BUF);
-	if (!buf) {
-		syscall(SYS_close, fd);
-		return -ENOMEM;
-	}
-	while (r == 0 && (n = syscall(SYS_getdents64, fd, buf, BUF)) > 0) {
-		for (long off = 0; off < n && r == 0;) {
-			struct linux_dirent64_ *e = (struct linux_dirent64_ *)(buf + off);
-			const char *nm = e->d_name;
-
-			off += e->d_reclen;
-			if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
-				continue;
-			if ((size_t)++count > max)
-				r = -E2BIG;
-			else
-				r = add(arg, nm, strlen(nm));
-		}
-	}
-	if (r == 0 && n < 0)
-		r = -errno;
-	free(buf);
-	syscall(SYS_close, fd);
-	return r < 0 ? r : count;
-}
-
 /* Read /proc/self/mountinfo whole into a malloc'd buffer (NUL-terminated);
  * NULL if it cannot be read completely. */
 static char *read_mountinfo(void)
@@ -298,8 +260,10 @@ static int is_listed_mount(const struct mounts_below *mb, const char *name)
 	return 0;
 }
 
-/* ops->kernel_listdir_typed: raw_listdir() with each name's d_type where it
- * is DT_DIR or DT_REG and the name is not a mount point.  The mount table is
+/* ops->kernel_listdir_typed (the untyped kernel_listdir op is not set: the
+ * cache prefers this one): getdents64 on an O_DIRECTORY fd, raw syscalls
+ * only, with each name's d_type where it is DT_DIR or DT_REG and the name is
+ * not a mount point.  The mount table is
  * read after the listing: a mount that existed while getdents64 ran is
  * seen (a later one is "a mount over a cached name", README's limits). */
 static long raw_listdir_typed(const char *path, size_t max,
@@ -557,7 +521,6 @@ static struct dcache_ops ops = {
 	.kernel_statx = raw_statx,
 	.kernel_access = raw_access,
 	.kernel_getcwd = raw_getcwd,
-	.kernel_listdir = raw_listdir,
 	.fs_cacheable = fs_cacheable,
 	.kernel_listdir_typed = raw_listdir_typed,
 };

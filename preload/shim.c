@@ -278,16 +278,16 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 	apply_epochs();
 	inval_sync();
 	if (__builtin_expect(preload_strict, 0))
-		inval_sync_strict(); /* events or mounts pending: applied first */
+		inval_drain(); /* events or mounts pending: applied first */
 	if (__builtin_expect(inval_recovering(), 0))
 		inval_recover(); /* the inotify fd was given up: start afresh */
 	r = dcache_lookup(path, q & ~Q_SHIM_OPEN, amode, preload_verify && st ? &cst : st);
 	in_shim--;
 	errno = saved;
 	if (r == DCACHE_PASS) {
-		/* An open below a directory without a watch (budget) is
-		 * counted by the cache as pass_watch_limit, not here. */
-		if ((q & DCACHE_Q_NEGONLY) && !dcache_last_pass_watch_limited())
+		/* An open the cache passed for a reason of its own (watch
+		 * limit, uncached filesystem...) is counted there, not here. */
+		if ((q & DCACHE_Q_NEGONLY) && !dcache_last_pass_classified())
 			preload_count_pass(PRELOAD_PASS_OPEN);
 		return 0;
 	}
@@ -322,7 +322,7 @@ static inline int cache_enter(void)
 	apply_epochs();
 	inval_sync();
 	if (__builtin_expect(preload_strict, 0))
-		inval_sync_strict();
+		inval_drain();
 	return 1;
 }
 

@@ -162,25 +162,23 @@ void preload_write_record(const char *end)
 
 		/* Of the cache's passes: watch-limited ones (counted by the
 		 * cache), opens (by the wrappers, never watch-limited ones). */
-		uint64_t nowatch = delta(now.pass_watch, base.pass_watch);
-		uint64_t pfs = delta(now.pass_fs, base.pass_fs);
-		uint64_t pattr = delta(now.pass_attr, base.pass_attr);
-		uint64_t pracy = delta(now.pass_racy, base.pass_racy);
+		/* The cache's own reasons, in field order: watch limit, fs,
+		 * attr, racy.  It counts a reason after the pass itself, so a
+		 * concurrent snapshot may see a reason behind, never ahead;
+		 * clamping each to what is left keeps the sum exact. */
+		uint64_t why[4] = { delta(now.pass_watch, base.pass_watch),
+				    delta(now.pass_fs, base.pass_fs),
+				    delta(now.pass_attr, base.pass_attr),
+				    delta(now.pass_racy, base.pass_racy) };
+		uint64_t classified = 0;
 
-		/* The cache counts the reason after the pass itself: a
-		 * concurrent snapshot may see the reason's count behind,
-		 * never ahead; the clamps keep the sum exact regardless. */
-		if (nowatch > pass_cache_all)
-			nowatch = pass_cache_all;
-		if (pfs > pass_cache_all - nowatch)
-			pfs = pass_cache_all - nowatch;
-		if (pattr > pass_cache_all - nowatch - pfs)
-			pattr = pass_cache_all - nowatch - pfs;
-		if (pracy > pass_cache_all - nowatch - pfs - pattr)
-			pracy = pass_cache_all - nowatch - pfs - pattr;
-		nowatch += pfs + pattr + pracy; /* below: the classified ones */
-		if (open > pass_cache_all - nowatch)
-			open = pass_cache_all - nowatch;
+		for (int k = 0; k < 4; k++) {
+			if (why[k] > pass_cache_all - classified)
+				why[k] = pass_cache_all - classified;
+			classified += why[k];
+		}
+		if (open > pass_cache_all - classified)
+			open = pass_cache_all - classified;
 		shim_pass = dirfd + form + wr + early;
 		/* Field order: RCUWALK_RECORD_FIELDS. */
 		v[n++] = hits;
@@ -191,7 +189,7 @@ void preload_write_record(const char *end)
 		v[n++] = hits + neg;
 		v[n++] = hits + neg + pass_cache_all + shim_pass;
 		v[n++] = open;
-		v[n++] = pass_cache_all - open - nowatch;
+		v[n++] = pass_cache_all - open - classified;
 		v[n++] = dirfd;
 		v[n++] = form;
 		v[n++] = wr;
@@ -204,10 +202,8 @@ void preload_write_record(const char *end)
 		v[n++] = delta(now.events, base.events);
 		v[n++] = delta(now.overflows, base.overflows);
 		v[n++] = delta(now.mismatches, base.mismatches);
-		v[n++] = nowatch - pfs - pattr - pracy;
-		v[n++] = pfs;
-		v[n++] = pattr;
-		v[n++] = pracy;
+		for (int k = 0; k < 4; k++)
+			v[n++] = why[k];
 	}
 	/* An exec record only if this image's own calls counted something
 	 * (lookups, misses); what the inotify thread counts meanwhile (events,
