@@ -12,7 +12,7 @@ src=$PWD
 BUILD_DIR=${BUILD_DIR:-build-pkg}
 
 for p in dpkg-dev; do # dpkg-shlibdeps computes Depends
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null; then
     if [ "$(id -u)" -eq 0 ]; then
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p"
     else
@@ -39,9 +39,11 @@ dpkg-deb -x "$deb" "$tmp/root"
 # dependency (or is the loader/libc itself, from libc6).
 for f in "$tmp"/root/usr/bin/rcuwalk "$tmp"/root/usr/lib/*/librcuwalk.so "$tmp"/root/usr/lib/librcuwalk.so; do
   [ -e "$f" ] || continue
-  objdump -f "$f" | grep -q 'elf64-x86-64' || continue
+  objdump -f "$f" | grep 'elf64-x86-64' >/dev/null || continue
   for lib in $(objdump -p "$f" | awk '$1 == "NEEDED" { print $2 }'); do
-    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ { print $NF; exit }')
+    # awk reads to the end (no `exit`): an early exit could kill ldconfig
+    # with SIGPIPE, which pipefail + set -e turn into this script's exit 141.
+    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !p { print $NF; p = 1 }')
     [ -n "$path" ] || { echo "package.sh: $lib not found" >&2; exit 1; }
     owner=$( (dpkg -S "$(readlink -f "$path")" 2>/dev/null || dpkg -S "$path") |
       awk -F: 'NR == 1 { print $1 }')
