@@ -81,6 +81,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -294,6 +295,12 @@ static struct wd_entry *dc_wd_map[WD_BUCKETS];
  * by name (forget_inode_locked, forget_dev_files_locked): a kernel answer
  * fetched before the bump is not published (populate_rcu samples it). */
 static unsigned long dc_attr_gen;
+/* The tree generation: bumped (seq_cst) by every writer that may change what
+ * a name resolves to - every d_write_begin() except the ones that only drop a
+ * file's attributes or a directory's completeness - BEFORE it changes
+ * anything, and so before any call_rcu() of what it unhashes.  The path index
+ * (below) trusts an entry only while this is the value its walk began with. */
+static uint64_t dc_tree_gen;
 
 /* ---------------------------------------------------------------------- */
 /* Threads we do not start: call_rcu and hash-table resizing.
@@ -437,6 +444,7 @@ void dcache_stats_sum(struct dcache_stats *out)
 	out->pass_fs = c[DCACHE_STAT_PASS_FS];
 	out->pass_attr = c[DCACHE_STAT_PASS_ATTR];
 	out->pass_racy = c[DCACHE_STAT_PASS_RACY];
+	out->index_hits = c[DCACHE_STAT_INDEX];
 }
 
 /* Coarse monotonic clock for TTLs (vDSO; a few ns; jiffy resolution). */
@@ -483,11 +491,27 @@ static inline bool d_seq_retry(const struct dentry *d, unsigned int s)
 	return __atomic_load_n(&d->seq, D_SEQ_ORDER) != s;
 }
 
-/* Writer, under dcache_mutex. */
-static inline void d_write_begin(struct dentry *d)
+/* Writer, under dcache_mutex: every path-index entry becomes stale (see
+ * dc_tree_gen), before anything changes. */
+static inline void tree_changed_locked(void)
+{
+	__atomic_store_n(&dc_tree_gen, dc_tree_gen + 1, __ATOMIC_SEQ_CST);
+}
+
+/* Writer, under dcache_mutex, for a change that leaves every name resolving
+ * to the same dentry (a file's attributes dropped, a directory's listing no
+ * longer complete): d's readers retry, path-index entries stay. */
+static inline void d_write_begin_attr(struct dentry *d)
 {
 	__atomic_store_n(&d->seq, d->seq + 1, D_SEQ_ORDER);
 	D_SEQ_FENCE(__ATOMIC_RELEASE);
+}
+
+/* Writer, under dcache_mutex. */
+static inline void d_write_begin(struct dentry *d)
+{
+	tree_changed_locked();
+	d_write_begin_attr(d);
 }
 
 static inline void d_write_end(struct dentry *d)
@@ -666,7 +690,12 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
 
 	if (!old && !d->access_ok && !(clear_search && (d->flags & D_SEARCHED)))
 		return;
-	d_write_begin(d);
+	/* Search permission is part of resolution; attributes and access
+	 * answers are read from the final dentry under its own d_seq. */
+	if (clear_search && (d->flags & D_SEARCHED))
+		d_write_begin(d);
+	else
+		d_write_begin_attr(d);
 	STORE_RELEASE(d->attr, NULL);
 	drop_sx_locked(d);
 	STORE_RELAXED(d->access_ok, 0);
@@ -692,7 +721,8 @@ static void uncomplete_locked(struct dentry *dir)
 	dir->pos_probes = 0;
 	if (!(dir->flags & D_COMPLETE))
 		return;
-	d_write_begin(dir);
+	/* Names absent from a complete listing are never indexed. */
+	d_write_begin_attr(dir);
 	STORE_RELAXED(dir->flags, dir->flags & ~D_COMPLETE);
 	d_write_end(dir);
 }
@@ -747,6 +777,7 @@ static void kill_one_locked(struct dentry *d)
 /* Forget everything below the root, and the root's own state. */
 static void kill_all_locked(void)
 {
+	tree_changed_locked();
 	if (!dc_root)
 		return;
 	uncomplete_locked(dc_root);
@@ -959,6 +990,10 @@ static void dc_maintenance(void)
  * dc_init_mutex, never under dcache_mutex (see the fork order in shim.c).
  */
 
+struct pidx_slot;
+static struct pidx_slot *dc_pidx; /* the path index: set once by ensure_table(), or NULL */
+static void pidx_map(void);
+
 static bool ensure_table(void)
 {
 	struct stat st;
@@ -985,6 +1020,8 @@ static bool ensure_table(void)
 			 * up (113k for 1024, a third of a one-stat process's
 			 * instructions); dc_maintenance() grows it. */
 			dc_table = cds_lfht_new(64, 64, 0, 0, NULL);
+			if (!dc_pidx)
+				pidx_map();
 			pthread_mutex_lock(&dcache_mutex);
 			dc_table_size = 64;
 			pthread_mutex_unlock(&dcache_mutex);
@@ -1010,6 +1047,197 @@ static bool ensure_table(void)
 	ok = dc_root != NULL;
 	pthread_mutex_unlock(&dc_init_mutex);
 	return ok;
+}
+
+/* ---------------------------------------------------------------------- */
+/*
+ * The path index: a whole name, as the caller spelt it, straight to the
+ * dentry its last walk ended on, so that a long name costs one hash of the
+ * string instead of one table lookup per component.
+ *
+ * A direct-mapped array of slots, mapped at the first lookup (anonymous
+ * memory, never freed: a slot is never dereferenced after the mapping
+ * goes, and the mapping never goes).  Each slot is a seqcount-protected
+ * record { start dentry, follow bit, name } -> { final dentry, its d_seq,
+ * dc_tree_gen when the walk began }.  Readers write nothing: the walk that
+ * found a name the index did not have fills the slot (a try-lock on the
+ * slot's seq; a busy slot is simply not filled).
+ *
+ * Why an entry is exact while its generation is current:
+ *  - every change that can make a name resolve differently (a dentry
+ *    unhashed, freed, made uncacheable, a directory's search permission
+ *    forgotten, the root or the cwd replaced) bumps dc_tree_gen before it
+ *    touches anything (d_write_begin(), kill_all_locked());
+ *  - the walk samples dc_tree_gen before it reads the root or the cwd, so
+ *    an entry records a generation no newer than the state it walked;
+ *  - a reader compares the generation after reading the slot consistently
+ *    (slot seq re-checked), and only then dereferences the final dentry,
+ *    inside its RCU read-side section: a dentry freed since the entry was
+ *    made was unhashed (gen bumped) before its call_rcu(), so either the
+ *    reader sees the bump, or its section began before the grace period;
+ *  - the final dentry's own state (attributes, access answers, being
+ *    killed) is checked through its d_seq, which must still equal the one
+ *    the walk saw, exactly as at the end of a walk;
+ *  - walks that crossed a D_TTL dentry, or ended on ENOENT from a complete
+ *    listing (no dentry to check), are not indexed.
+ * Memory: PIDX_SLOTS x 256 bytes of address space, resident as touched;
+ * not counted in the dentry budget (dc_bytes).
+ */
+#define PIDX_SLOTS 4096u
+#define PIDX_NAME_MAX 192u /* longer names are walked, never indexed */
+
+struct pidx_slot {
+	unsigned int seq;           /* odd while being filled */
+	unsigned int len;           /* strlen(name) */
+	uint64_t hash;              /* pidx_hash(start, follow, name) */
+	uint64_t gen;               /* dc_tree_gen when the walk began */
+	const struct dentry *start; /* the root or the cwd's dentry */
+	struct dentry *res;         /* where the walk ended */
+	unsigned int res_seq;       /* res's d_seq then */
+	unsigned int key;           /* DCACHE_Q_FOLLOW, DCACHE_Q_DIRECTORY of the walk */
+	unsigned int want_dir;      /* the walk ended asking for a directory (the flag, or
+				     * a trailing slash in the name or in a symlink body) */
+	uint64_t name[(PIDX_NAME_MAX + 7) / 8 + 1]; /* zero-padded */
+};
+_Static_assert(sizeof(struct pidx_slot) <= 256, "a path-index slot fits 256 bytes");
+
+/* Bit i: slot i was ever filled.  A probe of a never-filled slot reads only
+ * this (a process that repeats no name never faults the slots' pages in). */
+static uint64_t dc_pidx_used[PIDX_SLOTS / 64];
+
+/* Set by populate_rcu() in the thread whose lookup asked the kernel; cleared
+ * at each lookup's start.  The walks of such a lookup fill no index slot:
+ * only a name found again by a plain walk (looked up twice) gets one. */
+static __thread bool tls_populated __attribute__((tls_model("initial-exec")));
+
+/* The n < 8 bytes at p, zero-padded, as pidx_slot.name stores a name's
+ * last word; p - 8 + n is still inside the name when it has >= 8 bytes
+ * (`whole`): one load of the name's last 8 bytes, shifted.  Never reads
+ * outside the name, never calls libc's memcpy for a variable length. */
+static inline uint64_t pidx_tail(const char *p, size_t n, bool whole)
+{
+	uint64_t w = 0;
+
+	if (whole && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+		memcpy(&w, p + n - 8, 8);
+		return w >> (8 * (8 - n)); /* little-endian: the last n bytes */
+	}
+	for (size_t k = 0; k < n; k++)
+		w |= (uint64_t)(unsigned char)p[k] << (8 * k);
+	return w;
+}
+
+/* Hash of (start, key, name); len = strlen(name) < PIDX_NAME_MAX. */
+static inline uint64_t pidx_hash(const struct dentry *start, unsigned int key,
+				 const char *name, size_t len)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)start ^ key ^ ((uint64_t)len << 48)) *
+		     0x9E3779B97F4A7C15ULL;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, name + i, 8);
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	if (i < len) {
+		uint64_t w = pidx_tail(name + i, len - i, len >= 8);
+
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	return h ^ (h >> 32);
+}
+
+/* Reader, under rcu_read_lock(): the entry for (start, key, name) if one is
+ * current as of `gen` (dc_tree_gen sampled before start was read). */
+static inline struct dentry *pidx_find(const struct dentry *start, unsigned int key,
+				       const char *name, size_t len, uint64_t h, uint64_t gen,
+				       unsigned int *res_seq, bool *want_dir)
+{
+	unsigned int slot = (unsigned int)(h % PIDX_SLOTS), s;
+	struct pidx_slot *e;
+	struct dentry *res;
+	size_t i = 0;
+
+	if (!(LOAD_RELAXED(dc_pidx_used[slot / 64]) & (1ULL << (slot % 64))))
+		return NULL;
+	e = &dc_pidx[slot];
+	s = LOAD_ACQUIRE(e->seq);
+	if ((s & 1) || LOAD_RELAXED(e->hash) != h || LOAD_RELAXED(e->len) != len ||
+	    LOAD_RELAXED(e->start) != start || LOAD_RELAXED(e->key) != key ||
+	    LOAD_RELAXED(e->gen) != gen)
+		return NULL;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, name + i, 8);
+		if (LOAD_RELAXED(e->name[i / 8]) != w)
+			return NULL;
+	}
+	if (i < len) {
+		if (LOAD_RELAXED(e->name[i / 8]) != pidx_tail(name + i, len - i, len >= 8))
+			return NULL;
+	}
+	res = LOAD_RELAXED(e->res);
+	*res_seq = LOAD_RELAXED(e->res_seq);
+	*want_dir = LOAD_RELAXED(e->want_dir) != 0;
+	D_SEQ_FENCE(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&e->seq, D_SEQ_ORDER) != s)
+		return NULL;
+	return res;
+}
+
+/* Reader, under rcu_read_lock(), at the end of a walk that began at `gen`:
+ * remember (start, key, name) -> (res, res_seq, want_dir).  Lock-free; gives
+ * up if another thread is filling the slot. */
+static void pidx_fill(const struct dentry *start, unsigned int key, const char *name,
+		      size_t len, uint64_t h, uint64_t gen, struct dentry *res,
+		      unsigned int res_seq, bool want_dir)
+{
+	unsigned int slot = (unsigned int)(h % PIDX_SLOTS);
+	struct pidx_slot *e = &dc_pidx[slot];
+	unsigned int s = LOAD_RELAXED(e->seq);
+	size_t i = 0;
+
+	if (LOAD_ACQUIRE(dc_tree_gen) != gen)
+		return; /* already stale */
+	if (!(LOAD_RELAXED(dc_pidx_used[slot / 64]) & (1ULL << (slot % 64))))
+		__atomic_fetch_or(&dc_pidx_used[slot / 64], 1ULL << (slot % 64), __ATOMIC_RELAXED);
+	if ((s & 1) || !__atomic_compare_exchange_n(&e->seq, &s, s + 1, false, __ATOMIC_ACQUIRE,
+						    __ATOMIC_RELAXED))
+		return;
+	D_SEQ_FENCE(__ATOMIC_RELEASE); /* the odd seq before the new fields */
+	STORE_RELAXED(e->hash, h);
+	STORE_RELAXED(e->len, (unsigned int)len);
+	STORE_RELAXED(e->start, start);
+	STORE_RELAXED(e->key, key);
+	STORE_RELAXED(e->want_dir, want_dir ? 1u : 0u);
+	STORE_RELAXED(e->gen, gen);
+	STORE_RELAXED(e->res, res);
+	STORE_RELAXED(e->res_seq, res_seq);
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, name + i, 8);
+		STORE_RELAXED(e->name[i / 8], w);
+	}
+	if (i < len) {
+		STORE_RELAXED(e->name[i / 8], pidx_tail(name + i, len - i, len >= 8));
+	}
+	STORE_RELEASE(e->seq, s + 2);
+}
+
+/* ensure_table(), once: map the index; without it every walk is a full one. */
+static void pidx_map(void)
+{
+	void *p = mmap(NULL, (size_t)PIDX_SLOTS * sizeof(struct pidx_slot), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p != MAP_FAILED)
+		STORE_RELEASE(dc_pidx, (struct pidx_slot *)p);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1093,22 +1321,29 @@ static inline const char *skip_slashes(const char *p)
 }
 
 /*
- * One RCU-walk attempt.  Under rcu_read_lock().  Returns 0 / errno (answer),
+ * One RCU-walk attempt.  Under rcu_read_lock().  known_len: strlen(path) if
+ * the caller has it, else SIZE_MAX.  Returns 0 / errno (answer),
  * DCACHE_PASS, WALK_RETRY (a dentry changed under us) or WALK_MISS (*m says
  * what the kernel must be asked).
  */
-static int walk_rcu(const char *path, unsigned int qflags, int amode, struct stat *st,
-		    struct miss *m)
+static int walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amode,
+		    struct stat *st, struct miss *m)
 {
 	struct frame stack[MAX_SYMLINKS + 1];
 	int depth = 0, links = 0;
 	bool follow = qflags & DCACHE_Q_FOLLOW;
+	/* The path index's key bits: the flags as asked, before a trailing slash. */
+	const unsigned int qkey = qflags & (DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY);
 	bool want_dir = qflags & DCACHE_Q_DIRECTORY;
+	/* Sampled before the root or the cwd is read: see the path index. */
+	uint64_t gen = LOAD_ACQUIRE(dc_tree_gen);
 	struct dentry *root = LOAD_ACQUIRE(dc_root);
-	struct dentry *cur, *res;
+	struct dentry *cur, *res, *start;
 	unsigned int cur_seq, res_seq;
 	const char *p = path;
-	uint64_t now = 0;
+	uint64_t now = 0, ph = 0;
+	size_t plen = PIDX_NAME_MAX;
+	bool index = false; /* this walk may fill an index slot */
 
 	if (d_flags(root) & D_NOCACHE) {
 		NOTE_PASS_WHY(root);
@@ -1132,6 +1367,28 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		m->kind = MISS_EXPIRED; /* the cwd's name on a TTL filesystem */
 		m->d = cur;
 		return WALK_MISS;
+	}
+	start = cur;
+	if (LOAD_ACQUIRE(dc_pidx) && !(d_flags(cur) & D_TTL) &&
+	    (plen = known_len != SIZE_MAX ? known_len : strnlen(path, PIDX_NAME_MAX)) <
+		    PIDX_NAME_MAX) {
+		ph = pidx_hash(start, qkey, path, plen);
+		res = pidx_find(start, qkey, path, plen, ph, gen, &res_seq, &want_dir);
+		if (res) {
+			if (d_seq_begin(res) != res_seq)
+				goto walk; /* res changed: walk, and refill */
+			if (!LOAD_RELAXED(res->referenced))
+				STORE_RELAXED(res->referenced, 1);
+			dcache_stat_inc(DCACHE_STAT_INDEX);
+			if (res->type == D_NEG) {
+				if (d_seq_retry(res, res_seq))
+					return WALK_RETRY;
+				return ENOENT;
+			}
+			goto resolved;
+		}
+walk:
+		index = !tls_populated;
 	}
 
 	for (;;) {
@@ -1228,6 +1485,8 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		s = d_seq_begin(d);
 		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
 			return WALK_RETRY;
+		if (d_flags(d) & D_TTL)
+			index = false; /* a name that expires: never indexed */
 		if (d_expired(d, &now)) {
 			m->kind = MISS_EXPIRED; /* forget it, then ask again */
 			m->d = d;
@@ -1253,6 +1512,8 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 			/* A missing name answers itself and every path below it. */
 			if (d_seq_retry(d, s))
 				return WALK_RETRY;
+			if (index)
+				pidx_fill(start, qkey, path, plen, ph, gen, d, s, want_dir);
 			return ENOENT;
 		}
 		if (d->type == D_LNK && (!last || follow)) {
@@ -1289,6 +1550,9 @@ static int walk_rcu(const char *path, unsigned int qflags, int amode, struct sta
 		cur_seq = s;
 	}
 
+	if (index && !d_seq_retry(res, res_seq))
+		pidx_fill(start, qkey, path, plen, ph, gen, res, res_seq, want_dir);
+resolved:
 	/* res is the final object, valid as of res_seq. */
 	if (want_dir && res->type != D_DIR) {
 		if (d_seq_retry(res, res_seq))
@@ -1609,7 +1873,8 @@ static int populate_rcu(struct miss *m)
 			struct stat dummy;
 			struct dentry *res = NULL;
 
-			r = walk_rcu(path, DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0, &dummy, &m2);
+			r = walk_rcu(path, SIZE_MAX, DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0, &dummy,
+				     &m2);
 			if (r == WALK_RETRY)
 				continue;
 			if (r == WALK_MISS) {
@@ -2002,6 +2267,7 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 {
 	struct stat tmp;
 	int r = DCACHE_PASS;
+	size_t plen;
 
 	if (!st)
 		st = &tmp;
@@ -2009,7 +2275,7 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 		dc_maintenance();
 	if ((unsigned)amode > 7)
 		r = DCACHE_PASS; /* faccessat: EINVAL, before the path is even read */
-	else if (strnlen(path, PATH_MAX) >= PATH_MAX)
+	else if ((plen = strnlen(path, PATH_MAX)) >= PATH_MAX)
 		r = ENAMETOOLONG; /* getname(): before anything else */
 	else if (!*path)
 		r = ENOENT;
@@ -2018,15 +2284,17 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 	else {
 		bool kernel_answered = false;
 
+		tls_populated = false;
 		rcu_read_lock();
 		for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
 			struct miss m = { 0 };
 
-			r = walk_rcu(path, flags, amode, st, &m);
+			r = walk_rcu(path, plen, flags, amode, st, &m);
 			if (r == WALK_RETRY)
 				continue;
 			if (r != WALK_MISS)
 				break;
+			tls_populated = true;
 			r = populate_rcu(&m);
 			if (r == POP_ANSWERED) {
 				*st = m.st;
@@ -2074,6 +2342,7 @@ static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
 		dcache_stat_inc(DCACHE_STAT_PASS);
 		return DCACHE_PASS;
 	}
+	tls_populated = false;
 	rcu_read_lock();
 	for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
 		struct miss m = { 0 };
@@ -2085,6 +2354,7 @@ static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
 			answered = r >= 0;
 			break;
 		}
+		tls_populated = true;
 		r = populate_rcu(&m);
 		if (r != 0)
 			break; /* DCACHE_PASS, or a kernel answer that is not cached */
@@ -2108,7 +2378,7 @@ static int readlink_attempt(const char *path, void *ctx, struct miss *m)
 	struct readlink_ctx *c = ctx;
 	struct dentry *res;
 	size_t n;
-	int r = walk_rcu(path, DCACHE_Q_FIND_, 0, NULL, m);
+	int r = walk_rcu(path, SIZE_MAX, DCACHE_Q_FIND_, 0, NULL, m);
 
 	if (r != 0)
 		return r;
@@ -2153,7 +2423,7 @@ static int statx_attempt(const char *path, void *ctx, struct miss *m)
 	struct dcache_sx *x;
 	struct dcache_attr *a;
 	uint64_t now = 0;
-	int r = walk_rcu(path, c->qflags | DCACHE_Q_FIND_, 0, NULL, m);
+	int r = walk_rcu(path, SIZE_MAX, c->qflags | DCACHE_Q_FIND_, 0, NULL, m);
 
 	if (r != 0)
 		return r;
@@ -2985,6 +3255,7 @@ void dcache_fork_child(void)
 	dc_pending = NULL; /* the parent's: abandoned with its dentries */
 	dc_callrcu_ready = false;
 	STORE_RELAXED(dc_maint, 0);
+	tree_changed_locked(); /* the index's entries name the parent's dentries */
 	dc_root = NULL;
 	dc_cwd = NULL;
 	dc_cwd_gen++;

@@ -131,6 +131,8 @@ struct dcache_stats {
 				 * an excluded directory, or one that cannot be watched */
 	uint64_t pass_attr;     /* of passthrough: attributes never kept (st_nlink > 1, FIFOs...) */
 	uint64_t pass_racy;     /* of passthrough: mtime/ctime too recent (RCUWALK_RACY_MS) */
+	uint64_t index_hits;    /* walks the path index resolved in one step (whole name
+				 * to final dentry); their answers count as hits/neg_hits */
 };
 
 enum dcache_stat_id {
@@ -143,6 +145,7 @@ enum dcache_stat_id {
 	DCACHE_STAT_PASS_FS,    /* likewise: uncached filesystem, excluded or unwatchable dir */
 	DCACHE_STAT_PASS_ATTR,  /* likewise: attributes never kept (hard links, FIFOs, devices) */
 	DCACHE_STAT_PASS_RACY,  /* likewise: racy timestamps, the kernel's answer not kept */
+	DCACHE_STAT_INDEX,      /* a walk resolved by the path index */
 	DCACHE_STAT_N_
 };
 

@@ -1680,6 +1680,166 @@ static void test_dcache_invalidate_all_forgets_everything(void **state)
 }
 
 /* ------------------------------------------------------------------------ */
+/* The path index (whole names straight to their final dentry)              */
+
+static uint64_t index_hits(void)
+{
+	struct dcache_stats st;
+
+	dcache_stats_sum(&st);
+	return st.index_hits;
+}
+
+static void test_dcache_index_repeated_long_name_resolves_in_one_step(void **state)
+{
+	const char *f = P("a/b/c/d/e/f/g/h/i/file");
+	struct stat st;
+	unsigned long c0;
+	uint64_t h0;
+
+	x_mkdir(P("a"));
+	x_mkdir(P("a/b"));
+	x_mkdir(P("a/b/c"));
+	x_mkdir(P("a/b/c/d"));
+	x_mkdir(P("a/b/c/d/e"));
+	x_mkdir(P("a/b/c/d/e/f"));
+	x_mkdir(P("a/b/c/d/e/f/g"));
+	x_mkdir(P("a/b/c/d/e/f/g/h"));
+	x_mkdir(P("a/b/c/d/e/f/g/h/i"));
+	x_file(f, 9);
+	assert_int_equal(SAME(f, Q_STAT), 0);
+	assert_int_equal(SAME(P("a/b/c/d/e/f/g/h/i/none"), Q_STAT), ENOENT);
+	c0 = t_kernel_calls;
+	h0 = index_hits();
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(SAME_ST(f, Q_STAT, &st), 0);
+		assert_int_equal(st.st_size, 9);
+		assert_int_equal(SAME(P("a/b/c/d/e/f/g/h/i/none"), Q_STAT), ENOENT);
+		assert_int_equal(SAME(P("a/b/c/d/e/f/g/h/i/none/x"), Q_STAT), ENOENT);
+	}
+	assert_int_equal(calls_since(c0), 0);
+	/* A lookup that asked the kernel fills no slot; the first plain walk
+	 * of a name (round 1) does; rounds 2 and 3 of the 3 names are the
+	 * index's. */
+	assert_true(index_hits() - h0 >= 6);
+}
+
+static void test_dcache_index_renamed_middle_directory_resolves_to_new_tree(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("a"));
+	x_mkdir(P("a/b"));
+	x_mkdir(P("a/b/c"));
+	x_file(P("a/b/c/f"), 1);
+	x_mkdir(P("x"));
+	x_mkdir(P("x/b"));
+	x_mkdir(P("x/b/c"));
+	x_file(P("x/b/c/f"), 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(SAME_ST(P("a/b/c/f"), Q_STAT, &st), 0);
+		assert_int_equal(st.st_size, 1);
+		assert_int_equal(SAME(P("a/b/c/g"), Q_STAT), ENOENT);
+	}
+	x_rename(P("a"), P("old"));
+	x_rename(P("x"), P("a"));
+	x_file(P("a/b/c/g"), 3);
+	inval_drain();
+	assert_int_equal(SAME_ST(P("a/b/c/f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 2);
+	assert_int_equal(SAME_ST(P("a/b/c/g"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 3);
+	assert_int_equal(SAME(P("x/b/c/f"), Q_STAT), ENOENT);
+}
+
+static void test_dcache_index_retargeted_middle_symlink_is_followed_to_new_directory(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("d1"));
+	x_mkdir(P("d2"));
+	x_file(P("d1/f"), 1);
+	x_file(P("d2/f"), 2);
+	x_symlink("d1", P("l"));
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(SAME_ST(P("l/f"), Q_STAT, &st), 0);
+		assert_int_equal(st.st_size, 1);
+	}
+	x_unlink(P("l"));
+	x_symlink("d2", P("l"));
+	inval_drain();
+	assert_int_equal(SAME_ST(P("l/f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 2);
+}
+
+static void test_dcache_index_stat_and_lstat_of_one_name_are_kept_apart(void **state)
+{
+	struct stat st;
+
+	x_file(P("f"), 4);
+	x_symlink("f", P("l"));
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(SAME_ST(P("l"), Q_STAT, &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+		assert_int_equal(SAME_ST(P("l"), Q_LSTAT, &st), 0);
+		assert_true(S_ISLNK(st.st_mode));
+		assert_int_equal(SAME(P("l/"), Q_STAT), ENOTDIR);
+		assert_int_equal(SAME(P("f/"), Q_LSTAT), ENOTDIR);
+	}
+}
+
+static void test_dcache_index_same_relative_name_under_new_cwd_is_the_new_dirs(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("c1"));
+	x_mkdir(P("c2"));
+	x_mkdir(P("c1/s"));
+	x_mkdir(P("c2/s"));
+	x_file(P("c1/s/f"), 1);
+	x_file(P("c2/s/f"), 2);
+	x_chdir(P("c1"));
+	dcache_cwd_changed();
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(SAME_ST("s/f", Q_STAT, &st), 0);
+		assert_int_equal(st.st_size, 1);
+		assert_int_equal(SAME("s/g", Q_STAT), ENOENT);
+	}
+	x_file(P("c2/s/g"), 5);
+	x_chdir(P("c2"));
+	dcache_cwd_changed();
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(SAME_ST("s/f", Q_STAT, &st), 0);
+		assert_int_equal(st.st_size, 2);
+		assert_int_equal(SAME_ST("s/g", Q_STAT, &st), 0);
+		assert_int_equal(st.st_size, 5);
+	}
+	x_chdir(g_start_cwd);
+	dcache_cwd_changed();
+}
+
+static void test_dcache_index_directory_chmod_is_seen_below_it(void **state)
+{
+	const unsigned q = DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS;
+
+	x_mkdir(P("d"));
+	x_mkdir(P("d/e"));
+	x_file(P("d/e/f"), 1);
+	x_chmod(P("d/e/f"), 0755);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(SAME_ACCESS(P("d/e/f"), q, X_OK), 0);
+		assert_int_equal(SAME(P("d/e/f"), Q_STAT), 0);
+	}
+	/* Root bypasses search permission, so the answers stay 0 as root; what
+	 * is checked is that they are still the kernel's after the change. */
+	x_chmod(P("d/e"), 0600);
+	inval_drain();
+	assert_int_equal(SAME_ACCESS(P("d/e/f"), q, X_OK), geteuid() == 0 ? 0 : EACCES);
+	assert_int_equal(SAME(P("d/e/f"), Q_STAT), geteuid() == 0 ? 0 : EACCES);
+	x_chmod(P("d/e"), 0755);
+}
+
+/* ------------------------------------------------------------------------ */
 /* The working directory                                                    */
 
 static void test_dcache_cwd_relative_lookup_follows_chdir(void **state)
@@ -1875,6 +2035,12 @@ int main(void)
 		T(test_dcache_directory_attributes_fetched_during_create_are_not_kept),
 		T(test_dcache_directory_listed_after_many_present_names),
 		T(test_dcache_link_into_watched_directory_drops_source_attributes),
+		T(test_dcache_index_repeated_long_name_resolves_in_one_step),
+		T(test_dcache_index_renamed_middle_directory_resolves_to_new_tree),
+		T(test_dcache_index_retargeted_middle_symlink_is_followed_to_new_directory),
+		T(test_dcache_index_stat_and_lstat_of_one_name_are_kept_apart),
+		T(test_dcache_index_same_relative_name_under_new_cwd_is_the_new_dirs),
+		T(test_dcache_index_directory_chmod_is_seen_below_it),
 		T(test_dcache_cwd_relative_lookup_follows_chdir),
 		T(test_dcache_cwd_relative_lookup_survives_rename_of_cwd),
 		T(test_dcache_cwd_lookup_asks_getcwd_once),
