@@ -1289,12 +1289,21 @@ struct miss {
 	struct stat st;         /* POP_ANSWERED: the kernel's lstat answer */
 	unsigned int mask;      /* STATX: the request mask */
 	unsigned int seq;       /* DCACHE_Q_FIND_: d_seq of the final dentry d */
+	/* CHILD, ATTR: the gap is the final object of a plain stat/lstat
+	 * (answer), which asks for a directory (want_dir) and follows a final
+	 * symlink (follow): populate_rcu() may answer the caller itself with
+	 * the kernel's reply (POP_MISS_ANSWERED) instead of a second walk. */
+	bool answer, want_dir, follow;
+	int err;                /* POP_MISS_ANSWERED: 0 (m->st) or the errno */
+	unsigned char pass_why; /* POP_MISS_ANSWERED: PASS_WHY_* if the reply's attributes
+				 * were not kept (counted as the kernel's answer) */
 };
 
 #define DCACHE_Q_FIND_ 0x100u /* internal: report the final dentry, answer nothing */
 #define WALK_RETRY (-2)
 #define WALK_MISS  (-3)
 #define POP_ANSWERED (-4) /* populate_rcu(): m->st is the answer, not cached */
+#define POP_MISS_ANSWERED (-5) /* populate_rcu(): cached, and m->err / m->st answer */
 
 struct frame {
 	const char *p; /* rest of an outer path, resumed when the nested body ends */
@@ -1335,6 +1344,11 @@ static int walk_rcu(const char *path, size_t known_len, unsigned int qflags, int
 	/* The path index's key bits: the flags as asked, before a trailing slash. */
 	const unsigned int qkey = qflags & (DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY);
 	bool want_dir = qflags & DCACHE_Q_DIRECTORY;
+	/* A plain stat/lstat: a miss at its final object can be answered by
+	 * the kernel's reply that fills it (struct miss.answer). */
+	const bool plain_stat = (qflags & DCACHE_Q_STAT) &&
+				!(qflags & (DCACHE_Q_ACCESS | DCACHE_Q_EACCESS | DCACHE_Q_NEGONLY |
+					    DCACHE_Q_FIND_));
 	/* Sampled before the root or the cwd is read: see the path index. */
 	uint64_t gen = LOAD_ACQUIRE(dc_tree_gen);
 	struct dentry *root = LOAD_ACQUIRE(dc_root);
@@ -1433,6 +1447,9 @@ walk:
 				m->d = cur;
 				m->name = name;
 				m->len = len;
+				m->answer = last && plain_stat;
+				m->want_dir = want_dir;
+				m->follow = follow;
 				return WALK_MISS;
 			}
 			m->kind = MISS_SEARCH;
@@ -1480,6 +1497,9 @@ walk:
 			m->d = cur;
 			m->name = name;
 			m->len = len;
+			m->answer = last && plain_stat;
+			m->want_dir = want_dir;
+			m->follow = follow;
 			return WALK_MISS;
 		}
 		s = d_seq_begin(d);
@@ -1505,6 +1525,9 @@ walk:
 			m->d = cur;
 			m->name = name;
 			m->len = len;
+			m->answer = last && plain_stat;
+			m->want_dir = want_dir;
+			m->follow = follow;
 			return WALK_MISS;
 		}
 
@@ -1612,6 +1635,7 @@ resolved:
 				return WALK_RETRY;
 			m->kind = MISS_ATTR;
 			m->d = res;
+			m->answer = plain_stat;
 			return WALK_MISS;
 		}
 		attr_unpack(st, a);
@@ -1931,7 +1955,7 @@ static int populate_rcu(struct miss *m)
 		size_t dirlen;
 		uint64_t t0;
 		unsigned long agen;
-		bool complete = false;
+		bool complete = false, kept_attr = false;
 
 		if ((size_t)n + 1 + m->len >= sizeof(path))
 			return DCACHE_PASS;
@@ -2017,6 +2041,7 @@ static int populate_rcu(struct miss *m)
 						a->expires = d->expires;
 						d->attr = a;
 						dc_bytes += sizeof(*a);
+						kept_attr = true;
 					}
 				}
 				/* The replacement is hashed before the placeholder
@@ -2042,6 +2067,24 @@ static int populate_rcu(struct miss *m)
 		if (complete && (dc_ops->kernel_listdir || dc_ops->kernel_listdir_typed)) {
 			path[dirlen] = '\0';
 			complete_dir_rcu(p, path);
+		}
+		/* The final object of a plain stat, found unchanged (dir_gen)
+		 * when the reply was kept: the reply answers, as a second walk
+		 * would (a symlink to follow, or an uncached mount point, walks). */
+		if (m->answer && !(flags & D_NOCACHE) && (type != D_LNK || !m->follow)) {
+			m->err = type == D_NEG ? ENOENT : m->want_dir && type != D_DIR ? ENOTDIR : 0;
+			m->st = st;
+			m->pass_why = PASS_WHY_NONE;
+			if (!m->err && type != D_DIR && !kept_attr) {
+				/* As a second walk would count it: the kernel's answer. */
+				if (flags & D_NOATTR)
+					m->pass_why = PASS_WHY_ATTR;
+				else if (attrs_racy(&st))
+					m->pass_why = PASS_WHY_RACY;
+				else
+					return 0; /* (raced with another filler): walk again */
+			}
+			return POP_MISS_ANSWERED;
 		}
 		return 0;
 	}
@@ -2134,6 +2177,14 @@ static int populate_rcu(struct miss *m)
 					dc_bytes += sizeof(*a);
 					STORE_RELEASE(d->attr, a);
 				}
+			}
+			if (m->answer) {
+				/* Nothing moved between the walk and the kernel's
+				 * reply: it is this stat's answer. */
+				pthread_mutex_unlock(&dcache_mutex);
+				m->st = st;
+				m->err = 0;
+				return POP_MISS_ANSWERED;
 			}
 		}
 		pthread_mutex_unlock(&dcache_mutex);
@@ -2296,6 +2347,17 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 				break;
 			tls_populated = true;
 			r = populate_rcu(&m);
+			if (r == POP_MISS_ANSWERED) {
+				dcache_stat_inc(DCACHE_STAT_MISS);
+				r = m.err;
+				if (!r)
+					*st = m.st;
+				if (m.pass_why) {
+					tls_pass_why = m.pass_why;
+					kernel_answered = true;
+				}
+				break;
+			}
 			if (r == POP_ANSWERED) {
 				*st = m.st;
 				r = 0;

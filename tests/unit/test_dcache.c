@@ -786,6 +786,36 @@ static void test_dcache_first_lookup_asks_kernel(void **state)
 	assert_true(calls_since(c0) >= 1);
 }
 
+/* A stat whose final object is the gap is answered by the kernel's reply
+ * that fills it: one lstat, no second walk asking again (a fresh file under
+ * the racy rule, a directory, an absent name). */
+static void test_dcache_stat_miss_of_final_object_asks_kernel_once(void **state)
+{
+	unsigned long c0;
+	struct stat st;
+
+	x_mkdir(P("d"));
+	x_mkdir(P("d/sub"));
+	x_file(P("d/f"), 6);
+	assert_int_equal(SAME(P("d"), Q_STAT), 0); /* d known, watched */
+	c0 = t_kernel_calls;
+	assert_int_equal(SAME_ST(P("d/sub"), Q_STAT, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(calls_since(c0), 1);
+	c0 = t_kernel_calls;
+	assert_int_equal(SAME(P("d/none"), Q_LSTAT), ENOENT);
+	assert_int_equal(calls_since(c0), 1);
+	assert_int_equal(dcache_set_policy(2000000000LL, 0, NULL, 0), 0);
+	c0 = t_kernel_calls;
+	assert_int_equal(SAME_ST(P("d/f"), Q_STAT, &st), 0); /* fresh: answered, not kept */
+	assert_int_equal(st.st_size, 6);
+	assert_int_equal(calls_since(c0), 1);
+	assert_int_equal(dcache_set_policy(0, 0, NULL, 0), 0);
+	/* Each kernel reply was the answer: the second lookups agree. */
+	assert_int_equal(SAME(P("d/sub"), Q_STAT), 0);
+	assert_int_equal(SAME(P("d/none"), Q_LSTAT), ENOENT);
+}
+
 static void test_dcache_negative_dentry_answers_paths_below_without_kernel(void **state)
 {
 	unsigned long c0;
@@ -1073,7 +1103,11 @@ static void test_dcache_hard_linked_file_attributes_pass_through(void **state)
 
 	x_file(P("a"), 1);
 	x_link(P("a"), P("b"));
-	/* Another name can change st_nlink/st_ctime without an event here. */
+	/* Another name can change st_nlink/st_ctime without an event here:
+	 * the first lookup answers with the kernel's reply to its own miss,
+	 * keeping no attributes; later ones pass through. */
+	assert_int_equal(SAME_ST(P("a"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_nlink, 2);
 	assert_int_equal(lookup(P("a"), Q_STAT, &st), DCACHE_PASS);
 	assert_int_equal(lookup(P("a"), Q_STAT, &st), DCACHE_PASS);
 	/* Its name is still known: what lies below it is answered. */
@@ -1998,6 +2032,7 @@ int main(void)
 		T(test_dcache_access_x_on_plain_file_is_eacces),
 		T(test_dcache_second_lookup_asks_kernel_nothing),
 		T(test_dcache_first_lookup_asks_kernel),
+		T(test_dcache_stat_miss_of_final_object_asks_kernel_once),
 		T(test_dcache_negative_dentry_answers_paths_below_without_kernel),
 		T(test_dcache_stats_count_hits_misses_and_negative_hits),
 		T(test_dcache_event_child_entry_kills_negative),
