@@ -131,7 +131,8 @@ echo "bench.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$root" rev-parse --s
 
 # ------------------------------------------------------------- 2. micro
 say "2. microbenchmark: $bench ${micro_args[*]} (LD_PRELOAD=librcuwalk.so)"
-(cd "$tmp" && LD_PRELOAD=$so "$bench" "${micro_args[@]}" -c "$out/micro.csv")
+# RCUWALK_WARMUP=0: per-call costs of the cache itself, its first lookups included.
+(cd "$tmp" && LD_PRELOAD=$so RCUWALK_WARMUP=0 "$bench" "${micro_args[@]}" -c "$out/micro.csv")
 
 # ------------------------------------------------------------- 3. start-up
 say "3. process start-up, $spawn_n runs each way in $spawn_b alternating blocks"

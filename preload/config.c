@@ -572,8 +572,12 @@ static unsigned int parse_excludes(const char *spec, char **out, char *buf, size
 	return n;
 }
 
+/* RCUWALK_WARMUP's default (see preload_init). */
+#define PRELOAD_WARMUP_DEFAULT 256
+
 /* Set by preload_init(); read by every wrapper (shim.c). */
 int preload_enabled;
+unsigned long preload_warmup;
 int preload_attrs_faked;
 int preload_strict;
 
@@ -593,6 +597,7 @@ void preload_init(void)
 	size_t max_bytes = 0;
 	unsigned int probes = 2, max_entries = 10000, nexclude = 0;
 	long long racy_ns = 2000000000LL;
+	unsigned long warmup = PRELOAD_WARMUP_DEFAULT;
 	unsigned long ttl_ms = 1000, neg_ttl_ms;
 	int no_negative;
 	char *excludes[16];
@@ -655,6 +660,18 @@ void preload_init(void)
 	s = getenv("RCUWALK_WATCH_BUDGET");
 	if (s && *s >= '0' && *s <= '9')
 		inval_set_watch_budget((long)strtoul(s, NULL, 10));
+	/* RCUWALK_WARMUP=N: a process image's first N lookups pass through
+	 * and start nothing (default PRELOAD_WARMUP_DEFAULT; 0 = the cache
+	 * from the first).  A compiler driver makes ~85 lookups, `as` 2-4,
+	 * cc1 thousands.  The short ones paid the cache's set-up (the
+	 * table, the inotify instance and its io_uring, an lstat and a
+	 * watch per directory: ~0.5 ms measured on a 2-vCPU VM, most of it
+	 * page faults and the first syscalls of each kind) for a few dozen
+	 * syscalls saved; a long one loses at most the hits among its first
+	 * N lookups, which were mostly misses anyway. */
+	s = getenv("RCUWALK_WARMUP");
+	if (s && *s >= '0' && *s <= '9')
+		warmup = strtoul(s, NULL, 10);
 	inval_set_mounts_hook(preload_mounts_changed);
 	/* No reader thread for a process's first 100 ms: most processes of a
 	 * build (compiler driver, cc1, as) exit before, and a thread costs them
@@ -670,5 +687,6 @@ void preload_init(void)
 		return; /* an exclusion we could not honour: stay pass-through */
 	dcache_set_completion(probes, max_entries);
 	dcache_set_ttl((uint64_t)ttl_ms * 1000000ULL, (uint64_t)neg_ttl_ms * 1000000ULL);
-	__atomic_store_n(&preload_enabled, 1, __ATOMIC_RELEASE);
+	preload_warmup = warmup;
+	__atomic_store_n(&preload_enabled, warmup ? PRELOAD_WARMUP : PRELOAD_ON, __ATOMIC_RELEASE);
 }

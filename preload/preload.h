@@ -17,6 +17,23 @@
  * calls that arrive before it pass through. */
 void preload_init(void);
 
+/*
+ * preload_enabled (config.c), read by every wrapper with one atomic load:
+ *   PRELOAD_OFF     every call goes to libc (RCUWALK_DISABLE, before the
+ *                   constructor, an unusable configuration, or given up:
+ *                   threads that no longer share one fd table or root);
+ *   PRELOAD_ON      lookups ask the cache;
+ *   PRELOAD_WARMUP  the warm-up (RCUWALK_WARMUP=N): the process image's
+ *                   first N lookups pass through and start nothing (no
+ *                   table, no inotify instance); the N-th moves it to ON.
+ * Only preload_init() sets it from OFF; afterwards it moves WARMUP -> ON
+ * (compare-and-swap) and anything -> OFF, never back.
+ */
+enum { PRELOAD_OFF = 0, PRELOAD_ON = 1, PRELOAD_WARMUP = 2 };
+extern int preload_enabled;
+/* The warm-up's length N (RCUWALK_WARMUP), set by preload_init(). */
+extern unsigned long preload_warmup;
+
 /* Mounts may have changed (mount, umount, a namespace, chroot): forget the
  * filesystem verdicts cached per device number.  Any thread; one atomic. */
 void preload_mounts_changed(void);

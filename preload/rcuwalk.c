@@ -127,6 +127,8 @@ static void usage(FILE *f)
 		"                   (RCUWALK_STRICT=1)\n"
 		"  --watch-budget=N at most N inotify watches per process (RCUWALK_WATCH_BUDGET;\n"
 		"                   default a quarter of max_user_watches, 0 = kernel's limit)\n"
+		"  --warmup=N       each process's first N lookups pass through and start\n"
+		"                   nothing (RCUWALK_WARMUP; default 256, 0 = cache from the first)\n"
 		"  --stats[=FILE]   after the command ends, print one summary of every process\n"
 		"                   of its tree that ran the shim, to stderr or to FILE\n"
 		"                   (per-process records via RCUWALK_STATS; if RCUWALK_STATS\n"
@@ -457,6 +459,7 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	LINE("  pass_form", v[F_pass_form], "", "flags/arguments not modelled (AT_EMPTY_PATH, ...)");
 	LINE("  pass_write", v[F_pass_write], "", "open for writing or creating");
 	LINE("  pass_early", v[F_pass_early], "", "before the shim's initialisation");
+	LINE("  pass_warmup", v[F_pass_warmup], "", "a process's first --warmup lookups (cache not started)");
 	LINE("  pass_watch_limit", v[F_pass_watch_limit], "",
 	     "below a directory left unwatched: watch budget or inotify limits");
 	LINE("misses", v[F_misses], "", "kernel asked to fill the cache (one lstat/access each)");
@@ -671,6 +674,7 @@ static const struct envopt {
 	{ "--neg-ttl-ms", "RCUWALK_NEG_TTL_MS", OPT_NUM, 1000UL * 1000 * 1000 },
 	{ "--strict", "RCUWALK_STRICT", OPT_FLAG, 0 },
 	{ "--watch-budget", "RCUWALK_WATCH_BUDGET", OPT_NUM, INT_MAX },
+	{ "--warmup", "RCUWALK_WARMUP", OPT_NUM, INT_MAX },
 };
 #define NENVOPTS (sizeof(envopts) / sizeof(envopts[0]))
 

@@ -68,7 +68,6 @@
 
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat64 layout differs");
 
-extern int preload_enabled;
 extern int preload_attrs_faked;
 extern int preload_strict;
 static __thread int in_shim __attribute__((tls_model("initial-exec")));
@@ -141,7 +140,30 @@ static void apply_epochs(void)
 
 static inline int cache_usable(void)
 {
-	return __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !in_shim;
+	return __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) == PRELOAD_ON && !in_shim;
+}
+
+/* Lookups seen during the warm-up (preload.h), by every thread. */
+static unsigned long warmup_seen;
+
+/* A lookup that cache_usable() turned away: count why.  During the warm-up
+ * it is one of the N, and the N-th ends it: the next lookup of any thread
+ * uses the cache (a compare-and-swap, so that a give-up to PRELOAD_OFF in
+ * between stays).  Async-signal-safe: atomics only. */
+static void count_unusable(void)
+{
+	int w = PRELOAD_WARMUP;
+
+	if (in_shim)
+		return; /* the shim's own calls (liburcu, dlsym) */
+	if (__atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) != PRELOAD_WARMUP) {
+		preload_count_pass(PRELOAD_PASS_EARLY);
+		return;
+	}
+	preload_count_pass(PRELOAD_PASS_WARMUP);
+	if (__atomic_add_fetch(&warmup_seen, 1, __ATOMIC_RELAXED) >= preload_warmup)
+		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_ON, 0, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -270,8 +292,7 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 	struct stat cst;
 
 	if (!cache_usable()) {
-		if (!in_shim) /* not the shim's own calls (liburcu, dlsym) */
-			preload_count_pass(PRELOAD_PASS_EARLY);
+		count_unusable();
 		return 0;
 	}
 	in_shim++;
@@ -314,8 +335,7 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 static inline int cache_enter(void)
 {
 	if (!cache_usable()) {
-		if (!in_shim)
-			preload_count_pass(PRELOAD_PASS_EARLY);
+		count_unusable();
 		return 0;
 	}
 	in_shim++;

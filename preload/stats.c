@@ -159,6 +159,7 @@ void preload_write_record(const char *end)
 		uint64_t form = delta(now.pass[PRELOAD_PASS_FORM], base.pass[PRELOAD_PASS_FORM]);
 		uint64_t wr = delta(now.pass[PRELOAD_PASS_WRITE], base.pass[PRELOAD_PASS_WRITE]);
 		uint64_t early = delta(now.pass[PRELOAD_PASS_EARLY], base.pass[PRELOAD_PASS_EARLY]);
+		uint64_t warmup = delta(now.pass[PRELOAD_PASS_WARMUP], base.pass[PRELOAD_PASS_WARMUP]);
 
 		/* Of the cache's passes: watch-limited ones (counted by the
 		 * cache), opens (by the wrappers, never watch-limited ones). */
@@ -179,7 +180,7 @@ void preload_write_record(const char *end)
 		}
 		if (open > pass_cache_all - classified)
 			open = pass_cache_all - classified;
-		shim_pass = dirfd + form + wr + early;
+		shim_pass = dirfd + form + wr + early + warmup;
 		/* Field order: RCUWALK_RECORD_FIELDS. */
 		v[n++] = hits;
 		v[n++] = neg;
@@ -204,6 +205,7 @@ void preload_write_record(const char *end)
 		v[n++] = delta(now.mismatches, base.mismatches);
 		for (int k = 0; k < 4; k++)
 			v[n++] = why[k];
+		v[n++] = warmup;
 	}
 	/* An exec record only if this image's own calls counted something
 	 * (lookups, misses); what the inotify thread counts meanwhile (events,
@@ -220,7 +222,7 @@ void preload_write_record(const char *end)
 			RCUWALK_RECORD_FIELDS(RCUWALK_NAME_)
 #undef RCUWALK_NAME_
 		};
-		_Static_assert(sizeof(names) / sizeof(names[0]) == 22, "field count");
+		_Static_assert(sizeof(names) / sizeof(names[0]) == 23, "field count");
 
 		for (int i = 0; i < n; i++) {
 			*p++ = ' ';

@@ -53,6 +53,10 @@
  *                 RCUWALK_RACY_MS: the kernel's answer, not kept.  A pass_*
  *                 reason.  pass_cache is what is left (races with events,
  *                 kernel errors such as EACCES, names > NAME_MAX).
+ *   pass_warmup   lookups passed through during the warm-up: the first
+ *                 RCUWALK_WARMUP lookups of a process image, which start
+ *                 nothing (no table, no inotify instance).  A pass_*
+ *                 reason, counted by the wrappers.
  *
  * end= says which end of the process image wrote it:
  *   dtor  exit() or return from main (the library destructor)
@@ -74,7 +78,8 @@
 	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved)     \
 	X(lookups) X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form)          \
 	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows) \
-	X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)
+	X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)    \
+	X(pass_warmup)
 
 #define RCUWALK_RECORD_PID_DIGITS 10
 #define RCUWALK_RECORD_NUM_DIGITS 20
@@ -93,6 +98,7 @@ enum preload_pass {
 	PRELOAD_PASS_FORM,
 	PRELOAD_PASS_WRITE,
 	PRELOAD_PASS_EARLY,
+	PRELOAD_PASS_WARMUP, /* the first RCUWALK_WARMUP lookups (preload.h) */
 	PRELOAD_PASS_N_
 };
 

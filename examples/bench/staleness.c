@@ -652,7 +652,7 @@ static void start_server(struct server *s, const char *scratch, int strict)
 	int to[2], from[2];
 	char dir[PATH_MAX];
 	static char stats_env[2][PATH_MAX + 16];
-	const char *set[4], *const unset[] = { "RCUWALK_STRICT", NULL };
+	const char *set[5], *const unset[] = { "RCUWALK_STRICT", NULL };
 	char **env, *env_owned;
 	pid_t me;
 
@@ -660,9 +660,10 @@ static void start_server(struct server *s, const char *scratch, int strict)
 	snprintf(s->stats, sizeof(s->stats), "%s/stats/%s", scratch, s->name);
 	snprintf(stats_env[strict], sizeof(stats_env[0]), "RCUWALK_STATS=%s", s->stats);
 	set[0] = "RCUWALK_RACY_MS=0";
-	set[1] = stats_env[strict];
-	set[2] = strict ? "RCUWALK_STRICT=1" : NULL;
-	set[3] = NULL;
+	set[1] = "RCUWALK_WARMUP=0"; /* the cache from the server's first lookup */
+	set[2] = stats_env[strict];
+	set[3] = strict ? "RCUWALK_STRICT=1" : NULL;
+	set[4] = NULL;
 	env = make_env(set, unset, 0, &env_owned);
 	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));

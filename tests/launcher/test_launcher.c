@@ -211,7 +211,8 @@ static int count_substr(const char *hay, const char *needle)
 #define FIELDS(X)                                                                          \
 	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved) X(lookups)   \
 	X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form) X(pass_write) X(pass_early)   \
-	X(watches) X(watch_fail) X(events) X(overflows) X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)
+	X(watches) X(watch_fail) X(events) X(overflows) X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy) \
+	X(pass_warmup)
 enum {
 #define X(n) I_##n,
 	FIELDS(X)
@@ -575,13 +576,15 @@ static void test_launcher_policy_options_set_their_environment_variables(void **
 		{ "RCUWALK_RACY_MS", "0" },	 { "RCUWALK_NO_NEGATIVE", "1" },
 		{ "RCUWALK_TTL_MS", "250" },	 { "RCUWALK_NEG_TTL_MS", "0" },
 		{ "RCUWALK_STRICT", "1" },	 { "RCUWALK_WATCH_BUDGET", "3" },
+		{ "RCUWALK_WARMUP", "5" },
 	};
 	char *argv[] = { (char *)g_launcher, "--complete=0", "--complete-max", "5", "--racy-ms=0",
 			 "--no-negative", "--exclude=gen:/abs/dir", "--ttl-ms=250", "--neg-ttl-ms=0",
-			 "--strict", "--watch-budget", "3", "--", "env", NULL };
+			 "--strict", "--watch-budget", "3", "--warmup=5", "--", "env", NULL };
 	const char *env[] = { "RCUWALK_COMPLETE", "RCUWALK_COMPLETE_MAX", "RCUWALK_RACY_MS",
 			      "RCUWALK_NO_NEGATIVE", "RCUWALK_EXCLUDE", "RCUWALK_TTL_MS",
-			      "RCUWALK_NEG_TTL_MS", "RCUWALK_STRICT", "RCUWALK_WATCH_BUDGET", NULL };
+			      "RCUWALK_NEG_TTL_MS", "RCUWALK_STRICT", "RCUWALK_WATCH_BUDGET",
+			      "RCUWALK_WARMUP", NULL };
 	char v[PLEN], cwd[PLEN], excl[2 * PLEN];
 	struct run r;
 
@@ -643,7 +646,8 @@ static void test_launcher_bad_option_values_exit_125(void **state)
 	static const char *const bad[] = { "--max-mb=lots", "--max-mb=0",   "--complete=-1",
 					   "--racy-ms=1x",  "--ttl-ms=",    "--no-negative=1",
 					   "--exclude=",    "--disable=yes", "--strict=1",
-					   "--watch-budget=-3", "--watch-budget=many" };
+					   "--watch-budget=-3", "--watch-budget=many",
+					   "--warmup=-1", "--warmup=x" };
 	struct run r;
 
 	(void)state;
@@ -999,7 +1003,8 @@ static void test_stats_make_tree_summary_equals_sum_of_process_records(void **st
 					 recs[i].v[I_pass_dirfd] + recs[i].v[I_pass_form] +
 					 recs[i].v[I_pass_write] + recs[i].v[I_pass_early] +
 					 recs[i].v[I_pass_watch_limit] + recs[i].v[I_pass_fs] +
-					 recs[i].v[I_pass_attr] + recs[i].v[I_pass_racy]);
+					 recs[i].v[I_pass_attr] + recs[i].v[I_pass_racy] +
+					 recs[i].v[I_pass_warmup]);
 	}
 	summary = slurp(sum, NULL);
 	fprintf(stderr, "%d records; the launcher's summary:\n%s", n, summary);

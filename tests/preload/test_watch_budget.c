@@ -204,7 +204,8 @@ static int walk_main(char **argv)
 
 #define FIELDS(X)                                                                          \
 	X(hits) X(neg_hits) X(passthrough) X(pass_open) X(pass_cache) X(pass_dirfd)         \
-	X(pass_form) X(pass_write) X(pass_early) X(pass_watch_limit) X(watches) X(watch_fail)
+	X(pass_form) X(pass_write) X(pass_early) X(pass_watch_limit) X(watches) X(watch_fail)  \
+	X(pass_warmup)
 enum {
 #define X(n) F_##n,
 	FIELDS(X)
@@ -299,7 +300,8 @@ static int run_walk(const char *name, const char *budget, struct phase *ph, int 
 		assert_int_equal(ph[i].v[F_passthrough],
 				 ph[i].v[F_pass_open] + ph[i].v[F_pass_cache] + ph[i].v[F_pass_dirfd] +
 					 ph[i].v[F_pass_form] + ph[i].v[F_pass_write] +
-					 ph[i].v[F_pass_early] + ph[i].v[F_pass_watch_limit]);
+					 ph[i].v[F_pass_early] + ph[i].v[F_pass_watch_limit] +
+					 ph[i].v[F_pass_warmup]);
 	}
 	return n;
 }

@@ -1,0 +1,229 @@
+/*
+ * test_warmup.c - the warm-up (RCUWALK_WARMUP=N, preload/preload.h): a
+ * process image's first N lookups pass through to the kernel, are counted as
+ * pass_warmup, and start nothing (no inotify instance); the lookups after
+ * them use the cache.  Every answer, before and after the warm-up's end,
+ * equals the raw syscall's.
+ *
+ * Each test runs a --probe child (this binary, fork+execve'd with the shim,
+ * RCUWALK_WARMUP and RCUWALK_STATS set), so that its count starts from zero:
+ *
+ *   --probe DIR A B OUT   A stat()s through the shim, alternating DIR/f
+ *                         (present) and DIR/n (absent), each compared with
+ *                         the raw syscall; then the number of inotify
+ *                         instances it holds; then B more and the number
+ *                         again.  Writes "mismatches=M before=I after=J" to
+ *                         OUT (raw syscalls: no lookup of its own).
+ *
+ * Run with librcuwalk.so preloaded (ctest sets LD_PRELOAD and
+ * RCUWALK_TEST_SHIM); without RCUWALK_TEST_SHIM it exits 77 (skip).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "coh_helpers.h"
+
+static char g_scratch[PLEN];
+
+/* Inotify instances among this process's fds, by raw readlinkat() of
+ * /proc/self/fd/N (the shim's own fds are moved above 511). */
+static int count_inotify_fds(void)
+{
+	char path[64], target[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		long len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = syscall(SYS_readlinkat, AT_FDCWD, path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (!strcmp(target, "anon_inode:inotify"))
+			n++;
+	}
+	return n;
+}
+
+/* n lookups through the shim, each compared with the raw syscall: the
+ * number that differed. */
+static int lookups(const char *f, const char *absent, long n)
+{
+	struct obs shim, raw;
+	char why[512];
+	int bad = 0;
+
+	for (long i = 0; i < n; i++) {
+		const char *p = (i % 2) ? absent : f;
+
+		observe_shim(p, &shim);
+		observe_raw(p, &raw);
+		if (obs_diff(&shim, &raw, why, sizeof(why))) {
+			fprintf(stderr, "lookup %ld of %s: %s\n", i, p, why);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+static int probe_main(char **argv)
+{
+	char f[PLEN], absent[PLEN], out[128];
+	long a = strtol(argv[3], NULL, 10), b = strtol(argv[4], NULL, 10), fd;
+	int bad, before, after, len;
+
+	join(f, argv[2], "f");
+	join(absent, argv[2], "n");
+	bad = lookups(f, absent, a);
+	before = count_inotify_fds();
+	bad += lookups(f, absent, b);
+	after = count_inotify_fds();
+	len = snprintf(out, sizeof(out), "mismatches=%d before=%d after=%d\n", bad, before, after);
+	fd = syscall(SYS_openat, AT_FDCWD, argv[5], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || syscall(SYS_write, fd, out, (size_t)len) != len)
+		return 2;
+	syscall(SYS_close, fd);
+	return 0;
+}
+
+struct probe_result {
+	int mismatches, before, after;
+	long long pass_warmup, saved, lookups, watches;
+};
+
+/* Run a probe with RCUWALK_WARMUP=warmup (NULL: unset, the default). */
+static void run_probe(const char *name, const char *warmup, long a, long b, struct probe_result *res)
+{
+	char dir[PLEN], f[PLEN], result[PLEN], stats[PLEN], se[PLEN + 16], we[64], as[32], bs[32];
+	char buf[128] = "";
+	const char *extra[] = { se, "RCUWALK_RACY_MS=0", warmup ? we : NULL, NULL };
+	const char *args[] = { "--probe", dir, as, bs, result, NULL };
+	char **env;
+	size_t j = 0;
+	pid_t pid;
+	int status;
+	long fd, n;
+
+	join(dir, g_scratch, name);
+	assert_int_equal(raw_mkdir(dir), 0);
+	join(f, dir, "f");
+	assert_int_equal(raw_write_file(f, 3, 0), 0);
+	join(result, dir, "result");
+	join(stats, dir, "stats");
+	snprintf(se, sizeof(se), "RCUWALK_STATS=%s", stats);
+	if (warmup)
+		snprintf(we, sizeof(we), "RCUWALK_WARMUP=%s", warmup);
+	snprintf(as, sizeof(as), "%ld", a);
+	snprintf(bs, sizeof(bs), "%ld", b);
+	env = env_with(extra);
+	for (size_t i = 0; env[i]; i++) /* ours only: not one from the test's environment */
+		if (strncmp(env[i], "RCUWALK_WARMUP=", 15) != 0 || env[i] == we)
+			env[j++] = env[i];
+	env[j] = NULL;
+	pid = spawn_self("test_warmup", args, env, -1, -1);
+	assert_true(pid > 0);
+	status = wait_bounded(pid, 120);
+	free(env);
+	assert_int_equal(status, 0);
+	fd = syscall(SYS_openat, AT_FDCWD, result, O_RDONLY | O_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_int_equal(sscanf(buf, "mismatches=%d before=%d after=%d", &res->mismatches,
+				&res->before, &res->after),
+			 3);
+	res->pass_warmup = stats_field(stats, "pass_warmup");
+	res->saved = stats_field(stats, "saved");
+	res->lookups = stats_field(stats, "lookups");
+	res->watches = stats_field(stats, "watches");
+	print_message("RCUWALK_WARMUP=%s, %ld + %ld lookups: %d mismatches, inotify instances %d "
+		      "then %d; pass_warmup %lld, saved %lld, lookups %lld, watches %lld\n",
+		      warmup ? warmup : "(default)", a, b, res->mismatches, res->before,
+		      res->after, res->pass_warmup, res->saved, res->lookups, res->watches);
+}
+
+static void test_warmup_first_n_lookups_pass_through_and_start_nothing(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+	run_probe("ten", "10", 10, 20, &r);
+	assert_int_equal(r.mismatches, 0);
+	assert_int_equal(r.before, 0); /* ten lookups made: still nothing started */
+	assert_int_equal(r.after, 1);
+	assert_int_equal(r.pass_warmup, 10);
+	assert_int_equal(r.lookups, 30);
+	/* after the warm-up each name is asked of the kernel once (twice at
+	 * most: a directory's attributes), then answered from the cache */
+	assert_true(r.saved >= 20 - 4);
+	assert_true(r.watches > 0);
+}
+
+static void test_warmup_zero_uses_the_cache_from_the_first_lookup(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+	run_probe("zero", "0", 1, 20, &r);
+	assert_int_equal(r.mismatches, 0);
+	assert_int_equal(r.before, 1);
+	assert_int_equal(r.after, 1);
+	assert_int_equal(r.pass_warmup, 0);
+	assert_true(r.saved >= 20 - 4);
+}
+
+/* The documented default (README, rcuwalk(1), preload/config.c): 256. */
+static void test_warmup_default_is_256_lookups(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+	run_probe("default", NULL, 255, 2, &r);
+	assert_int_equal(r.mismatches, 0);
+	assert_int_equal(r.before, 0);
+	assert_int_equal(r.after, 1);
+	assert_int_equal(r.pass_warmup, 256);
+	assert_int_equal(r.lookups, 257);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	snprintf(g_scratch, sizeof(g_scratch), "/tmp/rcuwalk-XXXXXX");
+	return mkdtemp(g_scratch) ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	rm_rf(g_scratch);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 6 && !strcmp(argv[1], "--probe"))
+		return probe_main(argv);
+	if (!getenv("RCUWALK_TEST_SHIM"))
+		return 77;
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_warmup_first_n_lookups_pass_through_and_start_nothing),
+		cmocka_unit_test(test_warmup_zero_uses_the_cache_from_the_first_lookup),
+		cmocka_unit_test(test_warmup_default_is_256_lookups),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
