@@ -1454,38 +1454,120 @@ REAPER(pid_t, wait4, (pid_t p, int *s, int o, struct rusage *ru), p, s, o, ru)
 REAPER(int, waitid, (idtype_t t, id_t i, siginfo_t *si, int o), t, i, si, o)
 
 /*
+ * liburcu's fork hooks, as fork() below calls them.  With liburcu linked into
+ * the library (RCUWALK_URCU_STATIC) they are the shim's own copy's, hidden
+ * from the host.  With the shared liburcu-bp (RCUWALK_URCU_SHARED) the shim
+ * and a host that uses liburcu-bp itself share one urcu-bp, and liburcu's
+ * protocol has the host call the same hooks around its fork(): the
+ * urcu_bp_before_fork() pair locks urcu-bp's grace-period and registry
+ * mutexes, the call_rcu pair call_rcu_mutex.  Our fork() taking them again in
+ * that thread would wait forever on mutexes the thread holds (seen: a host
+ * doing urcu_bp_before_fork(); fork() hung in futex_wait).  So the shim
+ * interposes the six hooks: each passes the call on and notes, per thread,
+ * whether the host now holds that pair of locks, and fork() takes only what
+ * this thread does not hold; the host releases its pair after fork() returns.
+ * The real hooks are resolved on first use (not at start: every process
+ * would pay the lookups), like fork's own real symbol (CALL_REAL).
+ */
+enum { BP_BEFORE, BP_PARENT, BP_CHILD, CR_BEFORE, CR_PARENT, CR_CHILD, URCU_HOOKS_N };
+#ifdef RCUWALK_URCU_SHARED
+static const char *const urcu_hook_names[URCU_HOOKS_N] = {
+	"urcu_bp_before_fork",		"urcu_bp_after_fork_parent",
+	"urcu_bp_after_fork_child",	"urcu_bp_call_rcu_before_fork",
+	"urcu_bp_call_rcu_after_fork_parent", "urcu_bp_call_rcu_after_fork_child",
+};
+static void (*urcu_hooks[URCU_HOOKS_N])(void);
+/* 1 while this thread's host code holds the urcu-bp / call_rcu fork locks. */
+static __thread int host_holds_bp __attribute__((tls_model("initial-exec")));
+static __thread int host_holds_call_rcu __attribute__((tls_model("initial-exec")));
+
+static void resolve_urcu_hooks(void)
+{
+	if (__atomic_load_n(&urcu_hooks[URCU_HOOKS_N - 1], __ATOMIC_ACQUIRE))
+		return;
+	in_shim++; /* dlsym may allocate, and an allocator may stat */
+	for (int i = 0; i < URCU_HOOKS_N; i++)
+		__atomic_store_n(&urcu_hooks[i], (void (*)(void))dlsym(RTLD_NEXT, urcu_hook_names[i]),
+				 __ATOMIC_RELEASE);
+	in_shim--;
+}
+
+static inline void urcu_hook(int i)
+{
+	void (*f)(void) = __atomic_load_n(&urcu_hooks[i], __ATOMIC_ACQUIRE);
+
+	if (f)
+		f();
+}
+
+#define HOST_URCU_HOOK(name, i, holds, now)     \
+	EXPORT void name(void)                 \
+	{                                      \
+		resolve_urcu_hooks();          \
+		urcu_hook(i);                  \
+		holds = now;                   \
+	}
+HOST_URCU_HOOK(urcu_bp_before_fork, BP_BEFORE, host_holds_bp, 1)
+HOST_URCU_HOOK(urcu_bp_after_fork_parent, BP_PARENT, host_holds_bp, 0)
+HOST_URCU_HOOK(urcu_bp_after_fork_child, BP_CHILD, host_holds_bp, 0)
+HOST_URCU_HOOK(urcu_bp_call_rcu_before_fork, CR_BEFORE, host_holds_call_rcu, 1)
+HOST_URCU_HOOK(urcu_bp_call_rcu_after_fork_parent, CR_PARENT, host_holds_call_rcu, 0)
+HOST_URCU_HOOK(urcu_bp_call_rcu_after_fork_child, CR_CHILD, host_holds_call_rcu, 0)
+#else
+static void (*const urcu_hooks[URCU_HOOKS_N])(void) = {
+	urcu_bp_before_fork,	      urcu_bp_after_fork_parent,
+	urcu_bp_after_fork_child,     urcu_bp_call_rcu_before_fork,
+	urcu_bp_call_rcu_after_fork_parent, urcu_bp_call_rcu_after_fork_child,
+};
+enum { host_holds_bp = 0, host_holds_call_rcu = 0 };
+
+static inline void resolve_urcu_hooks(void) {}
+
+static inline void urcu_hook(int i) { urcu_hooks[i](); }
+#endif
+
+/*
  * fork(): the child must not inherit our mutexes locked by another thread,
  * nor read the parent's inotify instance.  Following liburcu's advice (and
  * LTTng-UST), the urcu-bp and call_rcu fork hooks are called from here rather
- * than from pthread_atfork handlers.  Order: liburcu's hooks first (they wait
- * for the call_rcu and resize threads, which wait for grace periods, which
- * wait for readers, which may be waiting for dcache_mutex), then our read
- * mutex and dcache mutex, which no holder keeps while waiting on liburcu.
+ * than from pthread_atfork handlers (those the host holds already excepted,
+ * above).  Order: liburcu's hooks first (they wait for the call_rcu and
+ * resize threads, which wait for grace periods, which wait for readers,
+ * which may be waiting for dcache_mutex), then our read mutex and dcache
+ * mutex, which no holder keeps while waiting on liburcu.
  */
 REAL_DECL(fork);
 EXPORT pid_t fork(void)
 {
 	int on = __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !in_shim;
+	int bp = !host_holds_bp, cr = !host_holds_call_rcu;
 	pid_t pid;
 	int saved;
 
 	if (!on)
 		return CALL_REAL(fork);
+	resolve_urcu_hooks();
 	in_shim++;
-	urcu_bp_call_rcu_before_fork();
-	urcu_bp_before_fork();
+	if (cr)
+		urcu_hook(CR_BEFORE);
+	if (bp)
+		urcu_hook(BP_BEFORE);
 	inval_fork_prepare();
 	dcache_fork_prepare();
 	pid = CALL_REAL(fork);
 	saved = errno;
 	if (pid == 0) {
-		urcu_bp_after_fork_child();
-		urcu_bp_call_rcu_after_fork_child();
+		if (bp)
+			urcu_hook(BP_CHILD);
+		if (cr)
+			urcu_hook(CR_CHILD);
 		inval_fork_child();
 		dcache_fork_child();
 	} else {
-		urcu_bp_after_fork_parent();
-		urcu_bp_call_rcu_after_fork_parent();
+		if (bp)
+			urcu_hook(BP_PARENT);
+		if (cr)
+			urcu_hook(CR_PARENT);
 		dcache_fork_parent();
 		inval_fork_parent();
 	}
