@@ -290,7 +290,7 @@ static unsigned long dc_cwd_gen;
 static size_t dc_bytes;
 static size_t dc_count;
 static CDS_LIST_HEAD(dc_lru);
-static struct wd_entry *dc_wd_map[WD_BUCKETS];
+static struct wd_entry *dc_wd_map[WD_BUCKETS] DCACHE_COLD_BSS;
 /* Bumped whenever attributes are dropped by inode or by device rather than
  * by name (forget_inode_locked, forget_dev_files_locked): a kernel answer
  * fetched before the bump is not published (populate_rcu samples it). */
@@ -371,7 +371,7 @@ static inline void note_growth_locked(void)
 struct stat_block {
 	uint64_t c[DCACHE_STAT_N_];
 } __attribute__((aligned(128)));
-static struct stat_block stat_pool[STAT_BLOCKS + 1];
+static struct stat_block stat_pool[STAT_BLOCKS + 1] DCACHE_COLD_BSS;
 static unsigned int stat_pool_used;
 static __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
 /* Set (PASS_WHY_*) where a lookup gives up for a reason the statistics tell

@@ -723,7 +723,7 @@ static void unwatch_dir(int wd)
  * read_mutex; the fdinfo is read under fd_mutex (the number must be ours). */
 static void recount_watches(void)
 {
-	static char buf[1 << 16];
+	static char buf[1 << 16] DCACHE_COLD_BSS;
 	char path[64];
 	unsigned long n = 0;
 	long len = 0, r;

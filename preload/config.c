@@ -406,7 +406,7 @@ static int mountinfo_verdict(dev_t dev)
 {
 	static const char *const ok[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs",
 					  "f2fs", "overlay", "zfs", "jfs", "reiserfs" };
-	static char buf[1 << 16];
+	static char buf[1 << 16] DCACHE_COLD_BSS;
 	char want[32];
 	long n = 0, r;
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
@@ -601,7 +601,7 @@ void preload_init(void)
 	unsigned long ttl_ms = 1000, neg_ttl_ms;
 	int no_negative;
 	char *excludes[16];
-	static char excl_buf[16 * PATH_MAX];
+	static char excl_buf[16 * PATH_MAX] DCACHE_COLD_BSS;
 
 	if (s && *s && strcmp(s, "0") != 0)
 		return;

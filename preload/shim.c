@@ -371,7 +371,7 @@ static inline void note_change(void)
  * file's size/mtime.  Bits are set/cleared racily by open/close of that fd
  * number, which the program itself serialises. */
 #define FD_BITS 65536
-static unsigned long writable_fds[FD_BITS / (8 * sizeof(unsigned long))];
+static unsigned long writable_fds[FD_BITS / (8 * sizeof(unsigned long))] DCACHE_COLD_BSS;
 #define FD_WORD(fd) writable_fds[(unsigned)(fd) / (8 * sizeof(unsigned long))]
 #define FD_MASK(fd) (1UL << ((unsigned)(fd) % (8 * sizeof(unsigned long))))
 

@@ -47,7 +47,7 @@
 struct pass_block {
 	uint64_t c[PRELOAD_PASS_N_];
 } __attribute__((aligned(128))); /* a thread's own lines: no false sharing */
-static struct pass_block pass_pool[PASS_BLOCKS + 1]; /* the last one is shared */
+static struct pass_block pass_pool[PASS_BLOCKS + 1] DCACHE_COLD_BSS; /* the last one is shared */
 static unsigned int pass_used;
 static __thread struct pass_block *tls_pass __attribute__((tls_model("initial-exec")));
 
@@ -107,7 +107,8 @@ static void snapshot(struct counters *c)
 	c->mismatches = preload_verify_mismatches();
 }
 
-static char stats_path[PATH_MAX];
+static char stats_path[PATH_MAX] DCACHE_COLD_BSS;
+static int stats_on; /* stats_path is set: read at every exit, on a hot page */
 static struct counters base; /* what this image's earlier records counted */
 static int record_lock;      /* one record at a time (exec racing _exit) */
 
@@ -140,7 +141,7 @@ void preload_write_record(const char *end)
 	int saved_errno = errno, n = 0, fd;
 	uint64_t hits, neg, pass_cache_all, shim_pass, any = 0;
 
-	if (!stats_path[0])
+	if (!stats_on)
 		return;
 	/* Bounded: a signal handler calling _exit() may have interrupted this
 	 * very thread inside a record.  Then counts may be reported twice;
@@ -298,6 +299,7 @@ void preload_stats_init(const char *path)
 	if (!path || !*path || strlen(path) >= sizeof(stats_path))
 		return;
 	strcpy(stats_path, path);
+	stats_on = 1;
 	pthread_atfork(NULL, NULL, stats_fork_child);
 	/* Resolved now, not in a vfork() child or a signal handler. */
 	resolve(&real_execve, "execve");
@@ -311,7 +313,7 @@ void preload_stats_init(const char *path)
 
 static void before_exec(void)
 {
-	if (stats_path[0])
+	if (stats_on)
 		preload_write_record("exec");
 }
 
@@ -403,7 +405,7 @@ EXPORT int execle(const char *path, const char *arg, ...)
  * the pointer resolved at init, else the system call itself. */
 static __attribute__((noreturn)) void do_exit(void *real, int status)
 {
-	if (stats_path[0])
+	if (stats_on)
 		preload_write_record("exit");
 	if (real)
 		((exit_fn *)real)(status);

@@ -47,10 +47,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "dcache.h" /* DCACHE_COLD_BSS */
 #include "preload.h"
 
 int preload_verify;
-static char verify_log[PATH_MAX];
+static char verify_log[PATH_MAX] DCACHE_COLD_BSS;
 static uint64_t mismatches;
 
 uint64_t preload_verify_mismatches(void)
