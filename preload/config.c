@@ -573,7 +573,7 @@ static unsigned int parse_excludes(const char *spec, char **out, char *buf, size
 }
 
 /* RCUWALK_WARMUP's default (see preload_init). */
-#define PRELOAD_WARMUP_DEFAULT 256
+#define PRELOAD_WARMUP_DEFAULT 0
 
 /* Set by preload_init(); read by every wrapper (shim.c). */
 int preload_enabled;

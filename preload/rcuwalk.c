@@ -128,7 +128,7 @@ static void usage(FILE *f)
 		"  --watch-budget=N at most N inotify watches per process (RCUWALK_WATCH_BUDGET;\n"
 		"                   default a quarter of max_user_watches, 0 = kernel's limit)\n"
 		"  --warmup=N       each process's first N lookups pass through and start\n"
-		"                   nothing (RCUWALK_WARMUP; default 256, 0 = cache from the first)\n"
+		"                   nothing (RCUWALK_WARMUP; default 0: cache from the first)\n"
 		"  --stats[=FILE]   after the command ends, print one summary of every process\n"
 		"                   of its tree that ran the shim, to stderr or to FILE\n"
 		"                   (per-process records via RCUWALK_STATS; if RCUWALK_STATS\n"
