@@ -46,7 +46,7 @@
  *    after reading what they need; a changed d_seq means "start over".
  *    Adding information (publishing attributes, setting an access bit or
  *    D_SEARCHED) does not bump d_seq: a reader that missed it just misses.
- *  Immutable after hashing: parent, name, hash, type, link target, dev.  The
+ *  Immutable after hashing: parent, name, type, link target, dev.  The
  *    root is never hashed: dcache_reset() may rewrite its dev (relaxed atomics).
  *  A dentry is hashed only while its parent directory is watched (its
  *    wd >= 0), so every change that could make it wrong reaches us as an
@@ -125,16 +125,16 @@ enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 			     * st_nlink (hard links: D_NOATTR) is not known yet */
 
 struct dentry {
-	struct cds_lfht_node hnode;
+	struct cds_lfht_node hnode; /* keeps the hash (bit-reversed): none stored here */
 	struct dentry *parent;
 	struct dcache_attr *attr;   /* RCU-published; NULL = not known */
-	struct dcache_sx *sx;       /* RCU-published statx answer; only while attr is set */
-	const char *link;           /* symlink target (in the same allocation) */
+	struct dcache_sx *sx;       /* RCU-published statx answer; only while attr set */
 	unsigned int seq;           /* d_seq */
 	unsigned int flags;         /* D_* */
-	unsigned int access_ok;     /* bit m: access(m) == 0; bit 8+m: with AT_EACCESS */
+	unsigned short access_ok;   /* bit m: access(m) == 0; bit 8+m: with AT_EACCESS */
 	unsigned char type;         /* enum d_type */
 	unsigned char referenced;   /* CLOCK bit, set by readers only when clear */
+	unsigned char namelen;      /* <= NAME_MAX; the root's is 0 */
 	/* D_TTL only (CLOCK_MONOTONIC_COARSE ns): the name, its search and access
 	 * facts are valid until `expires` (immutable after hashing); D_COMPLETE
 	 * until `complete_until` (written before D_COMPLETE is set, release). */
@@ -154,13 +154,35 @@ struct dentry {
 	ino_t ino;                  /* st_ino of the object (0: unknown, D_NEG, the root) */
 	struct cds_list_head children;
 	struct cds_list_head sibling;
-	struct cds_list_head lru;
-	size_t bytes;
-	struct rcu_head rcu;
-	unsigned long hash;
-	unsigned int namelen;
+	/* The LRU link is dead once the dentry is killed (taken off dc_lru, under
+	 * dcache_mutex; readers never follow it): the rcu_head that frees the
+	 * dentry reuses its words. */
+	union {
+		struct cds_list_head lru;
+		struct rcu_head rcu;
+	};
+	/* The name, NUL-terminated; a D_LNK's target follows it, NUL-terminated
+	 * (d_link()).  One allocation of d_bytes(). */
 	char name[];
 };
+_Static_assert(NAME_MAX <= UCHAR_MAX, "namelen is an unsigned char");
+
+/* A symlink's target: after its name, in the same allocation (immutable). */
+static inline const char *d_link(const struct dentry *d)
+{
+	return d->name + d->namelen + 1;
+}
+
+/* What d's allocation is counted as in dc_bytes.  The root's namelen is 0
+ * from before it is counted, so this stays what was added. */
+static size_t d_bytes(const struct dentry *d)
+{
+	size_t sz = sizeof(*d) + d->namelen + 1;
+
+	if (d->type == D_LNK)
+		sz += strlen(d_link(d)) + 1;
+	return sz;
+}
 
 /* A file's lstat answer, compacted (120 bytes against struct stat's 144 plus
  * the rest): every field the kernel fills, at full width where it can be
@@ -768,7 +790,7 @@ static void kill_one_locked(struct dentry *d)
 		call_rcu(&d->attr->rcu, free_attr_rcu);
 	}
 	drop_sx_locked(d);
-	dc_bytes -= d->bytes;
+	dc_bytes -= d_bytes(d);
 	dc_count--;
 	call_rcu(&d->rcu, free_dentry_rcu);
 	dcache_stat_inc(DCACHE_STAT_INVAL);
@@ -830,7 +852,7 @@ static struct dentry *d_alloc(struct dentry *parent, const char *name, size_t le
 	d->parent = parent ? parent : d;
 	d->type = type;
 	d->wd = -1;
-	d->namelen = (unsigned int)len;
+	d->namelen = (unsigned char)len;
 	memcpy(d->name, name, len);
 	d->name[len] = '\0';
 	if (link) {
@@ -838,15 +860,18 @@ static struct dentry *d_alloc(struct dentry *parent, const char *name, size_t le
 
 		memcpy(l, link, linklen);
 		l[linklen] = '\0';
-		d->link = l;
 	}
-	d->bytes = sz;
 	CDS_INIT_LIST_HEAD(&d->children);
 	CDS_INIT_LIST_HEAD(&d->sibling);
 	CDS_INIT_LIST_HEAD(&d->lru);
 	cds_lfht_node_init(&d->hnode);
-	d->hash = name_hash(d->parent, name, len);
 	return d;
+}
+
+/* The hash d is filed under: recomputed (hashing is rare, lookups are not). */
+static inline unsigned long d_hash_value(const struct dentry *d)
+{
+	return name_hash(d->parent, d->name, d->namelen);
 }
 
 /* Publish d's initialised fields to readers that find it in the table. */
@@ -858,10 +883,10 @@ static void d_publish(struct dentry *d)
 static void d_hash_locked(struct dentry *d)
 {
 	d_publish(d);
-	cds_lfht_add(dc_table, d->hash, &d->hnode);
+	cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
 	cds_list_add_tail(&d->sibling, &d->parent->children);
 	cds_list_add_tail(&d->lru, &dc_lru);
-	dc_bytes += d->bytes;
+	dc_bytes += d_bytes(d);
 	dc_count++;
 	note_growth_locked();
 	if (dc_bytes > dc_max_bytes)
@@ -1038,7 +1063,7 @@ static bool ensure_table(void)
 				r->namelen = 0; /* canonical path building treats root as "" */
 				pthread_mutex_lock(&dcache_mutex);
 				cds_list_add_tail(&r->lru, &dc_lru);
-				dc_bytes += r->bytes;
+				dc_bytes += d_bytes(r);
 				STORE_RELEASE(dc_root, r);
 				pthread_mutex_unlock(&dcache_mutex);
 			}
@@ -1261,7 +1286,7 @@ static long d_path_rcu(const struct dentry *d, char *buf, size_t size)
 
 		if (d_flags(d) & D_DEAD)
 			return -EAGAIN;
-		if (pos < d->namelen + 1)
+		if (pos < (size_t)d->namelen + 1)
 			return -ENAMETOOLONG;
 		pos -= d->namelen;
 		memcpy(buf + pos, d->name, d->namelen);
@@ -1540,7 +1565,7 @@ walk:
 			return ENOENT;
 		}
 		if (d->type == D_LNK && (!last || follow)) {
-			const char *body = d->link;
+			const char *body = d_link(d);
 
 			if (++links > MAX_SYMLINKS)
 				return ELOOP;
@@ -1844,10 +1869,10 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 			if (type == D_REG)
 				d->flags |= D_LISTED;
 			d_publish(d);
-			cds_lfht_add(dc_table, d->hash, &d->hnode);
+			cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
 			cds_list_add_tail(&d->sibling, &p->children);
 			cds_list_add_tail(&d->lru, &dc_lru);
-			dc_bytes += d->bytes;
+			dc_bytes += d_bytes(d);
 			dc_count++;
 		}
 		if (!conflict) {
@@ -2450,9 +2475,9 @@ static int readlink_attempt(const char *path, void *ctx, struct miss *m)
 	if (d_seq_retry(res, m->seq))
 		return WALK_RETRY;
 	/* The target is immutable and stays readable in this RCU section. */
-	n = strlen(res->link);
+	n = strlen(d_link(res));
 	c->len = n < c->size ? n : c->size;
-	memcpy(c->buf, res->link, c->len);
+	memcpy(c->buf, d_link(res), c->len);
 	return 0;
 }
 
@@ -2738,7 +2763,7 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 			return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ENOENT : r;
 		}
 		if (d->type == D_LNK) {
-			size_t n = strlen(d->link), rest = strlen(p);
+			size_t n = strlen(d_link(d)), rest = strlen(p);
 
 			if (++links > MAX_SYMLINKS) {
 				r = rp_path(d, NULL, 0, c->buf, c->size);
@@ -2748,7 +2773,7 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 				return DCACHE_PASS;
 			/* name = target + rest; the rest may lie in c->name already */
 			memmove(c->name + n, p, rest + 1);
-			memcpy(c->name, d->link, n);
+			memcpy(c->name, d_link(d), n);
 			if (d_seq_retry(d, s))
 				return WALK_RETRY;
 			p = c->name;
@@ -3237,7 +3262,7 @@ void dcache_quiesce(void)
 			wd_map_del_locked(w, r);
 		}
 		cds_list_del(&r->lru);
-		dc_bytes -= r->bytes;
+		dc_bytes -= d_bytes(r);
 		STORE_RELEASE(dc_root, NULL);
 	}
 	t = dc_table;
