@@ -52,6 +52,11 @@
  *    wd >= 0), so every change that could make it wrong reaches us as an
  *    event; a directory's own attributes are cached only while it is watched
  *    itself (entries created inside it change its mtime/nlink/size).
+ *  A directory's watch, generations, completion state and children list live
+ *    in its struct dir_state (d->dir), made before its first watch and freed
+ *    with the dentry: a watched directory, and so every hashed dentry's
+ *    parent, has one.  Readers use only its complete_until, after seeing
+ *    D_COMPLETE (acquire), which is set only on a watched directory.
  *  Every hashed dentry is on its parent's children list: killing a directory
  *    kills its subtree.
  *
@@ -135,25 +140,15 @@ struct dentry {
 	unsigned char type;         /* enum d_type */
 	unsigned char referenced;   /* CLOCK bit, set by readers only when clear */
 	unsigned char namelen;      /* <= NAME_MAX; the root's is 0 */
+	/* A directory's state, from when it is first watched (ensure_watch_locked);
+	 * NULL for every other dentry.  Set once (release), freed with d. */
+	struct dir_state *dir;
 	/* D_TTL only (CLOCK_MONOTONIC_COARSE ns): the name, its search and access
-	 * facts are valid until `expires` (immutable after hashing); D_COMPLETE
-	 * until `complete_until` (written before D_COMPLETE is set, release). */
+	 * facts are valid until `expires` (immutable after hashing). */
 	uint64_t expires;
-	uint64_t complete_until;
-	/* writer-side state, under dcache_mutex */
-	int wd;                     /* watch id of this directory, -1 if none */
-	unsigned int dir_gen;       /* bumped by every event about an entry of this dir */
-	unsigned int attr_gen;      /* bumped by the events that can move this directory's own
-				     * attributes (a name created, deleted or moved in it; an
-				     * event on itself), not by writes to its files */
-	unsigned short neg_probes;  /* negative answers fetched since it was last complete */
-	unsigned short pos_probes;  /* unknown names found present since then */
-	unsigned short completions; /* times it was made complete (backs off the policy) */
-	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
 	dev_t dev;                  /* st_dev of the object (for mount-point detection) */
 	ino_t ino;                  /* st_ino of the object (0: unknown, D_NEG, the root) */
-	struct cds_list_head children;
-	struct cds_list_head sibling;
+	struct cds_list_head sibling; /* on parent->dir->children, under dcache_mutex */
 	/* The LRU link is dead once the dentry is killed (taken off dc_lru, under
 	 * dcache_mutex; readers never follow it): the rcu_head that frees the
 	 * dentry reuses its words. */
@@ -167,20 +162,67 @@ struct dentry {
 };
 _Static_assert(NAME_MAX <= UCHAR_MAX, "namelen is an unsigned char");
 
+/*
+ * What only a watched directory needs, apart from its dentry so that the
+ * dentries of files (most of them) do not carry it.  Allocated by
+ * ensure_watch_locked() before the directory's first watch, published with a
+ * release store of d->dir, never replaced, freed with the dentry after its
+ * grace period (free_dentry_rcu).  Every hashed dentry's parent has one
+ * (children are hashed only under a watched parent), and so does every
+ * D_COMPLETE directory.  All under dcache_mutex except complete_until.
+ */
+struct dir_state {
+	/* D_TTL: D_COMPLETE holds until then (CLOCK_MONOTONIC_COARSE ns).
+	 * Written before D_COMPLETE is set (release); readers load it after
+	 * seeing D_COMPLETE (acquire), through d->dir. */
+	uint64_t complete_until;
+	struct cds_list_head children; /* every hashed child (their `sibling`) */
+	int wd;                     /* watch id of this directory, -1 if none */
+	unsigned int dir_gen;       /* bumped by every event about an entry of this dir */
+	unsigned int attr_gen;      /* bumped by the events that can move this directory's own
+				     * attributes (a name created, deleted or moved in it; an
+				     * event on itself), not by writes to its files */
+	unsigned short neg_probes;  /* negative answers fetched since it was last complete */
+	unsigned short pos_probes;  /* unknown names found present since then */
+	unsigned short completions; /* times it was made complete (backs off the policy) */
+	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
+};
+
+/* Writer-side views of d->dir that hold for a dentry without one (under
+ * dcache_mutex).  A file's attr_gen is 0 forever: only directory events bump
+ * it, and they reach only watched directories. */
+static inline int d_wd(const struct dentry *d)
+{
+	return d->dir ? d->dir->wd : -1;
+}
+
+static inline unsigned int d_dir_gen(const struct dentry *d)
+{
+	return d->dir ? d->dir->dir_gen : 0;
+}
+
+static inline unsigned int d_attr_gen(const struct dentry *d)
+{
+	return d->dir ? d->dir->attr_gen : 0;
+}
+
 /* A symlink's target: after its name, in the same allocation (immutable). */
 static inline const char *d_link(const struct dentry *d)
 {
 	return d->name + d->namelen + 1;
 }
 
-/* What d's allocation is counted as in dc_bytes.  The root's namelen is 0
- * from before it is counted, so this stays what was added. */
+/* What d's allocations are counted as in dc_bytes: ensure_watch_locked()
+ * adds its dir_state when it makes one.  The root's namelen is 0 from before
+ * it is counted, so this stays what was added. */
 static size_t d_bytes(const struct dentry *d)
 {
 	size_t sz = sizeof(*d) + d->namelen + 1;
 
 	if (d->type == D_LNK)
 		sz += strlen(d_link(d)) + 1;
+	if (d->dir)
+		sz += sizeof(*d->dir);
 	return sz;
 }
 
@@ -625,7 +667,10 @@ static struct dentry *d_lookup_rcu(struct cds_lfht *ht, const struct dentry *par
 
 static void free_dentry_rcu(struct rcu_head *head)
 {
-	free(caa_container_of(head, struct dentry, rcu));
+	struct dentry *d = caa_container_of(head, struct dentry, rcu);
+
+	free(d->dir);
+	free(d);
 }
 
 static void free_attr_rcu(struct rcu_head *head)
@@ -739,8 +784,10 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
  */
 static void uncomplete_locked(struct dentry *dir)
 {
-	dir->neg_probes = 0;
-	dir->pos_probes = 0;
+	if (!dir->dir)
+		return; /* never watched: neither complete nor probed */
+	dir->dir->neg_probes = 0;
+	dir->dir->pos_probes = 0;
 	if (!(dir->flags & D_COMPLETE))
 		return;
 	/* Names absent from a complete listing are never indexed. */
@@ -754,8 +801,10 @@ static void kill_one_locked(struct dentry *d);
 
 static void kill_children_locked(struct dentry *d)
 {
-	while (!cds_list_empty(&d->children))
-		kill_locked(cds_list_first_entry(&d->children, struct dentry, sibling));
+	if (!d->dir)
+		return; /* never watched: no children */
+	while (!cds_list_empty(&d->dir->children))
+		kill_locked(cds_list_first_entry(&d->dir->children, struct dentry, sibling));
 }
 
 /* Unhash d and its subtree; free after a grace period.  d != root.  Its
@@ -777,8 +826,8 @@ static void kill_one_locked(struct dentry *d)
 	cds_lfht_del(dc_table, &d->hnode);
 	cds_list_del(&d->sibling);
 	cds_list_del(&d->lru);
-	if (d->wd >= 0)
-		wd_map_del_locked(d->wd, d);
+	if (d_wd(d) >= 0)
+		wd_map_del_locked(d_wd(d), d);
 	if (dc_cwd && dc_cwd->d == d) {
 		struct cwd_ref *old = dc_cwd;
 
@@ -825,7 +874,7 @@ static void evict_locked(void)
 	cds_list_for_each_entry_safe(d, tmp, &dc_lru, lru) {
 		if (dc_bytes <= target || budget-- == 0)
 			break;
-		if (d == dc_root || !cds_list_empty(&d->children))
+		if (d == dc_root || (d->dir && !cds_list_empty(&d->dir->children)))
 			continue;
 		if (LOAD_RELAXED(d->referenced)) {
 			STORE_RELAXED(d->referenced, 0);
@@ -851,7 +900,6 @@ static struct dentry *d_alloc(struct dentry *parent, const char *name, size_t le
 		return NULL;
 	d->parent = parent ? parent : d;
 	d->type = type;
-	d->wd = -1;
 	d->namelen = (unsigned char)len;
 	memcpy(d->name, name, len);
 	d->name[len] = '\0';
@@ -861,7 +909,6 @@ static struct dentry *d_alloc(struct dentry *parent, const char *name, size_t le
 		memcpy(l, link, linklen);
 		l[linklen] = '\0';
 	}
-	CDS_INIT_LIST_HEAD(&d->children);
 	CDS_INIT_LIST_HEAD(&d->sibling);
 	CDS_INIT_LIST_HEAD(&d->lru);
 	cds_lfht_node_init(&d->hnode);
@@ -884,7 +931,7 @@ static void d_hash_locked(struct dentry *d)
 {
 	d_publish(d);
 	cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
-	cds_list_add_tail(&d->sibling, &d->parent->children);
+	cds_list_add_tail(&d->sibling, &d->parent->dir->children); /* watched: it has one */
 	cds_list_add_tail(&d->lru, &dc_lru);
 	dc_bytes += d_bytes(d);
 	dc_count++;
@@ -1510,7 +1557,7 @@ walk:
 		 * uncomplete_locked(). */
 		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
 		if (complete && (d_flags(cur) & D_TTL) &&
-		    ttl_passed(LOAD_RELAXED(cur->complete_until), &now))
+		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
 			complete = 0; /* the listing is too old: ask about this name */
 		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
 		if (!d) {
@@ -1690,10 +1737,20 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 {
 	int wd;
 
-	if (d->wd >= 0)
+	if (d_wd(d) >= 0)
 		return true;
 	if (d->flags & D_NOCACHE)
 		return false;
+	if (!d->dir) {
+		struct dir_state *ds = calloc(1, sizeof(*ds));
+
+		if (!ds)
+			return false;
+		ds->wd = -1;
+		CDS_INIT_LIST_HEAD(&ds->children);
+		dc_bytes += sizeof(*ds); /* d_bytes(d) counts it from now on */
+		STORE_RELEASE(d->dir, ds);
+	}
 	wd = dc_ops->watch_dir(dpath);
 	if (wd == -EAGAIN)
 		return false; /* transient (no thread, instance being replaced): retry later */
@@ -1710,7 +1767,7 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 		tls_pass_why = limit ? PASS_WHY_WATCH : PASS_WHY_FS;
 		return false;
 	}
-	d->wd = wd;
+	d->dir->wd = wd;
 	wd_map_add_locked(wd, d);
 	return true;
 }
@@ -1814,7 +1871,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 	long r;
 
 	pthread_mutex_lock(&dcache_mutex);
-	if ((p->flags & (D_DEAD | D_COMPLETE | D_NOCACHE)) || p->wd < 0 || p->no_complete) {
+	if ((p->flags & (D_DEAD | D_COMPLETE | D_NOCACHE)) || d_wd(p) < 0 || p->dir->no_complete) {
 		pthread_mutex_unlock(&dcache_mutex);
 		return;
 	}
@@ -1822,7 +1879,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 		pthread_mutex_unlock(&dcache_mutex);
 		return; /* no absent name is cached there */
 	}
-	gen = p->dir_gen;
+	gen = p->dir->dir_gen;
 	pthread_mutex_unlock(&dcache_mutex);
 
 	t0 = now_coarse();
@@ -1832,8 +1889,8 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 		r = dc_ops->kernel_listdir(dpath, dc_complete_max, name_buf_add, &nb);
 	pthread_mutex_lock(&dcache_mutex);
 	if (r == -E2BIG || r == -EOPNOTSUPP) {
-		p->no_complete = true; /* too big to list, or names fold case */
-	} else if (r >= 0 && !(p->flags & (D_DEAD | D_COMPLETE)) && p->dir_gen == gen &&
+		p->dir->no_complete = true; /* too big to list, or names fold case */
+	} else if (r >= 0 && !(p->flags & (D_DEAD | D_COMPLETE)) && p->dir->dir_gen == gen &&
 		   dc_bytes + nb.bytes <= dc_max_bytes / 2) {
 		bool conflict = false;
 
@@ -1870,21 +1927,21 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 				d->flags |= D_LISTED;
 			d_publish(d);
 			cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
-			cds_list_add_tail(&d->sibling, &p->children);
+			cds_list_add_tail(&d->sibling, &p->dir->children);
 			cds_list_add_tail(&d->lru, &dc_lru);
 			dc_bytes += d_bytes(d);
 			dc_count++;
 		}
 		if (!conflict) {
-			STORE_RELAXED(p->complete_until,
+			STORE_RELAXED(p->dir->complete_until,
 				      t0 + (dc_neg_ttl_ns < dc_ttl_ns ? dc_neg_ttl_ns : dc_ttl_ns));
 			/* Release: the entries above are visible to whoever sees it. */
 			STORE_RELEASE(p->flags, p->flags | D_COMPLETE);
-			if (p->completions < USHRT_MAX)
-				p->completions++;
+			if (p->dir->completions < USHRT_MAX)
+				p->dir->completions++;
 		}
-		p->neg_probes = 0;
-		p->pos_probes = 0;
+		p->dir->neg_probes = 0;
+		p->dir->pos_probes = 0;
 		note_growth_locked();
 		if (dc_bytes > dc_max_bytes)
 			evict_locked();
@@ -1994,7 +2051,7 @@ static int populate_rcu(struct miss *m)
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
 		}
-		gen = p->dir_gen;
+		gen = p->dir->dir_gen; /* watched: it has one */
 		agen = dc_attr_gen;
 		pthread_mutex_unlock(&dcache_mutex);
 
@@ -2036,7 +2093,7 @@ static int populate_rcu(struct miss *m)
 		}
 
 		pthread_mutex_lock(&dcache_mutex);
-		if ((p->flags & D_DEAD) || p->dir_gen != gen) {
+		if ((p->flags & D_DEAD) || p->dir->dir_gen != gen) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS; /* an event raced with the kernel's answer */
 		}
@@ -2075,17 +2132,19 @@ static int populate_rcu(struct miss *m)
 				if (old && !(old->flags & D_DEAD))
 					kill_one_locked(old);
 			}
+			struct dir_state *ps = p->dir;
+
 			if (type == D_NEG && dc_complete_probes && !(p->flags & D_COMPLETE) &&
-			    !p->no_complete && p->neg_probes < USHRT_MAX &&
-			    ++p->neg_probes >= dc_complete_probes << (p->completions < 4 ? p->completions : 4))
+			    !ps->no_complete && ps->neg_probes < USHRT_MAX &&
+			    ++ps->neg_probes >= dc_complete_probes << (ps->completions < 4 ? ps->completions : 4))
 				complete = true;
 			/* Many names looked up one by one (a header directory):
 			 * listing it answers the rest, present ones with their
 			 * type, at the cost of about COMPLETE_POS_PER_NEG lstats. */
 			if (type != D_NEG && !old && dc_complete_probes && !(p->flags & D_COMPLETE) &&
-			    !p->no_complete && p->pos_probes < USHRT_MAX &&
-			    ++p->pos_probes >= (COMPLETE_POS_PER_NEG * dc_complete_probes)
-						       << (p->completions < 4 ? p->completions : 4))
+			    !ps->no_complete && ps->pos_probes < USHRT_MAX &&
+			    ++ps->pos_probes >= (COMPLETE_POS_PER_NEG * dc_complete_probes)
+						       << (ps->completions < 4 ? ps->completions : 4))
 				complete = true;
 		}
 		pthread_mutex_unlock(&dcache_mutex);
@@ -2127,13 +2186,13 @@ static int populate_rcu(struct miss *m)
 			return DCACHE_PASS;
 		}
 		seq = d->seq;
-		pgen = d->parent->dir_gen;
+		pgen = d_dir_gen(d->parent);
 		pthread_mutex_unlock(&dcache_mutex);
 		strcpy(path + n, n > 1 ? "/." : ".");
 		if (dc_ops->kernel_lstat(path, &st) != 0)
 			return DCACHE_PASS; /* EACCES: not searchable; the kernel says so */
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen)
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen)
 			STORE_RELAXED(d->flags, d->flags | D_SEARCHED);
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
@@ -2169,8 +2228,8 @@ static int populate_rcu(struct miss *m)
 			return DCACHE_PASS;
 		}
 		seq = d->seq;
-		pgen = d->parent->dir_gen;
-		dgen = d->attr_gen;
+		pgen = d_dir_gen(d->parent);
+		dgen = d_attr_gen(d);
 		agen = dc_attr_gen;
 		pthread_mutex_unlock(&dcache_mutex);
 		t0 = now_coarse();
@@ -2184,7 +2243,7 @@ static int populate_rcu(struct miss *m)
 			return POP_ANSWERED;
 		}
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->attr_gen == dgen &&
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
 		    agen == dc_attr_gen && !d->attr) {
 			if (d->type == D_OTHER || (d->type != D_DIR && st.st_nlink > 1)) {
 				STORE_RELAXED(d->flags, (d->flags | D_NOATTR) & ~D_LISTED);
@@ -2229,7 +2288,7 @@ static int populate_rcu(struct miss *m)
 			return DCACHE_PASS;
 		}
 		seq = d->seq;
-		pgen = d->parent->dir_gen;
+		pgen = d_dir_gen(d->parent);
 		agen = dc_attr_gen;
 		pthread_mutex_unlock(&dcache_mutex);
 		r = dc_ops->kernel_access(path, bit & 7,
@@ -2239,7 +2298,7 @@ static int populate_rcu(struct miss *m)
 		if (r != 0)
 			return DCACHE_PASS;
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && agen == dc_attr_gen)
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && agen == dc_attr_gen)
 			STORE_RELAXED(d->access_ok, d->access_ok | (1u << bit));
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
@@ -2256,13 +2315,13 @@ static int populate_rcu(struct miss *m)
 		if (!dc_ops->kernel_statx)
 			return DCACHE_PASS;
 		pthread_mutex_lock(&dcache_mutex);
-		if ((d->flags & D_DEAD) || !d->attr || (d->type == D_DIR && d->wd < 0)) {
+		if ((d->flags & D_DEAD) || !d->attr || (d->type == D_DIR && d_wd(d) < 0)) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
 		}
 		seq = d->seq;
-		pgen = d->parent->dir_gen;
-		dgen = d->attr_gen;
+		pgen = d_dir_gen(d->parent);
+		dgen = d_attr_gen(d);
 		agen = dc_attr_gen;
 		pthread_mutex_unlock(&dcache_mutex);
 		if (dc_ops->kernel_statx(path, m->mask, &stx) != 0 ||
@@ -2275,7 +2334,7 @@ static int populate_rcu(struct miss *m)
 		x->mask = m->mask;
 		x->stx = stx;
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->attr_gen == dgen &&
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
 		    agen == dc_attr_gen && d->attr) {
 			drop_sx_locked(d); /* another mask's answer */
 			dc_bytes += sizeof(*x);
@@ -2720,7 +2779,7 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 		/* Sampled before the lookup: see walk_rcu(). */
 		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
 		if (complete && (d_flags(cur) & D_TTL) &&
-		    ttl_passed(LOAD_RELAXED(cur->complete_until), &now))
+		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
 			complete = 0;
 		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
 		if (!d) {
@@ -3110,11 +3169,11 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 	for (size_t i = 0; i < n; i++) {
 		struct dentry *dir = dirs[i], *c;
 
-		dir->dir_gen++;
+		dir->dir->dir_gen++; /* watched: it has one */
 		/* A name came, went or moved: dir's mtime, size, nlink moved.
 		 * Writes to its files and their chmods do not move them. */
 		if (ev != DCACHE_EV_DATA && ev != DCACHE_EV_ATTR)
-			dir->attr_gen++;
+			dir->dir->attr_gen++;
 		c = d_lookup_rcu(dc_table, dir, name, strlen(name));
 		if (c && (c->flags & D_DEAD))
 			c = NULL;
@@ -3178,8 +3237,8 @@ void dcache_event_self(int wd, enum dcache_event ev)
 	for (size_t i = 0; i < n; i++) {
 		struct dentry *d = dirs[i];
 
-		d->dir_gen++;
-		d->attr_gen++;
+		d->dir->dir_gen++; /* watched: it has one */
+		d->dir->attr_gen++;
 		if (ev == DCACHE_EV_GONE && d != dc_root) {
 			kill_locked(d);
 		} else if (ev == DCACHE_EV_DATA) {
@@ -3190,10 +3249,10 @@ void dcache_event_self(int wd, enum dcache_event ev)
 			uncomplete_locked(d);
 			kill_children_locked(d);
 			drop_attr_locked(d, true);
-			if (ev == DCACHE_EV_GONE && d->wd >= 0) {
-				int w = d->wd;
+			if (ev == DCACHE_EV_GONE && d->dir->wd >= 0) {
+				int w = d->dir->wd;
 
-				d->wd = -1;
+				d->dir->wd = -1;
 				wd_map_del_locked(w, d);
 			}
 		}
@@ -3222,12 +3281,14 @@ void dcache_reset(void)
 		bool ok;
 
 		kill_all_locked();
-		r->dir_gen++;
-		r->attr_gen++;
-		if (r->wd >= 0) {
-			int w = r->wd;
+		if (r->dir) {
+			r->dir->dir_gen++;
+			r->dir->attr_gen++;
+		}
+		if (d_wd(r) >= 0) {
+			int w = r->dir->wd;
 
-			r->wd = -1;
+			r->dir->wd = -1;
 			wd_map_del_locked(w, r);
 		}
 		/* The root may be another directory now: judge it again. */
@@ -3255,10 +3316,10 @@ void dcache_quiesce(void)
 	r = dc_root;
 	if (r) {
 		kill_all_locked();
-		if (r->wd >= 0) {
-			int w = r->wd;
+		if (d_wd(r) >= 0) {
+			int w = r->dir->wd;
 
-			r->wd = -1;
+			r->dir->wd = -1;
 			wd_map_del_locked(w, r);
 		}
 		cds_list_del(&r->lru);
@@ -3274,6 +3335,8 @@ void dcache_quiesce(void)
 	pthread_mutex_unlock(&dcache_mutex);
 	rcu_read_unlock();
 	synchronize_rcu(); /* nobody still looks at r or t, nor at the pending */
+	if (r)
+		free(r->dir);
 	free(r);
 	while (pending) {
 		struct rcu_head *next = (struct rcu_head *)pending->next.next;
