@@ -35,17 +35,20 @@
  *    lists, the watch map, the byte count, the cwd reference.  Readers never
  *    take it.  It nests inside nothing of ours; ops callbacks run under it and
  *    must not call back into the cache.
- *  RCU (urcu-bp): readers run under rcu_read_lock().  A dentry, an attribute
- *    block or a cwd reference is first unpublished (unhashed / pointer
+ *  RCU (urcu-bp): readers run under rcu_read_lock().  A dentry, a statx
+ *    answer or a cwd reference is first unpublished (unhashed / pointer
  *    cleared) under dcache_mutex and then freed with call_rcu(), so a reader
  *    that found it may keep reading it until its read-side section ends.
  *  d_seq: even when stable.  Writers (under dcache_mutex) make it odd, change
- *    the mutable state (D_DEAD, attr pointer cleared, access bits cleared,
- *    D_SEARCHED cleared), and make it even again.  Readers sample it with
- *    d_seq_begin() before using a dentry and check it with d_seq_retry()
- *    after reading what they need; a changed d_seq means "start over".
- *    Adding information (publishing attributes, setting an access bit or
- *    D_SEARCHED) does not bump d_seq: a reader that missed it just misses.
+ *    the mutable state (D_DEAD, D_ATTR cleared, attributes rewritten in place,
+ *    access bits cleared, D_SEARCHED cleared), and make it even again.
+ *    Readers sample it with d_seq_begin() before using a dentry and check it
+ *    with d_seq_retry() after reading what they need; a changed d_seq means
+ *    "start over".  Adding information (setting an access bit or D_SEARCHED,
+ *    publishing a statx answer) does not bump d_seq: a reader that missed it
+ *    just misses.  Attributes are kept in the dentry itself (struct dentry),
+ *    so publishing them into a hashed dentry rewrites fields a reader may be
+ *    copying: that is a write section.
  *  Immutable after hashing: parent, name, type, link target, dev.  The
  *    root is never hashed: dcache_reset() may rewrite its dev (relaxed atomics).
  *  A dentry is hashed only while its parent directory is watched (its
@@ -122,29 +125,48 @@ enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 #define D_NOCACHE   0x04u /* nothing below / no attributes: unwatched or uncacheable fs */
 #define D_NOATTR    0x08u /* attributes never cached (hard-linked file: nlink > 1; FIFO,
 			     * socket or device: reads and writes through them move
-			     * their times without any inotify event) */
+			     * their times without any inotify event; a stat that
+			     * attr_fits() refuses) */
 #define D_COMPLETE  0x10u /* directory: every name in it is hashed; others are absent */
 #define D_TTL       0x20u /* on a filesystem others change behind this kernel: expires */
 #define D_NOWATCH   0x40u /* with D_NOCACHE: no watch because of a watch limit or budget */
 #define D_LISTED    0x80u /* regular file typed from a listing, never lstat'ed: its
 			     * st_nlink (hard links: D_NOATTR) is not known yet */
+#define D_ATTR      0x100u /* the attributes (a_* fields) hold its lstat answer */
 
 struct dentry {
 	struct cds_lfht_node hnode; /* keeps the hash (bit-reversed): none stored here */
 	struct dentry *parent;
-	struct dcache_attr *attr;   /* RCU-published; NULL = not known */
-	struct dcache_sx *sx;       /* RCU-published statx answer; only while attr set */
+	struct dcache_sx *sx;       /* RCU-published statx answer; only while D_ATTR */
+	/* A directory's state, from when it is first watched (ensure_watch_locked);
+	 * NULL for every other dentry.  Set once (release), freed with d. */
+	struct dir_state *dir;
 	unsigned int seq;           /* d_seq */
 	unsigned int flags;         /* D_* */
 	unsigned short access_ok;   /* bit m: access(m) == 0; bit 8+m: with AT_EACCESS */
 	unsigned char type;         /* enum d_type */
 	unsigned char referenced;   /* CLOCK bit, set by readers only when clear */
 	unsigned char namelen;      /* <= NAME_MAX; the root's is 0 */
-	/* A directory's state, from when it is first watched (ensure_watch_locked);
-	 * NULL for every other dentry.  Set once (release), freed with d. */
-	struct dir_state *dir;
+	/*
+	 * The attributes: the lstat answer of the object, compacted (attr_fits()
+	 * says what is kept; st_dev is `dev`), valid while D_ATTR is set.  They
+	 * are written in place, by attr_store() only, in one of two places:
+	 * before the dentry is hashed (published by d_publish()), or inside a
+	 * d_seq write section that also sets D_ATTR (populate_rcu, MISS_ATTR).
+	 * D_ATTR is cleared only inside a write section (drop_attr_locked).
+	 * Readers load them with relaxed atomics after seeing D_ATTR and use
+	 * them only if d_seq_retry() then says d did not change: a reader racing
+	 * a writer may copy torn values, never use them.
+	 */
+	unsigned short a_mode;
+	uint32_t a_nlink, a_uid, a_gid;
+	int32_t a_blksize;
+	uint64_t a_ino;
+	int64_t a_size, a_blocks;
+	uint64_t a_atime, a_mtime, a_ctime; /* time_pack() */
 	/* D_TTL only (CLOCK_MONOTONIC_COARSE ns): the name, its search and access
-	 * facts are valid until `expires` (immutable after hashing). */
+	 * facts and its attributes are valid until `expires` (immutable after
+	 * hashing). */
 	uint64_t expires;
 	dev_t dev;                  /* st_dev of the object (for mount-point detection) */
 	ino_t ino;                  /* st_ino of the object (0: unknown, D_NEG, the root) */
@@ -226,23 +248,6 @@ static size_t d_bytes(const struct dentry *d)
 	return sz;
 }
 
-/* A file's lstat answer, compacted (120 bytes against struct stat's 144 plus
- * the rest): every field the kernel fills, at full width where it can be
- * large, 32 bits where the kernel's own values fit (attr_pack() refuses a
- * stat that does not fit, and the attributes are then not kept).
- * attr_unpack() rebuilds the exact struct stat, padding zeroed as the
- * kernel's cp_new_stat() leaves it.  Immutable once published. */
-struct dcache_attr {
-	uint64_t dev, ino, rdev;
-	int64_t size, blocks;
-	int64_t atime, mtime, ctime;
-	uint32_t atime_ns, mtime_ns, ctime_ns;
-	uint32_t mode, nlink, uid, gid;
-	int32_t blksize;
-	uint64_t expires;           /* D_TTL: valid until then */
-	struct rcu_head rcu;
-};
-
 /* What the kernel's statx() filled for one request mask (exact-match key: the
  * kernel's stx_mask and fields depend on the request). */
 struct dcache_sx {
@@ -251,34 +256,68 @@ struct dcache_sx {
 	struct rcu_head rcu;
 };
 
-/* Fill a from st; false if a field does not fit (keep no attributes then). */
-static bool attr_pack(struct dcache_attr *a, const struct stat *st)
+/*
+ * Timestamps: seconds and nanoseconds in 64 bits, the seconds (signed, 34
+ * bits: years 1698 to 2242) above 30 bits of nanoseconds.
+ */
+#define TIME_NS_BITS 30
+#define TIME_SEC_LIMIT (1LL << (63 - TIME_NS_BITS))
+
+static inline bool time_fits(const struct timespec *t)
 {
-	if (st->st_nlink > UINT32_MAX || st->st_blksize < 0 || st->st_blksize > INT32_MAX ||
-	    (unsigned long)st->st_atim.tv_nsec >= 1000000000UL ||
-	    (unsigned long)st->st_mtim.tv_nsec >= 1000000000UL ||
-	    (unsigned long)st->st_ctim.tv_nsec >= 1000000000UL)
-		return false;
-	a->dev = st->st_dev;
-	a->ino = st->st_ino;
-	a->rdev = st->st_rdev;
-	a->size = st->st_size;
-	a->blocks = st->st_blocks;
-	a->atime = st->st_atim.tv_sec;
-	a->mtime = st->st_mtim.tv_sec;
-	a->ctime = st->st_ctim.tv_sec;
-	a->atime_ns = (uint32_t)st->st_atim.tv_nsec;
-	a->mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
-	a->ctime_ns = (uint32_t)st->st_ctim.tv_nsec;
-	a->mode = st->st_mode;
-	a->nlink = (uint32_t)st->st_nlink;
-	a->uid = st->st_uid;
-	a->gid = st->st_gid;
-	a->blksize = (int32_t)st->st_blksize;
-	return true;
+	return (unsigned long)t->tv_nsec < 1000000000UL && t->tv_sec >= -TIME_SEC_LIMIT &&
+	       t->tv_sec < TIME_SEC_LIMIT;
 }
 
-static void attr_unpack(struct stat *st, const struct dcache_attr *a)
+static inline uint64_t time_pack(const struct timespec *t)
+{
+	return ((uint64_t)t->tv_sec << TIME_NS_BITS) | (uint64_t)t->tv_nsec;
+}
+
+static inline void time_unpack(struct timespec *t, uint64_t v)
+{
+	t->tv_sec = (time_t)((int64_t)v >> TIME_NS_BITS); /* arithmetic shift (GCC, Clang) */
+	t->tv_nsec = (long)(v & ((1ULL << TIME_NS_BITS) - 1));
+}
+
+/*
+ * Can d keep st as its attributes?  Every field the kernel fills is kept at
+ * full width where it can be large and narrower where the kernel's values
+ * fit; a stat that does not fit is not kept (the kernel answers then), so
+ * attr_unpack() always rebuilds the exact struct stat.  st_rdev: attributes
+ * are kept for directories, regular files and symlinks only (devices are
+ * D_NOATTR), whose st_rdev is 0.  st_dev is d's own (a mount point is a
+ * dentry of its own).
+ */
+static bool attr_fits(const struct dentry *d, const struct stat *st)
+{
+	return st->st_dev == LOAD_RELAXED(d->dev) && st->st_rdev == 0 &&
+	       st->st_mode <= USHRT_MAX && st->st_nlink <= UINT32_MAX && st->st_blksize >= 0 &&
+	       st->st_blksize <= INT32_MAX && time_fits(&st->st_atim) &&
+	       time_fits(&st->st_mtim) && time_fits(&st->st_ctim);
+}
+
+/* Write st (attr_fits()) into d's attributes: before d is hashed, or in a
+ * d_seq write section, under dcache_mutex (see struct dentry). */
+static void attr_store(struct dentry *d, const struct stat *st)
+{
+	STORE_RELAXED(d->a_mode, (unsigned short)st->st_mode);
+	STORE_RELAXED(d->a_nlink, (uint32_t)st->st_nlink);
+	STORE_RELAXED(d->a_uid, (uint32_t)st->st_uid);
+	STORE_RELAXED(d->a_gid, (uint32_t)st->st_gid);
+	STORE_RELAXED(d->a_blksize, (int32_t)st->st_blksize);
+	STORE_RELAXED(d->a_ino, (uint64_t)st->st_ino);
+	STORE_RELAXED(d->a_size, (int64_t)st->st_size);
+	STORE_RELAXED(d->a_blocks, (int64_t)st->st_blocks);
+	STORE_RELAXED(d->a_atime, time_pack(&st->st_atim));
+	STORE_RELAXED(d->a_mtime, time_pack(&st->st_mtim));
+	STORE_RELAXED(d->a_ctime, time_pack(&st->st_ctim));
+}
+
+/* Rebuild the kernel's struct stat from d's attributes, padding zeroed as
+ * the kernel's cp_new_stat() leaves it.  The caller saw D_ATTR and checks
+ * d_seq afterwards. */
+static void attr_unpack(struct stat *st, const struct dentry *d)
 {
 #if defined(__x86_64__) && defined(__GLIBC__)
 	/* Every member stored once, the padding ones by name (x86-64 glibc's
@@ -292,22 +331,19 @@ static void attr_unpack(struct stat *st, const struct dcache_attr *a)
 #else
 	memset(st, 0, sizeof(*st));
 #endif
-	st->st_dev = a->dev;
-	st->st_ino = a->ino;
-	st->st_rdev = a->rdev;
-	st->st_size = a->size;
-	st->st_blocks = a->blocks;
-	st->st_atim.tv_sec = a->atime;
-	st->st_mtim.tv_sec = a->mtime;
-	st->st_ctim.tv_sec = a->ctime;
-	st->st_atim.tv_nsec = a->atime_ns;
-	st->st_mtim.tv_nsec = a->mtime_ns;
-	st->st_ctim.tv_nsec = a->ctime_ns;
-	st->st_mode = a->mode;
-	st->st_nlink = a->nlink;
-	st->st_uid = a->uid;
-	st->st_gid = a->gid;
-	st->st_blksize = a->blksize;
+	st->st_dev = LOAD_RELAXED(d->dev);
+	st->st_ino = LOAD_RELAXED(d->a_ino);
+	st->st_rdev = 0;
+	st->st_size = LOAD_RELAXED(d->a_size);
+	st->st_blocks = LOAD_RELAXED(d->a_blocks);
+	time_unpack(&st->st_atim, LOAD_RELAXED(d->a_atime));
+	time_unpack(&st->st_mtim, LOAD_RELAXED(d->a_mtime));
+	time_unpack(&st->st_ctim, LOAD_RELAXED(d->a_ctime));
+	st->st_mode = LOAD_RELAXED(d->a_mode);
+	st->st_nlink = LOAD_RELAXED(d->a_nlink);
+	st->st_uid = LOAD_RELAXED(d->a_uid);
+	st->st_gid = LOAD_RELAXED(d->a_gid);
+	st->st_blksize = LOAD_RELAXED(d->a_blksize);
 }
 
 struct cwd_ref {
@@ -360,8 +396,8 @@ static struct wd_entry *dc_wd_map[WD_BUCKETS];
  * fetched before the bump is not published (populate_rcu samples it). */
 static unsigned long dc_attr_gen;
 /* The tree generation: bumped (seq_cst) by every writer that may change what
- * a name resolves to - every d_write_begin() except the ones that only drop a
- * file's attributes or a directory's completeness - BEFORE it changes
+ * a name resolves to - every d_write_begin() except the ones that only drop or
+ * rewrite an object's attributes or a directory's completeness - BEFORE it changes
  * anything, and so before any call_rcu() of what it unhashes.  The path index
  * (below) trusts an entry only while this is the value its walk began with. */
 static uint64_t dc_tree_gen;
@@ -563,8 +599,9 @@ static inline void tree_changed_locked(void)
 }
 
 /* Writer, under dcache_mutex, for a change that leaves every name resolving
- * to the same dentry (a file's attributes dropped, a directory's listing no
- * longer complete): d's readers retry, path-index entries stay. */
+ * to the same dentry (an object's attributes dropped or written in place, a
+ * directory's listing no longer complete): d's readers retry, path-index
+ * entries stay (their d_seq no longer matches: the next walk refills them). */
 static inline void d_write_begin_attr(struct dentry *d)
 {
 	__atomic_store_n(&d->seq, d->seq + 1, D_SEQ_ORDER);
@@ -673,11 +710,6 @@ static void free_dentry_rcu(struct rcu_head *head)
 	free(d);
 }
 
-static void free_attr_rcu(struct rcu_head *head)
-{
-	free(caa_container_of(head, struct dcache_attr, rcu));
-}
-
 static void free_sx_rcu(struct rcu_head *head)
 {
 	free(caa_container_of(head, struct dcache_sx, rcu));
@@ -753,9 +785,7 @@ static size_t wd_map_get_locked(int wd, struct dentry **out, size_t max)
 
 static void drop_attr_locked(struct dentry *d, bool clear_search)
 {
-	struct dcache_attr *old = d->attr;
-
-	if (!old && !d->access_ok && !(clear_search && (d->flags & D_SEARCHED)))
+	if (!(d->flags & D_ATTR) && !d->access_ok && !(clear_search && (d->flags & D_SEARCHED)))
 		return;
 	/* Search permission is part of resolution; attributes and access
 	 * answers are read from the final dentry under its own d_seq. */
@@ -763,16 +793,10 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
 		d_write_begin(d);
 	else
 		d_write_begin_attr(d);
-	STORE_RELEASE(d->attr, NULL);
 	drop_sx_locked(d);
 	STORE_RELAXED(d->access_ok, 0);
-	if (clear_search)
-		STORE_RELAXED(d->flags, d->flags & ~D_SEARCHED);
+	STORE_RELAXED(d->flags, d->flags & ~(D_ATTR | (clear_search ? D_SEARCHED : 0)));
 	d_write_end(d);
-	if (old) {
-		dc_bytes -= sizeof(*old);
-		call_rcu(&old->rcu, free_attr_rcu);
-	}
 	dcache_stat_inc(DCACHE_STAT_INVAL);
 }
 
@@ -833,10 +857,6 @@ static void kill_one_locked(struct dentry *d)
 
 		STORE_RELEASE(dc_cwd, NULL);
 		call_rcu(&old->rcu, free_cwd_rcu);
-	}
-	if (d->attr) {
-		dc_bytes -= sizeof(*d->attr);
-		call_rcu(&d->attr->rcu, free_attr_rcu);
 	}
 	drop_sx_locked(d);
 	dc_bytes -= d_bytes(d);
@@ -1688,21 +1708,21 @@ resolved:
 		}
 	}
 	if (qflags & DCACHE_Q_STAT) {
-		struct dcache_attr *a;
+		unsigned int f = LOAD_ACQUIRE(res->flags); /* D_ATTR: see struct dentry */
 
-		if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
+		if (f & (D_NOCACHE | D_NOATTR)) {
 			NOTE_PASS_WHY(res);
 			return DCACHE_PASS;
 		}
-		a = LOAD_ACQUIRE(res->attr);
-		if (a && (d_flags(res) & D_TTL) && ttl_passed(a->expires, &now)) {
+		/* A name reached through "." or ".." was not checked for expiry. */
+		if ((f & D_TTL) && ttl_passed(LOAD_RELAXED(res->expires), &now)) {
 			if (d_seq_retry(res, res_seq))
 				return WALK_RETRY;
 			m->kind = MISS_EXPIRED;
 			m->d = res;
 			return WALK_MISS;
 		}
-		if (!a) {
+		if (!(f & D_ATTR)) {
 			if (d_seq_retry(res, res_seq))
 				return WALK_RETRY;
 			m->kind = MISS_ATTR;
@@ -1710,7 +1730,7 @@ resolved:
 			m->answer = plain_stat;
 			return WALK_MISS;
 		}
-		attr_unpack(st, a);
+		attr_unpack(st, res); /* checked by the d_seq_retry() below */
 	}
 	if (d_seq_retry(res, res_seq))
 		return WALK_RETRY;
@@ -2112,19 +2132,16 @@ static int populate_rcu(struct miss *m)
 				/* TTLs count from before the kernel was asked (t0). */
 				d->expires = t0 + (type == D_NEG ? dc_neg_ttl_ns : dc_ttl_ns);
 				if (type != D_DIR && type != D_NEG && !(flags & (D_NOATTR | D_NOCACHE)) &&
-				    !attrs_racy(&st) && agen == dc_attr_gen) {
-					struct dcache_attr *a = malloc(sizeof(*a));
-
-					if (a && !attr_pack(a, &st)) {
-						free(a);
-						a = NULL;
-					}
-					if (a) {
-						a->expires = d->expires;
-						d->attr = a;
-						dc_bytes += sizeof(*a);
-						kept_attr = true;
-					}
+				    !attr_fits(d, &st)) {
+					/* Asking again would get the same answer. */
+					flags |= D_NOATTR;
+					d->flags = flags;
+				} else if (type != D_DIR && type != D_NEG &&
+					   !(flags & (D_NOATTR | D_NOCACHE)) && !attrs_racy(&st) &&
+					   agen == dc_attr_gen) {
+					attr_store(d, &st); /* not hashed yet */
+					d->flags |= D_ATTR;
+					kept_attr = true;
 				}
 				/* The replacement is hashed before the placeholder
 				 * goes, so the name never looks absent. */
@@ -2216,7 +2233,6 @@ static int populate_rcu(struct miss *m)
 		struct dentry *d = m->d;
 		unsigned int seq, pgen, dgen;
 		unsigned long agen;
-		uint64_t t0;
 
 		/* A file's attributes change with events on its parent's watch; a
 		 * directory's also with events on its own (an entry created in it
@@ -2232,7 +2248,6 @@ static int populate_rcu(struct miss *m)
 		dgen = d_attr_gen(d);
 		agen = dc_attr_gen;
 		pthread_mutex_unlock(&dcache_mutex);
-		t0 = now_coarse();
 		if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type)
 			return DCACHE_PASS; /* changed under us: an event is on its way */
 		if (attrs_racy(&st) && !(d->type != D_DIR && st.st_nlink > 1)) {
@@ -2244,23 +2259,21 @@ static int populate_rcu(struct miss *m)
 		}
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
-		    agen == dc_attr_gen && !d->attr) {
-			if (d->type == D_OTHER || (d->type != D_DIR && st.st_nlink > 1)) {
+		    agen == dc_attr_gen && !(d->flags & D_ATTR)) {
+			if (d->type == D_OTHER || (d->type != D_DIR && st.st_nlink > 1) ||
+			    !attr_fits(d, &st)) {
+				/* Unfit: asking again would get the same answer. */
 				STORE_RELAXED(d->flags, (d->flags | D_NOATTR) & ~D_LISTED);
 			} else {
-				struct dcache_attr *a = malloc(sizeof(*a));
-
 				if (d->flags & D_LISTED) /* st_nlink is 1: known now */
 					STORE_RELAXED(d->flags, d->flags & ~D_LISTED);
-				if (a && !attr_pack(a, &st)) {
-					free(a);
-					a = NULL;
-				}
-				if (a) {
-					a->expires = t0 + dc_ttl_ns;
-					dc_bytes += sizeof(*a);
-					STORE_RELEASE(d->attr, a);
-				}
+				/* In place: readers copying the fields of an
+				 * earlier set (dropped since) must see d change.
+				 * Names resolve as before: the path index stays. */
+				d_write_begin_attr(d);
+				attr_store(d, &st);
+				STORE_RELAXED(d->flags, d->flags | D_ATTR);
+				d_write_end(d);
 			}
 			if (m->answer) {
 				/* Nothing moved between the walk and the kernel's
@@ -2315,7 +2328,7 @@ static int populate_rcu(struct miss *m)
 		if (!dc_ops->kernel_statx)
 			return DCACHE_PASS;
 		pthread_mutex_lock(&dcache_mutex);
-		if ((d->flags & D_DEAD) || !d->attr || (d->type == D_DIR && d_wd(d) < 0)) {
+		if ((d->flags & D_DEAD) || !(d->flags & D_ATTR) || (d->type == D_DIR && d_wd(d) < 0)) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
 		}
@@ -2335,7 +2348,7 @@ static int populate_rcu(struct miss *m)
 		x->stx = stx;
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
-		    agen == dc_attr_gen && d->attr) {
+		    agen == dc_attr_gen && (d->flags & D_ATTR)) {
 			drop_sx_locked(d); /* another mask's answer */
 			dc_bytes += sizeof(*x);
 			STORE_RELEASE(d->sx, x);
@@ -2567,25 +2580,25 @@ static int statx_attempt(const char *path, void *ctx, struct miss *m)
 	struct statx_ctx *c = ctx;
 	struct dentry *res;
 	struct dcache_sx *x;
-	struct dcache_attr *a;
+	unsigned int f;
 	uint64_t now = 0;
 	int r = walk_rcu(path, SIZE_MAX, c->qflags | DCACHE_Q_FIND_, 0, NULL, m);
 
 	if (r != 0)
 		return r;
 	res = m->d;
-	if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
+	f = d_flags(res);
+	if (f & (D_NOCACHE | D_NOATTR)) {
 		NOTE_PASS_WHY(res);
 		return DCACHE_PASS;
 	}
-	a = LOAD_ACQUIRE(res->attr);
-	if (a && (d_flags(res) & D_TTL) && ttl_passed(a->expires, &now)) {
+	if ((f & D_TTL) && ttl_passed(LOAD_RELAXED(res->expires), &now)) {
 		if (d_seq_retry(res, m->seq))
 			return WALK_RETRY;
-		m->kind = MISS_EXPIRED; /* drops the attributes and the statx answer */
+		m->kind = MISS_EXPIRED; /* the name, its attributes and statx answer */
 		return WALK_MISS;
 	}
-	if (!a) {
+	if (!(f & D_ATTR)) {
 		if (d_seq_retry(res, m->seq))
 			return WALK_RETRY;
 		m->kind = MISS_ATTR;
@@ -2888,12 +2901,9 @@ static void forget_inode_locked(dev_t dev, ino_t ino)
 
 	dc_attr_gen++; /* a kernel answer in flight may predate the change */
 	cds_list_for_each_entry(d, &dc_lru, lru) {
-		struct dcache_attr *a = d->attr;
-
 		if ((d->flags & D_DEAD) || d->type == D_DIR || d->type == D_NEG)
 			continue;
-		if ((d->ino == ino && d->dev == dev) ||
-		    (a && a->ino == ino && a->dev == dev))
+		if (d->dev == dev && (d->ino == ino || ((d->flags & D_ATTR) && d->a_ino == ino)))
 			drop_attr_locked(d, false);
 	}
 }
