@@ -137,10 +137,15 @@ enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 struct dentry {
 	struct cds_lfht_node hnode; /* keeps the hash (bit-reversed): none stored here */
 	struct dentry *parent;
-	struct dcache_sx *sx;       /* RCU-published statx answer; only while D_ATTR */
-	/* A directory's state, from when it is first watched (ensure_watch_locked);
-	 * NULL for every other dentry.  Set once (release), freed with d. */
-	struct dir_state *dir;
+	/* One word, told apart by the (immutable) type: use d_dir(), d_sx_slot(). */
+	union {
+		/* D_DIR: its state, from when it is first watched
+		 * (ensure_watch_locked), else NULL.  Set once (release), freed
+		 * with d; it holds the directory's statx answer. */
+		struct dir_state *dir;
+		/* Any other type: RCU-published statx answer; only while D_ATTR. */
+		struct dcache_sx *sx;
+	};
 	unsigned int seq;           /* d_seq */
 	unsigned int flags;         /* D_* */
 	unsigned short access_ok;   /* bit m: access(m) == 0; bit 8+m: with AT_EACCESS */
@@ -198,6 +203,7 @@ struct dir_state {
 	 * Written before D_COMPLETE is set (release); readers load it after
 	 * seeing D_COMPLETE (acquire), through d->dir. */
 	uint64_t complete_until;
+	struct dcache_sx *sx;       /* as struct dentry's sx, for the directory */
 	struct cds_list_head children; /* every hashed child (their `sibling`) */
 	int wd;                     /* watch id of this directory, -1 if none */
 	unsigned int dir_gen;       /* bumped by every event about an entry of this dir */
@@ -210,22 +216,41 @@ struct dir_state {
 	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
 };
 
-/* Writer-side views of d->dir that hold for a dentry without one (under
+/* d's dir_state: NULL for a directory never watched and for anything else.
+ * Under dcache_mutex (readers load d->dir themselves, of a D_DIR). */
+static inline struct dir_state *d_dir(const struct dentry *d)
+{
+	return d->type == D_DIR ? d->dir : NULL;
+}
+
+/* Writer-side views of d_dir() that hold for a dentry without one (under
  * dcache_mutex).  A file's attr_gen is 0 forever: only directory events bump
  * it, and they reach only watched directories. */
 static inline int d_wd(const struct dentry *d)
 {
-	return d->dir ? d->dir->wd : -1;
+	return d_dir(d) ? d->dir->wd : -1;
 }
 
 static inline unsigned int d_dir_gen(const struct dentry *d)
 {
-	return d->dir ? d->dir->dir_gen : 0;
+	return d_dir(d) ? d->dir->dir_gen : 0;
 }
 
 static inline unsigned int d_attr_gen(const struct dentry *d)
 {
-	return d->dir ? d->dir->attr_gen : 0;
+	return d_dir(d) ? d->dir->attr_gen : 0;
+}
+
+/* Where d's statx answer is published: NULL for a directory never watched
+ * (none is kept there).  Under dcache_mutex, or, by a reader, under RCU. */
+static inline struct dcache_sx **d_sx_slot(struct dentry *d)
+{
+	if (d->type == D_DIR) {
+		struct dir_state *ds = LOAD_ACQUIRE(d->dir);
+
+		return ds ? &ds->sx : NULL;
+	}
+	return &d->sx;
 }
 
 /* A symlink's target: after its name, in the same allocation (immutable). */
@@ -243,7 +268,7 @@ static size_t d_bytes(const struct dentry *d)
 
 	if (d->type == D_LNK)
 		sz += strlen(d_link(d)) + 1;
-	if (d->dir)
+	if (d_dir(d))
 		sz += sizeof(*d->dir);
 	return sz;
 }
@@ -706,7 +731,7 @@ static void free_dentry_rcu(struct rcu_head *head)
 {
 	struct dentry *d = caa_container_of(head, struct dentry, rcu);
 
-	free(d->dir);
+	free(d_dir(d));
 	free(d);
 }
 
@@ -718,11 +743,12 @@ static void free_sx_rcu(struct rcu_head *head)
 /* Unpublish d's statx answer.  Under dcache_mutex. */
 static void drop_sx_locked(struct dentry *d)
 {
-	struct dcache_sx *x = d->sx;
+	struct dcache_sx **slot = d_sx_slot(d);
+	struct dcache_sx *x = slot ? *slot : NULL;
 
 	if (!x)
 		return;
-	STORE_RELEASE(d->sx, NULL);
+	STORE_RELEASE(*slot, NULL);
 	dc_bytes -= sizeof(*x);
 	call_rcu(&x->rcu, free_sx_rcu);
 }
@@ -808,7 +834,7 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
  */
 static void uncomplete_locked(struct dentry *dir)
 {
-	if (!dir->dir)
+	if (!d_dir(dir))
 		return; /* never watched: neither complete nor probed */
 	dir->dir->neg_probes = 0;
 	dir->dir->pos_probes = 0;
@@ -825,8 +851,8 @@ static void kill_one_locked(struct dentry *d);
 
 static void kill_children_locked(struct dentry *d)
 {
-	if (!d->dir)
-		return; /* never watched: no children */
+	if (!d_dir(d))
+		return; /* never watched (or not a directory): no children */
 	while (!cds_list_empty(&d->dir->children))
 		kill_locked(cds_list_first_entry(&d->dir->children, struct dentry, sibling));
 }
@@ -894,7 +920,7 @@ static void evict_locked(void)
 	cds_list_for_each_entry_safe(d, tmp, &dc_lru, lru) {
 		if (dc_bytes <= target || budget-- == 0)
 			break;
-		if (d == dc_root || (d->dir && !cds_list_empty(&d->dir->children)))
+		if (d == dc_root || (d_dir(d) && !cds_list_empty(&d->dir->children)))
 			continue;
 		if (LOAD_RELAXED(d->referenced)) {
 			STORE_RELAXED(d->referenced, 0);
@@ -1759,7 +1785,7 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 
 	if (d_wd(d) >= 0)
 		return true;
-	if (d->flags & D_NOCACHE)
+	if ((d->flags & D_NOCACHE) || d->type != D_DIR)
 		return false;
 	if (!d->dir) {
 		struct dir_state *ds = calloc(1, sizeof(*ds));
@@ -2351,7 +2377,7 @@ static int populate_rcu(struct miss *m)
 		    agen == dc_attr_gen && (d->flags & D_ATTR)) {
 			drop_sx_locked(d); /* another mask's answer */
 			dc_bytes += sizeof(*x);
-			STORE_RELEASE(d->sx, x);
+			STORE_RELEASE(*d_sx_slot(d), x); /* a directory's: watched, it has one */
 			x = NULL;
 		}
 		pthread_mutex_unlock(&dcache_mutex);
@@ -2579,7 +2605,7 @@ static int statx_attempt(const char *path, void *ctx, struct miss *m)
 {
 	struct statx_ctx *c = ctx;
 	struct dentry *res;
-	struct dcache_sx *x;
+	struct dcache_sx *x, **slot;
 	unsigned int f;
 	uint64_t now = 0;
 	int r = walk_rcu(path, SIZE_MAX, c->qflags | DCACHE_Q_FIND_, 0, NULL, m);
@@ -2604,7 +2630,8 @@ static int statx_attempt(const char *path, void *ctx, struct miss *m)
 		m->kind = MISS_ATTR;
 		return WALK_MISS;
 	}
-	x = LOAD_ACQUIRE(res->sx);
+	slot = d_sx_slot(res);
+	x = slot ? LOAD_ACQUIRE(*slot) : NULL;
 	if (!x || x->mask != c->mask) {
 		if (d_seq_retry(res, m->seq))
 			return WALK_RETRY;
@@ -3291,7 +3318,7 @@ void dcache_reset(void)
 		bool ok;
 
 		kill_all_locked();
-		if (r->dir) {
+		if (d_dir(r)) {
 			r->dir->dir_gen++;
 			r->dir->attr_gen++;
 		}
@@ -3346,7 +3373,7 @@ void dcache_quiesce(void)
 	rcu_read_unlock();
 	synchronize_rcu(); /* nobody still looks at r or t, nor at the pending */
 	if (r)
-		free(r->dir);
+		free(d_dir(r));
 	free(r);
 	while (pending) {
 		struct rcu_head *next = (struct rcu_head *)pending->next.next;
