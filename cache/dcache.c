@@ -166,14 +166,18 @@ struct dentry {
 	unsigned short a_mode;
 	uint32_t a_nlink, a_uid, a_gid;
 	int32_t a_blksize;
+	uint32_t a_blocks;          /* 512-byte units: 2 TiB allocated at most */
+	/* st_dev of the object (for mount-point detection), as the kernel's stat
+	 * encodes it (new_encode_dev(): 32 bits); an object with a larger one
+	 * is not cached. */
+	uint32_t dev;
 	uint64_t a_ino;
-	int64_t a_size, a_blocks;
+	int64_t a_size;
 	uint64_t a_atime, a_mtime, a_ctime; /* time_pack() */
 	/* D_TTL only (CLOCK_MONOTONIC_COARSE ns): the name, its search and access
 	 * facts and its attributes are valid until `expires` (immutable after
 	 * hashing). */
 	uint64_t expires;
-	dev_t dev;                  /* st_dev of the object (for mount-point detection) */
 	ino_t ino;                  /* st_ino of the object (0: unknown, D_NEG, the root) */
 	struct cds_list_head sibling; /* on parent->dir->children, under dcache_mutex */
 	/* The LRU link is dead once the dentry is killed (taken off dc_lru, under
@@ -317,7 +321,8 @@ static inline void time_unpack(struct timespec *t, uint64_t v)
 static bool attr_fits(const struct dentry *d, const struct stat *st)
 {
 	return st->st_dev == LOAD_RELAXED(d->dev) && st->st_rdev == 0 &&
-	       st->st_mode <= USHRT_MAX && st->st_nlink <= UINT32_MAX && st->st_blksize >= 0 &&
+	       st->st_mode <= USHRT_MAX && st->st_nlink <= UINT32_MAX && st->st_blocks >= 0 &&
+	       st->st_blocks <= UINT32_MAX && st->st_blksize >= 0 &&
 	       st->st_blksize <= INT32_MAX && time_fits(&st->st_atim) &&
 	       time_fits(&st->st_mtim) && time_fits(&st->st_ctim);
 }
@@ -333,7 +338,7 @@ static void attr_store(struct dentry *d, const struct stat *st)
 	STORE_RELAXED(d->a_blksize, (int32_t)st->st_blksize);
 	STORE_RELAXED(d->a_ino, (uint64_t)st->st_ino);
 	STORE_RELAXED(d->a_size, (int64_t)st->st_size);
-	STORE_RELAXED(d->a_blocks, (int64_t)st->st_blocks);
+	STORE_RELAXED(d->a_blocks, (uint32_t)st->st_blocks);
 	STORE_RELAXED(d->a_atime, time_pack(&st->st_atim));
 	STORE_RELAXED(d->a_mtime, time_pack(&st->st_mtim));
 	STORE_RELAXED(d->a_ctime, time_pack(&st->st_ctim));
@@ -1150,9 +1155,9 @@ static bool ensure_table(void)
 
 			if (r) {
 				if (dc_ops->kernel_lstat("/", &st) != 0 || !S_ISDIR(st.st_mode) ||
-				    dc_ops->fs_cacheable("/", st.st_dev) != 1)
+				    st.st_dev > UINT32_MAX || dc_ops->fs_cacheable("/", st.st_dev) != 1)
 					r->flags |= D_NOCACHE;
-				r->dev = st.st_dev;
+				r->dev = (uint32_t)st.st_dev;
 				r->namelen = 0; /* canonical path building treats root as "" */
 				pthread_mutex_lock(&dcache_mutex);
 				cds_list_add_tail(&r->lru, &dc_lru);
@@ -2108,6 +2113,8 @@ static int populate_rcu(struct miss *m)
 		memcpy(path + n, m->name, m->len);
 		path[n + (long)m->len] = '\0';
 		r = dc_ops->kernel_lstat(path, &st);
+		if (r == 0 && st.st_dev > UINT32_MAX)
+			return DCACHE_PASS; /* no 32-bit encoding: not cached (struct dentry) */
 		if (r == 0) {
 			type = type_of(st.st_mode);
 			if (type == D_LNK) {
@@ -2152,7 +2159,7 @@ static int populate_rcu(struct miss *m)
 			d = d_alloc(p, m->name, m->len, type, type == D_LNK ? target : NULL, (size_t)tlen);
 			if (d) {
 				d->flags = flags;
-				d->dev = st.st_dev;
+				d->dev = type == D_NEG ? p->dev : (uint32_t)st.st_dev;
 				if (type != D_NEG)
 					d->ino = st.st_ino;
 				/* TTLs count from before the kernel was asked (t0). */
@@ -3330,11 +3337,11 @@ void dcache_reset(void)
 		}
 		/* The root may be another directory now: judge it again. */
 		ok = dc_ops->kernel_lstat("/", &st) == 0 && S_ISDIR(st.st_mode) &&
-		     dc_ops->fs_cacheable("/", st.st_dev) == 1;
+		     st.st_dev <= UINT32_MAX && dc_ops->fs_cacheable("/", st.st_dev) == 1;
 		d_write_begin(r);
 		STORE_RELAXED(r->flags, ok ? (r->flags & ~(D_NOCACHE | D_NOWATCH)) : (r->flags | D_NOCACHE));
 		if (ok)
-			STORE_RELAXED(r->dev, st.st_dev);
+			STORE_RELAXED(r->dev, (uint32_t)st.st_dev);
 		d_write_end(r);
 	}
 	pthread_mutex_unlock(&dcache_mutex);
