@@ -35,23 +35,31 @@
  *    lists, the watch map, the byte count, the cwd reference.  Readers never
  *    take it.  It nests inside nothing of ours; ops callbacks run under it and
  *    must not call back into the cache.
- *  RCU (urcu-bp): readers run under rcu_read_lock().  A dentry, an attribute
- *    block or a cwd reference is first unpublished (unhashed / pointer
+ *  RCU (urcu-bp): readers run under rcu_read_lock().  A dentry, a statx
+ *    answer or a cwd reference is first unpublished (unhashed / pointer
  *    cleared) under dcache_mutex and then freed with call_rcu(), so a reader
  *    that found it may keep reading it until its read-side section ends.
  *  d_seq: even when stable.  Writers (under dcache_mutex) make it odd, change
- *    the mutable state (D_DEAD, attr pointer cleared, access bits cleared,
- *    D_SEARCHED cleared), and make it even again.  Readers sample it with
- *    d_seq_begin() before using a dentry and check it with d_seq_retry()
- *    after reading what they need; a changed d_seq means "start over".
- *    Adding information (publishing attributes, setting an access bit or
- *    D_SEARCHED) does not bump d_seq: a reader that missed it just misses.
- *  Immutable after hashing: parent, name, hash, type, link target, dev.  The
+ *    the mutable state (D_DEAD, D_ATTR cleared, attributes rewritten in place,
+ *    access bits cleared, D_SEARCHED cleared), and make it even again.
+ *    Readers sample it with d_seq_begin() before using a dentry and check it
+ *    with d_seq_retry() after reading what they need; a changed d_seq means
+ *    "start over".  Adding information (setting an access bit or D_SEARCHED,
+ *    publishing a statx answer) does not bump d_seq: a reader that missed it
+ *    just misses.  Attributes are kept in the dentry itself (struct dentry),
+ *    so publishing them into a hashed dentry rewrites fields a reader may be
+ *    copying: that is a write section.
+ *  Immutable after hashing: parent, name, type, link target, dev.  The
  *    root is never hashed: dcache_reset() may rewrite its dev (relaxed atomics).
  *  A dentry is hashed only while its parent directory is watched (its
  *    wd >= 0), so every change that could make it wrong reaches us as an
  *    event; a directory's own attributes are cached only while it is watched
  *    itself (entries created inside it change its mtime/nlink/size).
+ *  A directory's watch, generations, completion state and children list live
+ *    in its struct dir_state (d->dir), made before its first watch and freed
+ *    with the dentry: a watched directory, and so every hashed dentry's
+ *    parent, has one.  Readers use only its complete_until, after seeing
+ *    D_COMPLETE (acquire), which is set only on a watched directory.
  *  Every hashed dentry is on its parent's children list: killing a directory
  *    kills its subtree.
  *
@@ -117,30 +125,90 @@ enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 #define D_NOCACHE   0x04u /* nothing below / no attributes: unwatched or uncacheable fs */
 #define D_NOATTR    0x08u /* attributes never cached (hard-linked file: nlink > 1; FIFO,
 			     * socket or device: reads and writes through them move
-			     * their times without any inotify event) */
+			     * their times without any inotify event; a stat that
+			     * attr_fits() refuses) */
 #define D_COMPLETE  0x10u /* directory: every name in it is hashed; others are absent */
 #define D_TTL       0x20u /* on a filesystem others change behind this kernel: expires */
 #define D_NOWATCH   0x40u /* with D_NOCACHE: no watch because of a watch limit or budget */
 #define D_LISTED    0x80u /* regular file typed from a listing, never lstat'ed: its
 			     * st_nlink (hard links: D_NOATTR) is not known yet */
+#define D_ATTR      0x100u /* the attributes (a_* fields) hold its lstat answer */
 
 struct dentry {
-	struct cds_lfht_node hnode;
+	struct cds_lfht_node hnode; /* keeps the hash (bit-reversed): none stored here */
 	struct dentry *parent;
-	struct dcache_attr *attr;   /* RCU-published; NULL = not known */
-	struct dcache_sx *sx;       /* RCU-published statx answer; only while attr is set */
-	const char *link;           /* symlink target (in the same allocation) */
+	/* One word, told apart by the (immutable) type: use d_dir(), d_sx_slot(). */
+	union {
+		/* D_DIR: its state, from when it is first watched
+		 * (ensure_watch_locked), else NULL.  Set once (release), freed
+		 * with d; it holds the directory's statx answer. */
+		struct dir_state *dir;
+		/* Any other type: RCU-published statx answer; only while D_ATTR. */
+		struct dcache_sx *sx;
+	};
 	unsigned int seq;           /* d_seq */
 	unsigned int flags;         /* D_* */
-	unsigned int access_ok;     /* bit m: access(m) == 0; bit 8+m: with AT_EACCESS */
+	unsigned short access_ok;   /* bit m: access(m) == 0; bit 8+m: with AT_EACCESS */
 	unsigned char type;         /* enum d_type */
 	unsigned char referenced;   /* CLOCK bit, set by readers only when clear */
+	unsigned char namelen;      /* <= NAME_MAX; the root's is 0 */
+	/*
+	 * The attributes: the lstat answer of the object, compacted (attr_fits()
+	 * says what is kept; st_dev is `dev`), valid while D_ATTR is set.  They
+	 * are written in place, by attr_store() only, in one of two places:
+	 * before the dentry is hashed (published by d_publish()), or inside a
+	 * d_seq write section that also sets D_ATTR (populate_rcu, MISS_ATTR).
+	 * D_ATTR is cleared only inside a write section (drop_attr_locked).
+	 * Readers load them with relaxed atomics after seeing D_ATTR and use
+	 * them only if d_seq_retry() then says d did not change: a reader racing
+	 * a writer may copy torn values, never use them.
+	 */
+	unsigned short a_mode;
+	uint32_t a_nlink, a_uid, a_gid;
+	int32_t a_blksize;
+	uint32_t a_blocks;          /* 512-byte units: 2 TiB allocated at most */
+	/* st_dev of the object (for mount-point detection), as the kernel's stat
+	 * encodes it (new_encode_dev(): 32 bits); an object with a larger one
+	 * is not cached. */
+	uint32_t dev;
+	uint64_t a_ino;
+	int64_t a_size;
+	uint64_t a_atime, a_mtime, a_ctime; /* time_pack() */
 	/* D_TTL only (CLOCK_MONOTONIC_COARSE ns): the name, its search and access
-	 * facts are valid until `expires` (immutable after hashing); D_COMPLETE
-	 * until `complete_until` (written before D_COMPLETE is set, release). */
+	 * facts and its attributes are valid until `expires` (immutable after
+	 * hashing). */
 	uint64_t expires;
+	ino_t ino;                  /* st_ino of the object (0: unknown, D_NEG, the root) */
+	struct cds_list_head sibling; /* on parent->dir->children, under dcache_mutex */
+	/* The LRU link is dead once the dentry is killed (taken off dc_lru, under
+	 * dcache_mutex; readers never follow it): the rcu_head that frees the
+	 * dentry reuses its words. */
+	union {
+		struct cds_list_head lru;
+		struct rcu_head rcu;
+	};
+	/* The name, NUL-terminated; a D_LNK's target follows it, NUL-terminated
+	 * (d_link()).  One allocation of d_bytes(). */
+	char name[];
+};
+_Static_assert(NAME_MAX <= UCHAR_MAX, "namelen is an unsigned char");
+
+/*
+ * What only a watched directory needs, apart from its dentry so that the
+ * dentries of files (most of them) do not carry it.  Allocated by
+ * ensure_watch_locked() before the directory's first watch, published with a
+ * release store of d->dir, never replaced, freed with the dentry after its
+ * grace period (free_dentry_rcu).  Every hashed dentry's parent has one
+ * (children are hashed only under a watched parent), and so does every
+ * D_COMPLETE directory.  All under dcache_mutex except complete_until.
+ */
+struct dir_state {
+	/* D_TTL: D_COMPLETE holds until then (CLOCK_MONOTONIC_COARSE ns).
+	 * Written before D_COMPLETE is set (release); readers load it after
+	 * seeing D_COMPLETE (acquire), through d->dir. */
 	uint64_t complete_until;
-	/* writer-side state, under dcache_mutex */
+	struct dcache_sx *sx;       /* as struct dentry's sx, for the directory */
+	struct cds_list_head children; /* every hashed child (their `sibling`) */
 	int wd;                     /* watch id of this directory, -1 if none */
 	unsigned int dir_gen;       /* bumped by every event about an entry of this dir */
 	unsigned int attr_gen;      /* bumped by the events that can move this directory's own
@@ -150,34 +218,64 @@ struct dentry {
 	unsigned short pos_probes;  /* unknown names found present since then */
 	unsigned short completions; /* times it was made complete (backs off the policy) */
 	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
-	dev_t dev;                  /* st_dev of the object (for mount-point detection) */
-	ino_t ino;                  /* st_ino of the object (0: unknown, D_NEG, the root) */
-	struct cds_list_head children;
-	struct cds_list_head sibling;
-	struct cds_list_head lru;
-	size_t bytes;
-	struct rcu_head rcu;
-	unsigned long hash;
-	unsigned int namelen;
-	char name[];
 };
 
-/* A file's lstat answer, compacted (120 bytes against struct stat's 144 plus
- * the rest): every field the kernel fills, at full width where it can be
- * large, 32 bits where the kernel's own values fit (attr_pack() refuses a
- * stat that does not fit, and the attributes are then not kept).
- * attr_unpack() rebuilds the exact struct stat, padding zeroed as the
- * kernel's cp_new_stat() leaves it.  Immutable once published. */
-struct dcache_attr {
-	uint64_t dev, ino, rdev;
-	int64_t size, blocks;
-	int64_t atime, mtime, ctime;
-	uint32_t atime_ns, mtime_ns, ctime_ns;
-	uint32_t mode, nlink, uid, gid;
-	int32_t blksize;
-	uint64_t expires;           /* D_TTL: valid until then */
-	struct rcu_head rcu;
-};
+/* d's dir_state: NULL for a directory never watched and for anything else.
+ * Under dcache_mutex (readers load d->dir themselves, of a D_DIR). */
+static inline struct dir_state *d_dir(const struct dentry *d)
+{
+	return d->type == D_DIR ? d->dir : NULL;
+}
+
+/* Writer-side views of d_dir() that hold for a dentry without one (under
+ * dcache_mutex).  A file's attr_gen is 0 forever: only directory events bump
+ * it, and they reach only watched directories. */
+static inline int d_wd(const struct dentry *d)
+{
+	return d_dir(d) ? d->dir->wd : -1;
+}
+
+static inline unsigned int d_dir_gen(const struct dentry *d)
+{
+	return d_dir(d) ? d->dir->dir_gen : 0;
+}
+
+static inline unsigned int d_attr_gen(const struct dentry *d)
+{
+	return d_dir(d) ? d->dir->attr_gen : 0;
+}
+
+/* Where d's statx answer is published: NULL for a directory never watched
+ * (none is kept there).  Under dcache_mutex, or, by a reader, under RCU. */
+static inline struct dcache_sx **d_sx_slot(struct dentry *d)
+{
+	if (d->type == D_DIR) {
+		struct dir_state *ds = LOAD_ACQUIRE(d->dir);
+
+		return ds ? &ds->sx : NULL;
+	}
+	return &d->sx;
+}
+
+/* A symlink's target: after its name, in the same allocation (immutable). */
+static inline const char *d_link(const struct dentry *d)
+{
+	return d->name + d->namelen + 1;
+}
+
+/* What d's allocations are counted as in dc_bytes: ensure_watch_locked()
+ * adds its dir_state when it makes one.  The root's namelen is 0 from before
+ * it is counted, so this stays what was added. */
+static size_t d_bytes(const struct dentry *d)
+{
+	size_t sz = sizeof(*d) + d->namelen + 1;
+
+	if (d->type == D_LNK)
+		sz += strlen(d_link(d)) + 1;
+	if (d_dir(d))
+		sz += sizeof(*d->dir);
+	return sz;
+}
 
 /* What the kernel's statx() filled for one request mask (exact-match key: the
  * kernel's stx_mask and fields depend on the request). */
@@ -187,34 +285,69 @@ struct dcache_sx {
 	struct rcu_head rcu;
 };
 
-/* Fill a from st; false if a field does not fit (keep no attributes then). */
-static bool attr_pack(struct dcache_attr *a, const struct stat *st)
+/*
+ * Timestamps: seconds and nanoseconds in 64 bits, the seconds (signed, 34
+ * bits: years 1698 to 2242) above 30 bits of nanoseconds.
+ */
+#define TIME_NS_BITS 30
+#define TIME_SEC_LIMIT (1LL << (63 - TIME_NS_BITS))
+
+static inline bool time_fits(const struct timespec *t)
 {
-	if (st->st_nlink > UINT32_MAX || st->st_blksize < 0 || st->st_blksize > INT32_MAX ||
-	    (unsigned long)st->st_atim.tv_nsec >= 1000000000UL ||
-	    (unsigned long)st->st_mtim.tv_nsec >= 1000000000UL ||
-	    (unsigned long)st->st_ctim.tv_nsec >= 1000000000UL)
-		return false;
-	a->dev = st->st_dev;
-	a->ino = st->st_ino;
-	a->rdev = st->st_rdev;
-	a->size = st->st_size;
-	a->blocks = st->st_blocks;
-	a->atime = st->st_atim.tv_sec;
-	a->mtime = st->st_mtim.tv_sec;
-	a->ctime = st->st_ctim.tv_sec;
-	a->atime_ns = (uint32_t)st->st_atim.tv_nsec;
-	a->mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
-	a->ctime_ns = (uint32_t)st->st_ctim.tv_nsec;
-	a->mode = st->st_mode;
-	a->nlink = (uint32_t)st->st_nlink;
-	a->uid = st->st_uid;
-	a->gid = st->st_gid;
-	a->blksize = (int32_t)st->st_blksize;
-	return true;
+	return (unsigned long)t->tv_nsec < 1000000000UL && t->tv_sec >= -TIME_SEC_LIMIT &&
+	       t->tv_sec < TIME_SEC_LIMIT;
 }
 
-static void attr_unpack(struct stat *st, const struct dcache_attr *a)
+static inline uint64_t time_pack(const struct timespec *t)
+{
+	return ((uint64_t)t->tv_sec << TIME_NS_BITS) | (uint64_t)t->tv_nsec;
+}
+
+static inline void time_unpack(struct timespec *t, uint64_t v)
+{
+	t->tv_sec = (time_t)((int64_t)v >> TIME_NS_BITS); /* arithmetic shift (GCC, Clang) */
+	t->tv_nsec = (long)(v & ((1ULL << TIME_NS_BITS) - 1));
+}
+
+/*
+ * Can d keep st as its attributes?  Every field the kernel fills is kept at
+ * full width where it can be large and narrower where the kernel's values
+ * fit; a stat that does not fit is not kept (the kernel answers then), so
+ * attr_unpack() always rebuilds the exact struct stat.  st_rdev: attributes
+ * are kept for directories, regular files and symlinks only (devices are
+ * D_NOATTR), whose st_rdev is 0.  st_dev is d's own (a mount point is a
+ * dentry of its own).
+ */
+static bool attr_fits(const struct dentry *d, const struct stat *st)
+{
+	return st->st_dev == LOAD_RELAXED(d->dev) && st->st_rdev == 0 &&
+	       st->st_mode <= USHRT_MAX && st->st_nlink <= UINT32_MAX && st->st_blocks >= 0 &&
+	       st->st_blocks <= UINT32_MAX && st->st_blksize >= 0 &&
+	       st->st_blksize <= INT32_MAX && time_fits(&st->st_atim) &&
+	       time_fits(&st->st_mtim) && time_fits(&st->st_ctim);
+}
+
+/* Write st (attr_fits()) into d's attributes: before d is hashed, or in a
+ * d_seq write section, under dcache_mutex (see struct dentry). */
+static void attr_store(struct dentry *d, const struct stat *st)
+{
+	STORE_RELAXED(d->a_mode, (unsigned short)st->st_mode);
+	STORE_RELAXED(d->a_nlink, (uint32_t)st->st_nlink);
+	STORE_RELAXED(d->a_uid, (uint32_t)st->st_uid);
+	STORE_RELAXED(d->a_gid, (uint32_t)st->st_gid);
+	STORE_RELAXED(d->a_blksize, (int32_t)st->st_blksize);
+	STORE_RELAXED(d->a_ino, (uint64_t)st->st_ino);
+	STORE_RELAXED(d->a_size, (int64_t)st->st_size);
+	STORE_RELAXED(d->a_blocks, (uint32_t)st->st_blocks);
+	STORE_RELAXED(d->a_atime, time_pack(&st->st_atim));
+	STORE_RELAXED(d->a_mtime, time_pack(&st->st_mtim));
+	STORE_RELAXED(d->a_ctime, time_pack(&st->st_ctim));
+}
+
+/* Rebuild the kernel's struct stat from d's attributes, padding zeroed as
+ * the kernel's cp_new_stat() leaves it.  The caller saw D_ATTR and checks
+ * d_seq afterwards. */
+static void attr_unpack(struct stat *st, const struct dentry *d)
 {
 #if defined(__x86_64__) && defined(__GLIBC__)
 	/* Every member stored once, the padding ones by name (x86-64 glibc's
@@ -228,22 +361,19 @@ static void attr_unpack(struct stat *st, const struct dcache_attr *a)
 #else
 	memset(st, 0, sizeof(*st));
 #endif
-	st->st_dev = a->dev;
-	st->st_ino = a->ino;
-	st->st_rdev = a->rdev;
-	st->st_size = a->size;
-	st->st_blocks = a->blocks;
-	st->st_atim.tv_sec = a->atime;
-	st->st_mtim.tv_sec = a->mtime;
-	st->st_ctim.tv_sec = a->ctime;
-	st->st_atim.tv_nsec = a->atime_ns;
-	st->st_mtim.tv_nsec = a->mtime_ns;
-	st->st_ctim.tv_nsec = a->ctime_ns;
-	st->st_mode = a->mode;
-	st->st_nlink = a->nlink;
-	st->st_uid = a->uid;
-	st->st_gid = a->gid;
-	st->st_blksize = a->blksize;
+	st->st_dev = LOAD_RELAXED(d->dev);
+	st->st_ino = LOAD_RELAXED(d->a_ino);
+	st->st_rdev = 0;
+	st->st_size = LOAD_RELAXED(d->a_size);
+	st->st_blocks = LOAD_RELAXED(d->a_blocks);
+	time_unpack(&st->st_atim, LOAD_RELAXED(d->a_atime));
+	time_unpack(&st->st_mtim, LOAD_RELAXED(d->a_mtime));
+	time_unpack(&st->st_ctim, LOAD_RELAXED(d->a_ctime));
+	st->st_mode = LOAD_RELAXED(d->a_mode);
+	st->st_nlink = LOAD_RELAXED(d->a_nlink);
+	st->st_uid = LOAD_RELAXED(d->a_uid);
+	st->st_gid = LOAD_RELAXED(d->a_gid);
+	st->st_blksize = LOAD_RELAXED(d->a_blksize);
 }
 
 struct cwd_ref {
@@ -296,8 +426,8 @@ static struct wd_entry *dc_wd_map[WD_BUCKETS] DCACHE_COLD_BSS;
  * fetched before the bump is not published (populate_rcu samples it). */
 static unsigned long dc_attr_gen;
 /* The tree generation: bumped (seq_cst) by every writer that may change what
- * a name resolves to - every d_write_begin() except the ones that only drop a
- * file's attributes or a directory's completeness - BEFORE it changes
+ * a name resolves to - every d_write_begin() except the ones that only drop or
+ * rewrite an object's attributes or a directory's completeness - BEFORE it changes
  * anything, and so before any call_rcu() of what it unhashes.  The path index
  * (below) trusts an entry only while this is the value its walk began with. */
 static uint64_t dc_tree_gen;
@@ -499,8 +629,9 @@ static inline void tree_changed_locked(void)
 }
 
 /* Writer, under dcache_mutex, for a change that leaves every name resolving
- * to the same dentry (a file's attributes dropped, a directory's listing no
- * longer complete): d's readers retry, path-index entries stay. */
+ * to the same dentry (an object's attributes dropped or written in place, a
+ * directory's listing no longer complete): d's readers retry, path-index
+ * entries stay (their d_seq no longer matches: the next walk refills them). */
 static inline void d_write_begin_attr(struct dentry *d)
 {
 	__atomic_store_n(&d->seq, d->seq + 1, D_SEQ_ORDER);
@@ -603,12 +734,10 @@ static struct dentry *d_lookup_rcu(struct cds_lfht *ht, const struct dentry *par
 
 static void free_dentry_rcu(struct rcu_head *head)
 {
-	free(caa_container_of(head, struct dentry, rcu));
-}
+	struct dentry *d = caa_container_of(head, struct dentry, rcu);
 
-static void free_attr_rcu(struct rcu_head *head)
-{
-	free(caa_container_of(head, struct dcache_attr, rcu));
+	free(d_dir(d));
+	free(d);
 }
 
 static void free_sx_rcu(struct rcu_head *head)
@@ -619,11 +748,12 @@ static void free_sx_rcu(struct rcu_head *head)
 /* Unpublish d's statx answer.  Under dcache_mutex. */
 static void drop_sx_locked(struct dentry *d)
 {
-	struct dcache_sx *x = d->sx;
+	struct dcache_sx **slot = d_sx_slot(d);
+	struct dcache_sx *x = slot ? *slot : NULL;
 
 	if (!x)
 		return;
-	STORE_RELEASE(d->sx, NULL);
+	STORE_RELEASE(*slot, NULL);
 	dc_bytes -= sizeof(*x);
 	call_rcu(&x->rcu, free_sx_rcu);
 }
@@ -686,9 +816,7 @@ static size_t wd_map_get_locked(int wd, struct dentry **out, size_t max)
 
 static void drop_attr_locked(struct dentry *d, bool clear_search)
 {
-	struct dcache_attr *old = d->attr;
-
-	if (!old && !d->access_ok && !(clear_search && (d->flags & D_SEARCHED)))
+	if (!(d->flags & D_ATTR) && !d->access_ok && !(clear_search && (d->flags & D_SEARCHED)))
 		return;
 	/* Search permission is part of resolution; attributes and access
 	 * answers are read from the final dentry under its own d_seq. */
@@ -696,16 +824,10 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
 		d_write_begin(d);
 	else
 		d_write_begin_attr(d);
-	STORE_RELEASE(d->attr, NULL);
 	drop_sx_locked(d);
 	STORE_RELAXED(d->access_ok, 0);
-	if (clear_search)
-		STORE_RELAXED(d->flags, d->flags & ~D_SEARCHED);
+	STORE_RELAXED(d->flags, d->flags & ~(D_ATTR | (clear_search ? D_SEARCHED : 0)));
 	d_write_end(d);
-	if (old) {
-		dc_bytes -= sizeof(*old);
-		call_rcu(&old->rcu, free_attr_rcu);
-	}
 	dcache_stat_inc(DCACHE_STAT_INVAL);
 }
 
@@ -717,8 +839,10 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
  */
 static void uncomplete_locked(struct dentry *dir)
 {
-	dir->neg_probes = 0;
-	dir->pos_probes = 0;
+	if (!d_dir(dir))
+		return; /* never watched: neither complete nor probed */
+	dir->dir->neg_probes = 0;
+	dir->dir->pos_probes = 0;
 	if (!(dir->flags & D_COMPLETE))
 		return;
 	/* Names absent from a complete listing are never indexed. */
@@ -732,8 +856,10 @@ static void kill_one_locked(struct dentry *d);
 
 static void kill_children_locked(struct dentry *d)
 {
-	while (!cds_list_empty(&d->children))
-		kill_locked(cds_list_first_entry(&d->children, struct dentry, sibling));
+	if (!d_dir(d))
+		return; /* never watched (or not a directory): no children */
+	while (!cds_list_empty(&d->dir->children))
+		kill_locked(cds_list_first_entry(&d->dir->children, struct dentry, sibling));
 }
 
 /* Unhash d and its subtree; free after a grace period.  d != root.  Its
@@ -755,20 +881,16 @@ static void kill_one_locked(struct dentry *d)
 	cds_lfht_del(dc_table, &d->hnode);
 	cds_list_del(&d->sibling);
 	cds_list_del(&d->lru);
-	if (d->wd >= 0)
-		wd_map_del_locked(d->wd, d);
+	if (d_wd(d) >= 0)
+		wd_map_del_locked(d_wd(d), d);
 	if (dc_cwd && dc_cwd->d == d) {
 		struct cwd_ref *old = dc_cwd;
 
 		STORE_RELEASE(dc_cwd, NULL);
 		call_rcu(&old->rcu, free_cwd_rcu);
 	}
-	if (d->attr) {
-		dc_bytes -= sizeof(*d->attr);
-		call_rcu(&d->attr->rcu, free_attr_rcu);
-	}
 	drop_sx_locked(d);
-	dc_bytes -= d->bytes;
+	dc_bytes -= d_bytes(d);
 	dc_count--;
 	call_rcu(&d->rcu, free_dentry_rcu);
 	dcache_stat_inc(DCACHE_STAT_INVAL);
@@ -803,7 +925,7 @@ static void evict_locked(void)
 	cds_list_for_each_entry_safe(d, tmp, &dc_lru, lru) {
 		if (dc_bytes <= target || budget-- == 0)
 			break;
-		if (d == dc_root || !cds_list_empty(&d->children))
+		if (d == dc_root || (d_dir(d) && !cds_list_empty(&d->dir->children)))
 			continue;
 		if (LOAD_RELAXED(d->referenced)) {
 			STORE_RELAXED(d->referenced, 0);
@@ -829,8 +951,7 @@ static struct dentry *d_alloc(struct dentry *parent, const char *name, size_t le
 		return NULL;
 	d->parent = parent ? parent : d;
 	d->type = type;
-	d->wd = -1;
-	d->namelen = (unsigned int)len;
+	d->namelen = (unsigned char)len;
 	memcpy(d->name, name, len);
 	d->name[len] = '\0';
 	if (link) {
@@ -838,15 +959,17 @@ static struct dentry *d_alloc(struct dentry *parent, const char *name, size_t le
 
 		memcpy(l, link, linklen);
 		l[linklen] = '\0';
-		d->link = l;
 	}
-	d->bytes = sz;
-	CDS_INIT_LIST_HEAD(&d->children);
 	CDS_INIT_LIST_HEAD(&d->sibling);
 	CDS_INIT_LIST_HEAD(&d->lru);
 	cds_lfht_node_init(&d->hnode);
-	d->hash = name_hash(d->parent, name, len);
 	return d;
+}
+
+/* The hash d is filed under: recomputed (hashing is rare, lookups are not). */
+static inline unsigned long d_hash_value(const struct dentry *d)
+{
+	return name_hash(d->parent, d->name, d->namelen);
 }
 
 /* Publish d's initialised fields to readers that find it in the table. */
@@ -858,10 +981,10 @@ static void d_publish(struct dentry *d)
 static void d_hash_locked(struct dentry *d)
 {
 	d_publish(d);
-	cds_lfht_add(dc_table, d->hash, &d->hnode);
-	cds_list_add_tail(&d->sibling, &d->parent->children);
+	cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
+	cds_list_add_tail(&d->sibling, &d->parent->dir->children); /* watched: it has one */
 	cds_list_add_tail(&d->lru, &dc_lru);
-	dc_bytes += d->bytes;
+	dc_bytes += d_bytes(d);
 	dc_count++;
 	note_growth_locked();
 	if (dc_bytes > dc_max_bytes)
@@ -1032,13 +1155,13 @@ static bool ensure_table(void)
 
 			if (r) {
 				if (dc_ops->kernel_lstat("/", &st) != 0 || !S_ISDIR(st.st_mode) ||
-				    dc_ops->fs_cacheable("/", st.st_dev) != 1)
+				    st.st_dev > UINT32_MAX || dc_ops->fs_cacheable("/", st.st_dev) != 1)
 					r->flags |= D_NOCACHE;
-				r->dev = st.st_dev;
+				r->dev = (uint32_t)st.st_dev;
 				r->namelen = 0; /* canonical path building treats root as "" */
 				pthread_mutex_lock(&dcache_mutex);
 				cds_list_add_tail(&r->lru, &dc_lru);
-				dc_bytes += r->bytes;
+				dc_bytes += d_bytes(r);
 				STORE_RELEASE(dc_root, r);
 				pthread_mutex_unlock(&dcache_mutex);
 			}
@@ -1261,7 +1384,7 @@ static long d_path_rcu(const struct dentry *d, char *buf, size_t size)
 
 		if (d_flags(d) & D_DEAD)
 			return -EAGAIN;
-		if (pos < d->namelen + 1)
+		if (pos < (size_t)d->namelen + 1)
 			return -ENAMETOOLONG;
 		pos -= d->namelen;
 		memcpy(buf + pos, d->name, d->namelen);
@@ -1485,7 +1608,7 @@ walk:
 		 * uncomplete_locked(). */
 		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
 		if (complete && (d_flags(cur) & D_TTL) &&
-		    ttl_passed(LOAD_RELAXED(cur->complete_until), &now))
+		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
 			complete = 0; /* the listing is too old: ask about this name */
 		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
 		if (!d) {
@@ -1540,7 +1663,7 @@ walk:
 			return ENOENT;
 		}
 		if (d->type == D_LNK && (!last || follow)) {
-			const char *body = d->link;
+			const char *body = d_link(d);
 
 			if (++links > MAX_SYMLINKS)
 				return ELOOP;
@@ -1616,21 +1739,21 @@ resolved:
 		}
 	}
 	if (qflags & DCACHE_Q_STAT) {
-		struct dcache_attr *a;
+		unsigned int f = LOAD_ACQUIRE(res->flags); /* D_ATTR: see struct dentry */
 
-		if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
+		if (f & (D_NOCACHE | D_NOATTR)) {
 			NOTE_PASS_WHY(res);
 			return DCACHE_PASS;
 		}
-		a = LOAD_ACQUIRE(res->attr);
-		if (a && (d_flags(res) & D_TTL) && ttl_passed(a->expires, &now)) {
+		/* A name reached through "." or ".." was not checked for expiry. */
+		if ((f & D_TTL) && ttl_passed(LOAD_RELAXED(res->expires), &now)) {
 			if (d_seq_retry(res, res_seq))
 				return WALK_RETRY;
 			m->kind = MISS_EXPIRED;
 			m->d = res;
 			return WALK_MISS;
 		}
-		if (!a) {
+		if (!(f & D_ATTR)) {
 			if (d_seq_retry(res, res_seq))
 				return WALK_RETRY;
 			m->kind = MISS_ATTR;
@@ -1638,7 +1761,7 @@ resolved:
 			m->answer = plain_stat;
 			return WALK_MISS;
 		}
-		attr_unpack(st, a);
+		attr_unpack(st, res); /* checked by the d_seq_retry() below */
 	}
 	if (d_seq_retry(res, res_seq))
 		return WALK_RETRY;
@@ -1665,10 +1788,20 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 {
 	int wd;
 
-	if (d->wd >= 0)
+	if (d_wd(d) >= 0)
 		return true;
-	if (d->flags & D_NOCACHE)
+	if ((d->flags & D_NOCACHE) || d->type != D_DIR)
 		return false;
+	if (!d->dir) {
+		struct dir_state *ds = calloc(1, sizeof(*ds));
+
+		if (!ds)
+			return false;
+		ds->wd = -1;
+		CDS_INIT_LIST_HEAD(&ds->children);
+		dc_bytes += sizeof(*ds); /* d_bytes(d) counts it from now on */
+		STORE_RELEASE(d->dir, ds);
+	}
 	wd = dc_ops->watch_dir(dpath);
 	if (wd == -EAGAIN)
 		return false; /* transient (no thread, instance being replaced): retry later */
@@ -1685,7 +1818,7 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 		tls_pass_why = limit ? PASS_WHY_WATCH : PASS_WHY_FS;
 		return false;
 	}
-	d->wd = wd;
+	d->dir->wd = wd;
 	wd_map_add_locked(wd, d);
 	return true;
 }
@@ -1789,7 +1922,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 	long r;
 
 	pthread_mutex_lock(&dcache_mutex);
-	if ((p->flags & (D_DEAD | D_COMPLETE | D_NOCACHE)) || p->wd < 0 || p->no_complete) {
+	if ((p->flags & (D_DEAD | D_COMPLETE | D_NOCACHE)) || d_wd(p) < 0 || p->dir->no_complete) {
 		pthread_mutex_unlock(&dcache_mutex);
 		return;
 	}
@@ -1797,7 +1930,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 		pthread_mutex_unlock(&dcache_mutex);
 		return; /* no absent name is cached there */
 	}
-	gen = p->dir_gen;
+	gen = p->dir->dir_gen;
 	pthread_mutex_unlock(&dcache_mutex);
 
 	t0 = now_coarse();
@@ -1807,8 +1940,8 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 		r = dc_ops->kernel_listdir(dpath, dc_complete_max, name_buf_add, &nb);
 	pthread_mutex_lock(&dcache_mutex);
 	if (r == -E2BIG || r == -EOPNOTSUPP) {
-		p->no_complete = true; /* too big to list, or names fold case */
-	} else if (r >= 0 && !(p->flags & (D_DEAD | D_COMPLETE)) && p->dir_gen == gen &&
+		p->dir->no_complete = true; /* too big to list, or names fold case */
+	} else if (r >= 0 && !(p->flags & (D_DEAD | D_COMPLETE)) && p->dir->dir_gen == gen &&
 		   dc_bytes + nb.bytes <= dc_max_bytes / 2) {
 		bool conflict = false;
 
@@ -1844,22 +1977,22 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 			if (type == D_REG)
 				d->flags |= D_LISTED;
 			d_publish(d);
-			cds_lfht_add(dc_table, d->hash, &d->hnode);
-			cds_list_add_tail(&d->sibling, &p->children);
+			cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
+			cds_list_add_tail(&d->sibling, &p->dir->children);
 			cds_list_add_tail(&d->lru, &dc_lru);
-			dc_bytes += d->bytes;
+			dc_bytes += d_bytes(d);
 			dc_count++;
 		}
 		if (!conflict) {
-			STORE_RELAXED(p->complete_until,
+			STORE_RELAXED(p->dir->complete_until,
 				      t0 + (dc_neg_ttl_ns < dc_ttl_ns ? dc_neg_ttl_ns : dc_ttl_ns));
 			/* Release: the entries above are visible to whoever sees it. */
 			STORE_RELEASE(p->flags, p->flags | D_COMPLETE);
-			if (p->completions < USHRT_MAX)
-				p->completions++;
+			if (p->dir->completions < USHRT_MAX)
+				p->dir->completions++;
 		}
-		p->neg_probes = 0;
-		p->pos_probes = 0;
+		p->dir->neg_probes = 0;
+		p->dir->pos_probes = 0;
 		note_growth_locked();
 		if (dc_bytes > dc_max_bytes)
 			evict_locked();
@@ -1969,7 +2102,7 @@ static int populate_rcu(struct miss *m)
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
 		}
-		gen = p->dir_gen;
+		gen = p->dir->dir_gen; /* watched: it has one */
 		agen = dc_attr_gen;
 		pthread_mutex_unlock(&dcache_mutex);
 
@@ -1980,6 +2113,8 @@ static int populate_rcu(struct miss *m)
 		memcpy(path + n, m->name, m->len);
 		path[n + (long)m->len] = '\0';
 		r = dc_ops->kernel_lstat(path, &st);
+		if (r == 0 && st.st_dev > UINT32_MAX)
+			return DCACHE_PASS; /* no 32-bit encoding: not cached (struct dentry) */
 		if (r == 0) {
 			type = type_of(st.st_mode);
 			if (type == D_LNK) {
@@ -2011,7 +2146,7 @@ static int populate_rcu(struct miss *m)
 		}
 
 		pthread_mutex_lock(&dcache_mutex);
-		if ((p->flags & D_DEAD) || p->dir_gen != gen) {
+		if ((p->flags & D_DEAD) || p->dir->dir_gen != gen) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS; /* an event raced with the kernel's answer */
 		}
@@ -2024,25 +2159,22 @@ static int populate_rcu(struct miss *m)
 			d = d_alloc(p, m->name, m->len, type, type == D_LNK ? target : NULL, (size_t)tlen);
 			if (d) {
 				d->flags = flags;
-				d->dev = st.st_dev;
+				d->dev = type == D_NEG ? p->dev : (uint32_t)st.st_dev;
 				if (type != D_NEG)
 					d->ino = st.st_ino;
 				/* TTLs count from before the kernel was asked (t0). */
 				d->expires = t0 + (type == D_NEG ? dc_neg_ttl_ns : dc_ttl_ns);
 				if (type != D_DIR && type != D_NEG && !(flags & (D_NOATTR | D_NOCACHE)) &&
-				    !attrs_racy(&st) && agen == dc_attr_gen) {
-					struct dcache_attr *a = malloc(sizeof(*a));
-
-					if (a && !attr_pack(a, &st)) {
-						free(a);
-						a = NULL;
-					}
-					if (a) {
-						a->expires = d->expires;
-						d->attr = a;
-						dc_bytes += sizeof(*a);
-						kept_attr = true;
-					}
+				    !attr_fits(d, &st)) {
+					/* Asking again would get the same answer. */
+					flags |= D_NOATTR;
+					d->flags = flags;
+				} else if (type != D_DIR && type != D_NEG &&
+					   !(flags & (D_NOATTR | D_NOCACHE)) && !attrs_racy(&st) &&
+					   agen == dc_attr_gen) {
+					attr_store(d, &st); /* not hashed yet */
+					d->flags |= D_ATTR;
+					kept_attr = true;
 				}
 				/* The replacement is hashed before the placeholder
 				 * goes, so the name never looks absent. */
@@ -2050,17 +2182,19 @@ static int populate_rcu(struct miss *m)
 				if (old && !(old->flags & D_DEAD))
 					kill_one_locked(old);
 			}
+			struct dir_state *ps = p->dir;
+
 			if (type == D_NEG && dc_complete_probes && !(p->flags & D_COMPLETE) &&
-			    !p->no_complete && p->neg_probes < USHRT_MAX &&
-			    ++p->neg_probes >= dc_complete_probes << (p->completions < 4 ? p->completions : 4))
+			    !ps->no_complete && ps->neg_probes < USHRT_MAX &&
+			    ++ps->neg_probes >= dc_complete_probes << (ps->completions < 4 ? ps->completions : 4))
 				complete = true;
 			/* Many names looked up one by one (a header directory):
 			 * listing it answers the rest, present ones with their
 			 * type, at the cost of about COMPLETE_POS_PER_NEG lstats. */
 			if (type != D_NEG && !old && dc_complete_probes && !(p->flags & D_COMPLETE) &&
-			    !p->no_complete && p->pos_probes < USHRT_MAX &&
-			    ++p->pos_probes >= (COMPLETE_POS_PER_NEG * dc_complete_probes)
-						       << (p->completions < 4 ? p->completions : 4))
+			    !ps->no_complete && ps->pos_probes < USHRT_MAX &&
+			    ++ps->pos_probes >= (COMPLETE_POS_PER_NEG * dc_complete_probes)
+						       << (ps->completions < 4 ? ps->completions : 4))
 				complete = true;
 		}
 		pthread_mutex_unlock(&dcache_mutex);
@@ -2102,13 +2236,13 @@ static int populate_rcu(struct miss *m)
 			return DCACHE_PASS;
 		}
 		seq = d->seq;
-		pgen = d->parent->dir_gen;
+		pgen = d_dir_gen(d->parent);
 		pthread_mutex_unlock(&dcache_mutex);
 		strcpy(path + n, n > 1 ? "/." : ".");
 		if (dc_ops->kernel_lstat(path, &st) != 0)
 			return DCACHE_PASS; /* EACCES: not searchable; the kernel says so */
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen)
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen)
 			STORE_RELAXED(d->flags, d->flags | D_SEARCHED);
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
@@ -2132,7 +2266,6 @@ static int populate_rcu(struct miss *m)
 		struct dentry *d = m->d;
 		unsigned int seq, pgen, dgen;
 		unsigned long agen;
-		uint64_t t0;
 
 		/* A file's attributes change with events on its parent's watch; a
 		 * directory's also with events on its own (an entry created in it
@@ -2144,11 +2277,10 @@ static int populate_rcu(struct miss *m)
 			return DCACHE_PASS;
 		}
 		seq = d->seq;
-		pgen = d->parent->dir_gen;
-		dgen = d->attr_gen;
+		pgen = d_dir_gen(d->parent);
+		dgen = d_attr_gen(d);
 		agen = dc_attr_gen;
 		pthread_mutex_unlock(&dcache_mutex);
-		t0 = now_coarse();
 		if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type)
 			return DCACHE_PASS; /* changed under us: an event is on its way */
 		if (attrs_racy(&st) && !(d->type != D_DIR && st.st_nlink > 1)) {
@@ -2159,24 +2291,22 @@ static int populate_rcu(struct miss *m)
 			return POP_ANSWERED;
 		}
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->attr_gen == dgen &&
-		    agen == dc_attr_gen && !d->attr) {
-			if (d->type == D_OTHER || (d->type != D_DIR && st.st_nlink > 1)) {
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
+		    agen == dc_attr_gen && !(d->flags & D_ATTR)) {
+			if (d->type == D_OTHER || (d->type != D_DIR && st.st_nlink > 1) ||
+			    !attr_fits(d, &st)) {
+				/* Unfit: asking again would get the same answer. */
 				STORE_RELAXED(d->flags, (d->flags | D_NOATTR) & ~D_LISTED);
 			} else {
-				struct dcache_attr *a = malloc(sizeof(*a));
-
 				if (d->flags & D_LISTED) /* st_nlink is 1: known now */
 					STORE_RELAXED(d->flags, d->flags & ~D_LISTED);
-				if (a && !attr_pack(a, &st)) {
-					free(a);
-					a = NULL;
-				}
-				if (a) {
-					a->expires = t0 + dc_ttl_ns;
-					dc_bytes += sizeof(*a);
-					STORE_RELEASE(d->attr, a);
-				}
+				/* In place: readers copying the fields of an
+				 * earlier set (dropped since) must see d change.
+				 * Names resolve as before: the path index stays. */
+				d_write_begin_attr(d);
+				attr_store(d, &st);
+				STORE_RELAXED(d->flags, d->flags | D_ATTR);
+				d_write_end(d);
 			}
 			if (m->answer) {
 				/* Nothing moved between the walk and the kernel's
@@ -2204,7 +2334,7 @@ static int populate_rcu(struct miss *m)
 			return DCACHE_PASS;
 		}
 		seq = d->seq;
-		pgen = d->parent->dir_gen;
+		pgen = d_dir_gen(d->parent);
 		agen = dc_attr_gen;
 		pthread_mutex_unlock(&dcache_mutex);
 		r = dc_ops->kernel_access(path, bit & 7,
@@ -2214,7 +2344,7 @@ static int populate_rcu(struct miss *m)
 		if (r != 0)
 			return DCACHE_PASS;
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && agen == dc_attr_gen)
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && agen == dc_attr_gen)
 			STORE_RELAXED(d->access_ok, d->access_ok | (1u << bit));
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
@@ -2231,13 +2361,13 @@ static int populate_rcu(struct miss *m)
 		if (!dc_ops->kernel_statx)
 			return DCACHE_PASS;
 		pthread_mutex_lock(&dcache_mutex);
-		if ((d->flags & D_DEAD) || !d->attr || (d->type == D_DIR && d->wd < 0)) {
+		if ((d->flags & D_DEAD) || !(d->flags & D_ATTR) || (d->type == D_DIR && d_wd(d) < 0)) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
 		}
 		seq = d->seq;
-		pgen = d->parent->dir_gen;
-		dgen = d->attr_gen;
+		pgen = d_dir_gen(d->parent);
+		dgen = d_attr_gen(d);
 		agen = dc_attr_gen;
 		pthread_mutex_unlock(&dcache_mutex);
 		if (dc_ops->kernel_statx(path, m->mask, &stx) != 0 ||
@@ -2250,11 +2380,11 @@ static int populate_rcu(struct miss *m)
 		x->mask = m->mask;
 		x->stx = stx;
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d->parent->dir_gen == pgen && d->attr_gen == dgen &&
-		    agen == dc_attr_gen && d->attr) {
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
+		    agen == dc_attr_gen && (d->flags & D_ATTR)) {
 			drop_sx_locked(d); /* another mask's answer */
 			dc_bytes += sizeof(*x);
-			STORE_RELEASE(d->sx, x);
+			STORE_RELEASE(*d_sx_slot(d), x); /* a directory's: watched, it has one */
 			x = NULL;
 		}
 		pthread_mutex_unlock(&dcache_mutex);
@@ -2450,9 +2580,9 @@ static int readlink_attempt(const char *path, void *ctx, struct miss *m)
 	if (d_seq_retry(res, m->seq))
 		return WALK_RETRY;
 	/* The target is immutable and stays readable in this RCU section. */
-	n = strlen(res->link);
+	n = strlen(d_link(res));
 	c->len = n < c->size ? n : c->size;
-	memcpy(c->buf, res->link, c->len);
+	memcpy(c->buf, d_link(res), c->len);
 	return 0;
 }
 
@@ -2482,32 +2612,33 @@ static int statx_attempt(const char *path, void *ctx, struct miss *m)
 {
 	struct statx_ctx *c = ctx;
 	struct dentry *res;
-	struct dcache_sx *x;
-	struct dcache_attr *a;
+	struct dcache_sx *x, **slot;
+	unsigned int f;
 	uint64_t now = 0;
 	int r = walk_rcu(path, SIZE_MAX, c->qflags | DCACHE_Q_FIND_, 0, NULL, m);
 
 	if (r != 0)
 		return r;
 	res = m->d;
-	if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
+	f = d_flags(res);
+	if (f & (D_NOCACHE | D_NOATTR)) {
 		NOTE_PASS_WHY(res);
 		return DCACHE_PASS;
 	}
-	a = LOAD_ACQUIRE(res->attr);
-	if (a && (d_flags(res) & D_TTL) && ttl_passed(a->expires, &now)) {
+	if ((f & D_TTL) && ttl_passed(LOAD_RELAXED(res->expires), &now)) {
 		if (d_seq_retry(res, m->seq))
 			return WALK_RETRY;
-		m->kind = MISS_EXPIRED; /* drops the attributes and the statx answer */
+		m->kind = MISS_EXPIRED; /* the name, its attributes and statx answer */
 		return WALK_MISS;
 	}
-	if (!a) {
+	if (!(f & D_ATTR)) {
 		if (d_seq_retry(res, m->seq))
 			return WALK_RETRY;
 		m->kind = MISS_ATTR;
 		return WALK_MISS;
 	}
-	x = LOAD_ACQUIRE(res->sx);
+	slot = d_sx_slot(res);
+	x = slot ? LOAD_ACQUIRE(*slot) : NULL;
 	if (!x || x->mask != c->mask) {
 		if (d_seq_retry(res, m->seq))
 			return WALK_RETRY;
@@ -2695,7 +2826,7 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 		/* Sampled before the lookup: see walk_rcu(). */
 		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
 		if (complete && (d_flags(cur) & D_TTL) &&
-		    ttl_passed(LOAD_RELAXED(cur->complete_until), &now))
+		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
 			complete = 0;
 		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
 		if (!d) {
@@ -2738,7 +2869,7 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 			return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ENOENT : r;
 		}
 		if (d->type == D_LNK) {
-			size_t n = strlen(d->link), rest = strlen(p);
+			size_t n = strlen(d_link(d)), rest = strlen(p);
 
 			if (++links > MAX_SYMLINKS) {
 				r = rp_path(d, NULL, 0, c->buf, c->size);
@@ -2748,7 +2879,7 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 				return DCACHE_PASS;
 			/* name = target + rest; the rest may lie in c->name already */
 			memmove(c->name + n, p, rest + 1);
-			memcpy(c->name, d->link, n);
+			memcpy(c->name, d_link(d), n);
 			if (d_seq_retry(d, s))
 				return WALK_RETRY;
 			p = c->name;
@@ -2804,12 +2935,9 @@ static void forget_inode_locked(dev_t dev, ino_t ino)
 
 	dc_attr_gen++; /* a kernel answer in flight may predate the change */
 	cds_list_for_each_entry(d, &dc_lru, lru) {
-		struct dcache_attr *a = d->attr;
-
 		if ((d->flags & D_DEAD) || d->type == D_DIR || d->type == D_NEG)
 			continue;
-		if ((d->ino == ino && d->dev == dev) ||
-		    (a && a->ino == ino && a->dev == dev))
+		if (d->dev == dev && (d->ino == ino || ((d->flags & D_ATTR) && d->a_ino == ino)))
 			drop_attr_locked(d, false);
 	}
 }
@@ -3085,11 +3213,11 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 	for (size_t i = 0; i < n; i++) {
 		struct dentry *dir = dirs[i], *c;
 
-		dir->dir_gen++;
+		dir->dir->dir_gen++; /* watched: it has one */
 		/* A name came, went or moved: dir's mtime, size, nlink moved.
 		 * Writes to its files and their chmods do not move them. */
 		if (ev != DCACHE_EV_DATA && ev != DCACHE_EV_ATTR)
-			dir->attr_gen++;
+			dir->dir->attr_gen++;
 		c = d_lookup_rcu(dc_table, dir, name, strlen(name));
 		if (c && (c->flags & D_DEAD))
 			c = NULL;
@@ -3153,8 +3281,8 @@ void dcache_event_self(int wd, enum dcache_event ev)
 	for (size_t i = 0; i < n; i++) {
 		struct dentry *d = dirs[i];
 
-		d->dir_gen++;
-		d->attr_gen++;
+		d->dir->dir_gen++; /* watched: it has one */
+		d->dir->attr_gen++;
 		if (ev == DCACHE_EV_GONE && d != dc_root) {
 			kill_locked(d);
 		} else if (ev == DCACHE_EV_DATA) {
@@ -3165,10 +3293,10 @@ void dcache_event_self(int wd, enum dcache_event ev)
 			uncomplete_locked(d);
 			kill_children_locked(d);
 			drop_attr_locked(d, true);
-			if (ev == DCACHE_EV_GONE && d->wd >= 0) {
-				int w = d->wd;
+			if (ev == DCACHE_EV_GONE && d->dir->wd >= 0) {
+				int w = d->dir->wd;
 
-				d->wd = -1;
+				d->dir->wd = -1;
 				wd_map_del_locked(w, d);
 			}
 		}
@@ -3197,21 +3325,23 @@ void dcache_reset(void)
 		bool ok;
 
 		kill_all_locked();
-		r->dir_gen++;
-		r->attr_gen++;
-		if (r->wd >= 0) {
-			int w = r->wd;
+		if (d_dir(r)) {
+			r->dir->dir_gen++;
+			r->dir->attr_gen++;
+		}
+		if (d_wd(r) >= 0) {
+			int w = r->dir->wd;
 
-			r->wd = -1;
+			r->dir->wd = -1;
 			wd_map_del_locked(w, r);
 		}
 		/* The root may be another directory now: judge it again. */
 		ok = dc_ops->kernel_lstat("/", &st) == 0 && S_ISDIR(st.st_mode) &&
-		     dc_ops->fs_cacheable("/", st.st_dev) == 1;
+		     st.st_dev <= UINT32_MAX && dc_ops->fs_cacheable("/", st.st_dev) == 1;
 		d_write_begin(r);
 		STORE_RELAXED(r->flags, ok ? (r->flags & ~(D_NOCACHE | D_NOWATCH)) : (r->flags | D_NOCACHE));
 		if (ok)
-			STORE_RELAXED(r->dev, st.st_dev);
+			STORE_RELAXED(r->dev, (uint32_t)st.st_dev);
 		d_write_end(r);
 	}
 	pthread_mutex_unlock(&dcache_mutex);
@@ -3230,14 +3360,14 @@ void dcache_quiesce(void)
 	r = dc_root;
 	if (r) {
 		kill_all_locked();
-		if (r->wd >= 0) {
-			int w = r->wd;
+		if (d_wd(r) >= 0) {
+			int w = r->dir->wd;
 
-			r->wd = -1;
+			r->dir->wd = -1;
 			wd_map_del_locked(w, r);
 		}
 		cds_list_del(&r->lru);
-		dc_bytes -= r->bytes;
+		dc_bytes -= d_bytes(r);
 		STORE_RELEASE(dc_root, NULL);
 	}
 	t = dc_table;
@@ -3249,6 +3379,8 @@ void dcache_quiesce(void)
 	pthread_mutex_unlock(&dcache_mutex);
 	rcu_read_unlock();
 	synchronize_rcu(); /* nobody still looks at r or t, nor at the pending */
+	if (r)
+		free(d_dir(r));
 	free(r);
 	while (pending) {
 		struct rcu_head *next = (struct rcu_head *)pending->next.next;
