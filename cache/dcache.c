@@ -1228,6 +1228,12 @@ _Static_assert(sizeof(struct pidx_slot) <= 256, "a path-index slot fits 256 byte
  * this (a process that repeats no name never faults the slots' pages in). */
 static uint64_t dc_pidx_used[PIDX_SLOTS / 64];
 
+/* A thread fills slots only after this many cached answers of its own
+ * (dcache_set_index()): each slot's first touch of its page costs a page
+ * fault (~12 us on a VM), which a cc1 (a few thousand lookups, few names
+ * repeated) never earns back; a build tool or a benchmark loop does. */
+static unsigned long dc_pidx_min_answers = 4096;
+
 /* Set by populate_rcu() in the thread whose lookup asked the kernel; cleared
  * at each lookup's start.  The walks of such a lookup fill no index slot:
  * only a name found again by a plain walk (looked up twice) gets one. */
@@ -1351,6 +1357,15 @@ static void pidx_fill(const struct dentry *start, unsigned int key, const char *
 		STORE_RELAXED(e->name[i / 8], pidx_tail(name + i, len - i, len >= 8));
 	}
 	STORE_RELEASE(e->seq, s + 2);
+}
+
+/* Whether this thread's walks fill slots: see dc_pidx_min_answers. */
+static inline bool pidx_worth_filling(void)
+{
+	const struct stat_block *b = tls_stats;
+
+	return b && LOAD_RELAXED(b->c[DCACHE_STAT_HIT]) + LOAD_RELAXED(b->c[DCACHE_STAT_NEG_HIT]) >=
+			    dc_pidx_min_answers;
 }
 
 /* ensure_table(), once: map the index; without it every walk is a full one. */
@@ -1525,7 +1540,7 @@ static int walk_rcu(const char *path, size_t known_len, unsigned int qflags, int
 			goto resolved;
 		}
 walk:
-		index = !tls_populated;
+		index = !tls_populated && pidx_worth_filling();
 	}
 
 	for (;;) {
@@ -2428,6 +2443,11 @@ void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns)
 {
 	dc_ttl_ns = ttl_ns;
 	dc_neg_ttl_ns = neg_ttl_ns;
+}
+
+void dcache_set_index(unsigned long min_answers)
+{
+	dc_pidx_min_answers = min_answers;
 }
 
 void dcache_set_completion(unsigned int probes, unsigned int max_entries)

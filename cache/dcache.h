@@ -183,6 +183,11 @@ void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns);
  * is answered ENOENT from the cache.  Call before lookups, with dcache_init. */
 void dcache_set_completion(unsigned int probes, unsigned int max_entries);
 
+/* Path-index policy: a thread fills index slots only once it has had
+ * `min_answers` cached answers (default 4096; 0 = from the first): a process
+ * that makes fewer never touches the index's pages.  Call before lookups. */
+void dcache_set_index(unsigned long min_answers);
+
 /*
  * Resolve `path` (absolute, or relative to the cwd) as the kernel would for
  * the call described by `flags`; `amode` is access(2)'s mode for

@@ -446,6 +446,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	isolate(argc, argv);
 	inval_fill_ops(&g_ops);
+	dcache_set_index(0); /* the path index from the first walk */
 	dcache_init(&g_ops, 1 << 20); /* small cap: eviction is part of the walk */
 	fprintf(stderr, "walk_fuzz: tree in a private tmpfs (%s outside), lookups as %s\n", g_root,
 		g_as_nobody ? "nobody" : "root");

@@ -548,6 +548,7 @@ static int group_setup(void **state)
 	for (size_t i = 0; i < NPATHS; i++)
 		pathf(g_paths[i].abs, sizeof(g_paths[i].abs), "%s", g_paths[i].rel);
 	inval_fill_ops(&g_ops);
+	dcache_set_index(0); /* the path index from the first walk */
 	return dcache_init(&g_ops, CAP_BYTES);
 }
 
