@@ -1181,8 +1181,9 @@ static bool ensure_table(void)
  * A direct-mapped array of slots, mapped at the first lookup (anonymous
  * memory, never freed: a slot is never dereferenced after the mapping
  * goes, and the mapping never goes).  Each slot is a seqcount-protected
- * record { start dentry, follow bit, name } -> { final dentry, its d_seq,
- * dc_tree_gen when the walk began }.  Readers write nothing: the walk that
+ * record { start dentry, FOLLOW/DIRECTORY flags, name } -> { final dentry,
+ * its d_seq, whether the walk ended asking for a directory, dc_tree_gen when
+ * the walk began }.  Readers write nothing: the walk that
  * found a name the index did not have fills the slot (a try-lock on the
  * slot's seq; a busy slot is simply not filled).
  *
@@ -1212,7 +1213,7 @@ static bool ensure_table(void)
 struct pidx_slot {
 	unsigned int seq;           /* odd while being filled */
 	unsigned int len;           /* strlen(name) */
-	uint64_t hash;              /* pidx_hash(start, follow, name) */
+	uint64_t hash;              /* pidx_hash(start, key, name) */
 	uint64_t gen;               /* dc_tree_gen when the walk began */
 	const struct dentry *start; /* the root or the cwd's dentry */
 	struct dentry *res;         /* where the walk ended */
@@ -1281,7 +1282,8 @@ static inline uint64_t pidx_hash(const struct dentry *start, unsigned int key,
 }
 
 /* Reader, under rcu_read_lock(): the entry for (start, key, name) if one is
- * current as of `gen` (dc_tree_gen sampled before start was read). */
+ * current as of `gen` (dc_tree_gen sampled before start was read).  The
+ * outputs are written only when it returns an entry. */
 static inline struct dentry *pidx_find(const struct dentry *start, unsigned int key,
 				       const char *name, size_t len, uint64_t h, uint64_t gen,
 				       unsigned int *res_seq, bool *want_dir)
@@ -1289,6 +1291,8 @@ static inline struct dentry *pidx_find(const struct dentry *start, unsigned int 
 	unsigned int slot = (unsigned int)(h % PIDX_SLOTS), s;
 	struct pidx_slot *e;
 	struct dentry *res;
+	unsigned int rs;
+	bool wd;
 	size_t i = 0;
 
 	if (!(LOAD_RELAXED(dc_pidx_used[slot / 64]) & (1ULL << (slot % 64))))
@@ -1311,11 +1315,13 @@ static inline struct dentry *pidx_find(const struct dentry *start, unsigned int 
 			return NULL;
 	}
 	res = LOAD_RELAXED(e->res);
-	*res_seq = LOAD_RELAXED(e->res_seq);
-	*want_dir = LOAD_RELAXED(e->want_dir) != 0;
+	rs = LOAD_RELAXED(e->res_seq);
+	wd = LOAD_RELAXED(e->want_dir) != 0;
 	D_SEQ_FENCE(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&e->seq, D_SEQ_ORDER) != s)
-		return NULL;
+		return NULL; /* refilled meanwhile: what was read may be another name's */
+	*res_seq = rs;
+	*want_dir = wd;
 	return res;
 }
 
@@ -1524,11 +1530,11 @@ static int walk_rcu(const char *path, size_t known_len, unsigned int qflags, int
 	if (LOAD_ACQUIRE(dc_pidx) && !(d_flags(cur) & D_TTL) &&
 	    (plen = known_len != SIZE_MAX ? known_len : strnlen(path, PIDX_NAME_MAX)) <
 		    PIDX_NAME_MAX) {
+		bool slot_want_dir;
+
 		ph = pidx_hash(start, qkey, path, plen);
-		res = pidx_find(start, qkey, path, plen, ph, gen, &res_seq, &want_dir);
-		if (res) {
-			if (d_seq_begin(res) != res_seq)
-				goto walk; /* res changed: walk, and refill */
+		res = pidx_find(start, qkey, path, plen, ph, gen, &res_seq, &slot_want_dir);
+		if (res && d_seq_begin(res) == res_seq) {
 			if (!LOAD_RELAXED(res->referenced))
 				STORE_RELAXED(res->referenced, 1);
 			dcache_stat_inc(DCACHE_STAT_INDEX);
@@ -1537,9 +1543,10 @@ static int walk_rcu(const char *path, size_t known_len, unsigned int qflags, int
 					return WALK_RETRY;
 				return ENOENT;
 			}
+			want_dir = slot_want_dir;
 			goto resolved;
 		}
-walk:
+		/* No entry, or res changed since (attributes): walk, and refill. */
 		index = !tls_populated && pidx_worth_filling();
 	}
 
