@@ -1,8 +1,9 @@
 /*
- * coh_helpers.h - small helpers shared by test_strict, test_mounts and
- * test_watch_budget (coherence clauses 5, 7 and 8): raw syscalls that bypass
- * the shim, observations to compare, spawning this binary as a helper, and
- * reading RCUWALK_STATS records.  Everything is static inline: each test
+ * coh_helpers.h - small helpers shared by test_strict, test_mounts,
+ * test_watch_budget (coherence clauses 5, 7 and 8), test_warmup and
+ * test_host_urcu: raw syscalls that bypass the shim, observations to compare,
+ * spawning this binary as a helper, reading RCUWALK_STATS records, and the
+ * scratch directory.  Everything is static inline: each test
  * uses a part of it.
  */
 #ifndef RCUWALK_COH_HELPERS_H
@@ -227,6 +228,24 @@ static inline int rm_entry_(const char *p, const struct stat *st, int type, stru
 static inline void rm_rf(const char *dir)
 {
 	nftw(dir, rm_entry_, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Each test binary's scratch directory below /tmp: made by the cmocka group
+ * setup scratch_setup(), removed with its contents by scratch_teardown(). */
+static char g_scratch[PLEN];
+
+static inline int scratch_setup(void **state)
+{
+	(void)state;
+	snprintf(g_scratch, sizeof(g_scratch), "/tmp/rcuwalk-XXXXXX");
+	return mkdtemp(g_scratch) ? 0 : -1;
+}
+
+static inline int scratch_teardown(void **state)
+{
+	(void)state;
+	rm_rf(g_scratch);
+	return 0;
 }
 
 /* Wait for `pid` at most `secs` seconds (then kill it): its status, or -1. */

@@ -50,7 +50,6 @@
 #define ROUNDS 30
 #define KEYS 64
 
-static char g_scratch[PLEN];
 
 /* stat() of DIR/f and DIR/n through the shim, each against the raw syscall:
  * the number that differed. */
@@ -284,20 +283,6 @@ static void test_host_urcu_readers_and_writer_beside_the_shim(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	snprintf(g_scratch, sizeof(g_scratch), "/tmp/rcuwalk-XXXXXX");
-	return mkdtemp(g_scratch) ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	rm_rf(g_scratch);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--fork"))
@@ -312,5 +297,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_host_urcu_fork_protocol_does_not_hang),
 		cmocka_unit_test(test_host_urcu_readers_and_writer_beside_the_shim),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }

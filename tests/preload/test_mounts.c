@@ -41,7 +41,6 @@
 #define ROUNDS 25
 #define ASYNC_LIMIT_S 1.0
 
-static char g_scratch[PLEN];
 
 /* ------------------------------------------------------------------------ */
 /* Helpers (shim disabled; raw syscalls) */
@@ -301,20 +300,6 @@ static void test_mount_by_unrelated_process_seen_within_1s(void **state)
 	assert_true(r.saved >= 2 * ROUNDS);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	snprintf(g_scratch, sizeof(g_scratch), "/tmp/rcuwalk-XXXXXX");
-	return mkdtemp(g_scratch) ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	rm_rf(g_scratch);
-	return 0;
-}
-
 /* Whether the kernel lets a child enter a private mount namespace and bind
  * mount there (root, no seccomp filter against it). */
 static int mount_ns_available(char *why, size_t n)
@@ -371,5 +356,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_mount_by_reaped_child_seen_right_after_waitpid),
 		cmocka_unit_test(test_mount_by_unrelated_process_seen_within_1s),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }

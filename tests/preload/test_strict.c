@@ -34,7 +34,6 @@
 
 #define ROUNDS 1000
 
-static char g_scratch[PLEN];
 
 /* --flipper DIR CMDFD ACKFD: apply each command byte to DIR/f (c: create,
  * a: append, u: unlink), then acknowledge it.  Raw syscalls only. */
@@ -217,20 +216,6 @@ static void test_strict_off_answers_become_exact_within_1s(void **state)
 	assert_true(r.hits + r.neg_hits >= ROUNDS);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	snprintf(g_scratch, sizeof(g_scratch), "/tmp/rcuwalk-XXXXXX");
-	return mkdtemp(g_scratch) ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	rm_rf(g_scratch);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "--flipper"))
@@ -244,5 +229,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_strict_sees_unrelated_process_change_at_once),
 		cmocka_unit_test(test_strict_off_answers_become_exact_within_1s),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }

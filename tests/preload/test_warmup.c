@@ -33,7 +33,6 @@
 
 #include "coh_helpers.h"
 
-static char g_scratch[PLEN];
 
 /* Inotify instances among this process's fds, by raw readlinkat() of
  * /proc/self/fd/N (the shim's own fds are moved above 511). */
@@ -200,20 +199,6 @@ static void test_warmup_default_is_off(void **state)
 	assert_true(r.saved >= 20 - 4);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	snprintf(g_scratch, sizeof(g_scratch), "/tmp/rcuwalk-XXXXXX");
-	return mkdtemp(g_scratch) ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	rm_rf(g_scratch);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc == 6 && !strcmp(argv[1], "--probe"))
@@ -226,5 +211,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_warmup_zero_uses_the_cache_from_the_first_lookup),
 		cmocka_unit_test(test_warmup_default_is_off),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }

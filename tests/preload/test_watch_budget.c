@@ -33,7 +33,6 @@
 
 #define NDIRS 40
 
-static char g_scratch[PLEN];
 
 /* ------------------------------------------------------------------------ */
 /* The child */
@@ -364,20 +363,6 @@ static void test_watch_budget_is_given_back_when_a_watched_directory_goes(void *
 	assert_true(ph[1].v[F_hits] >= 9);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	snprintf(g_scratch, sizeof(g_scratch), "/tmp/rcuwalk-XXXXXX");
-	return mkdtemp(g_scratch) ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	rm_rf(g_scratch);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--walk"))
@@ -390,5 +375,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_watch_budget_default_caches_the_same_walk),
 		cmocka_unit_test(test_watch_budget_is_given_back_when_a_watched_directory_goes),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
