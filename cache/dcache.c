@@ -2319,6 +2319,7 @@ static int populate_rcu(struct miss *m)
 			    !attr_fits(d, &st)) {
 				/* Unfit: asking again would get the same answer. */
 				STORE_RELAXED(d->flags, (d->flags | D_NOATTR) & ~D_LISTED);
+				m->pass_why = PASS_WHY_ATTR; /* not kept: counted as MISS_CHILD does */
 			} else {
 				if (d->flags & D_LISTED) /* st_nlink is 1: known now */
 					STORE_RELAXED(d->flags, d->flags & ~D_LISTED);
