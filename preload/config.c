@@ -688,5 +688,8 @@ void preload_init(void)
 	dcache_set_completion(probes, max_entries);
 	dcache_set_ttl((uint64_t)ttl_ms * 1000000ULL, (uint64_t)neg_ttl_ms * 1000000ULL);
 	preload_warmup = warmup;
+	/* The SIGSEGV/SIGBUS handler that makes a bad pointer the kernel's
+	 * EFAULT (fault.c), before any wrapper reads the program's memory. */
+	preload_fault_init();
 	__atomic_store_n(&preload_enabled, warmup ? PRELOAD_WARMUP : PRELOAD_ON, __ATOMIC_RELEASE);
 }

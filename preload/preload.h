@@ -67,4 +67,27 @@ int preload_statx_same(const struct statx *a, const struct statx *b);
 #define PRELOAD_CORRUPT_LINK 0x8u
 unsigned int preload_test_corrupt(void);
 
+/*
+ * User memory (fault.c).  The only routines of the shim that touch memory the
+ * program passed in; a fault inside them returns -1 instead of killing the
+ * program (x86-64; elsewhere they are plain copies).  Usable once
+ * preload_uaccess_ready is set (preload_fault_init(), from preload_init(),
+ * before the cache is enabled); until then the wrappers read nothing of the
+ * program's.  Callers pass the call through to libc on -1: the kernel gives
+ * its own answer (EFAULT).  Any context, async-signal-safe.
+ */
+extern int preload_uaccess_ready;
+void preload_fault_init(void);
+/* Copy the NUL-terminated src into dst (PATH_MAX + 8 bytes): its length
+ * (< PATH_MAX), PATH_MAX if it has no NUL in its first PATH_MAX bytes, or -1
+ * if reading it faulted. */
+long preload_copy_path(char *dst, const char *src);
+/* Copy n bytes: 0, or -1 if reading src or writing dst faulted (dst may then
+ * hold part of src, as after the kernel's copy_to_user). */
+int preload_copy_bytes(void *dst, const void *src, size_t n);
+/* Around execve: a SIGSEGV/SIGBUS the program ignores is handed to the
+ * kernel as ignored (it survives exec), and taken back if exec failed. */
+void preload_fault_before_exec(void);
+void preload_fault_exec_failed(void);
+
 #endif

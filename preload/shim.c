@@ -57,7 +57,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <utime.h>
+#include <linux/fs.h>
+#include <linux/fsverity.h>
 #include <linux/nsfs.h>
+#include <sys/vfs.h>
 
 #include "dcache.h"
 #include "inval.h"
@@ -348,17 +351,47 @@ static inline int cache_enter(void)
 
 static inline void cache_leave(void) { in_shim--; }
 
-/* The cache models AT_FDCWD-relative and absolute paths only. */
-static inline int cacheable_path(int dirfd, const char *path)
+/*
+ * The program's path, copied for the cache (fault.c): the cache and every
+ * check here read the copy, never the program's memory, so an unreadable
+ * path is the kernel's to refuse (EFAULT) and a path another thread changes
+ * meanwhile is read once, as the kernel's getname() reads it.
+ *   PATH_OK     copied; AT_FDCWD-relative or absolute: the cache models it;
+ *   PATH_DIRFD  relative to a real dirfd: passes through;
+ *   PATH_FORM   NULL, PATH_MAX or longer: passes through (the kernel's
+ *               EFAULT or ENAMETOOLONG);
+ *   PATH_FAULT  reading it faulted: passes through (the kernel's EFAULT);
+ *   PATH_EARLY  before preload_init() (or RCUWALK_DISABLE): nothing read.
+ * kpath has room for PATH_MAX + 8 bytes (KPATH_SIZE).
+ */
+enum { PATH_OK, PATH_DIRFD, PATH_FORM, PATH_FAULT, PATH_EARLY };
+#define KPATH_SIZE (PATH_MAX + 8)
+
+static inline int path_in(int dirfd, const char *path, char *kpath)
 {
-	return !bad_ptr(path) && (dirfd == AT_FDCWD || path[0] == '/');
+	long n;
+
+	if (__builtin_expect(!__atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE), 0))
+		return PATH_EARLY;
+	if (bad_ptr(path))
+		return PATH_FORM;
+	n = preload_copy_path(kpath, path);
+	if (__builtin_expect(n < 0, 0))
+		return PATH_FAULT;
+	if (n >= PATH_MAX)
+		return PATH_FORM;
+	return dirfd == AT_FDCWD || kpath[0] == '/' ? PATH_OK : PATH_DIRFD;
 }
 
-/* Statistics: why a lookup the cache never saw passes through. */
-static void count_form_pass(int dirfd, const char *path)
+/* Statistics: why a lookup the cache never saw passes through (`why` from
+ * path_in(); PATH_OK here means another argument had a form the cache does
+ * not model). */
+static void count_form_pass(int why)
 {
-	preload_count_pass(!bad_ptr(path) && dirfd != AT_FDCWD && path[0] != '/' ?
-				   PRELOAD_PASS_DIRFD : PRELOAD_PASS_FORM);
+	if (why == PATH_EARLY)
+		count_unusable();
+	else
+		preload_count_pass(why == PATH_DIRFD ? PRELOAD_PASS_DIRFD : PRELOAD_PASS_FORM);
 }
 
 static inline void note_change(void)
@@ -402,14 +435,23 @@ static inline void fd_set_writable(int fd, int on)
  */
 static int stat_cached(int dirfd, const char *path, struct stat *buf, int flags, int *ret)
 {
-	/* Under fakeroot/pseudo only errors come from the cache (NEGONLY). */
-	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && cacheable_path(dirfd, path) &&
-	    !bad_ptr(buf))
-		return try_cache(path,
-				 (preload_attrs_faked ? DCACHE_Q_NEGONLY : DCACHE_Q_STAT) |
-					 ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
-				 0, buf, ret);
-	count_form_pass(dirfd, path);
+	char kpath[KPATH_SIZE];
+	struct stat kst;
+	int why = path_in(dirfd, path, kpath);
+
+	/* Under fakeroot/pseudo only errors come from the cache (NEGONLY).
+	 * The answer is made in kst and copied out as the kernel's cp_new_stat
+	 * does, after the lookup: an unwritable buf is the kernel's EFAULT to
+	 * give, and only for a lookup that succeeds. */
+	if (why == PATH_OK && !(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !bad_ptr(buf)) {
+		if (!try_cache(kpath,
+			       (preload_attrs_faked ? DCACHE_Q_NEGONLY : DCACHE_Q_STAT) |
+				       ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
+			       0, &kst, ret))
+			return 0;
+		return *ret != 0 || preload_copy_bytes(buf, &kst, sizeof(kst)) == 0;
+	}
+	count_form_pass(why);
 	return 0;
 }
 
@@ -542,32 +584,33 @@ REAL_DECL(statx);
 EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
 {
 	int saved = errno, r;
+	char kpath[KPATH_SIZE];
 
+	/* As stat_cached(): the answer is made in kbuf, then copied out. */
 	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !(mask & ~STATX_CACHED_MASK) &&
-	    cacheable_path(dirfd, path) && !bad_ptr(buf) && cache_enter()) {
-		struct statx cbuf;
+	    path_in(dirfd, path, kpath) == PATH_OK && !bad_ptr(buf) && cache_enter()) {
+		struct statx cbuf, kbuf;
 
-		r = dcache_statx(path, !(flags & AT_SYMLINK_NOFOLLOW), mask,
-				 preload_verify ? &cbuf : buf);
+		r = dcache_statx(kpath, !(flags & AT_SYMLINK_NOFOLLOW), mask,
+				 preload_verify ? &cbuf : &kbuf);
 		cache_leave();
 		if (r == 0 && (preload_test_corrupt() & PRELOAD_CORRUPT_SIZE))
-			(preload_verify ? &cbuf : buf)->stx_size += 1;
+			(preload_verify ? &cbuf : &kbuf)->stx_size += 1;
 		if (r >= 0 && preload_verify) {
-			long kr = syscall(SYS_statx, dirfd, path, flags, mask, buf);
+			long kr = syscall(SYS_statx, dirfd, kpath, flags, mask, &kbuf);
 			int kerr = kr != 0 ? errno : 0;
 			char a[512], b[512], call[48];
 
-			if ((kr == 0) != (r == 0) || (kr == 0 ? !preload_statx_same(&cbuf, buf) : kerr != r)) {
+			if ((kr == 0) != (r == 0) || (kr == 0 ? !preload_statx_same(&cbuf, &kbuf) : kerr != r)) {
 				snprintf(call, sizeof(call), "statx(mask=0x%x,flags=0x%x)", mask,
 					 (unsigned int)flags);
 				preload_fmt_statx(a, sizeof(a), r ? -1 : 0, r, &cbuf);
-				preload_fmt_statx(b, sizeof(b), (int)kr, kerr, buf);
-				preload_verify_mismatch(call, path, a, b);
+				preload_fmt_statx(b, sizeof(b), (int)kr, kerr, &kbuf);
+				preload_verify_mismatch(call, kpath, a, b);
 			}
-			errno = kr == 0 ? saved : kerr;
-			return kr == 0 ? 0 : -1;
+			r = kr == 0 ? 0 : kerr;
 		}
-		if (r == 0) {
+		if (r == 0 && preload_copy_bytes(buf, &kbuf, sizeof(kbuf)) == 0) {
 			errno = saved;
 			return 0;
 		}
@@ -591,15 +634,18 @@ static int do_faccessat(int dirfd, const char *path, int mode, int flags)
 
 	/* access() checks with the real ids; the cache's permission facts were
 	 * learned with the effective ones: only equal ids make them the same. */
+	char kpath[KPATH_SIZE];
+	int why = path_in(dirfd, path, kpath);
+
 	if (!(mode & ~7) && !(flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW)) &&
-	    ((flags & AT_EACCESS) || ids_equal) && cacheable_path(dirfd, path)) {
-		if (try_cache(path,
+	    ((flags & AT_EACCESS) || ids_equal) && why == PATH_OK) {
+		if (try_cache(kpath,
 			      ((flags & AT_EACCESS) ? DCACHE_Q_EACCESS : DCACHE_Q_ACCESS) |
 				      ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
 			      mode, NULL, &ret))
 			return ret;
 	} else {
-		count_form_pass(dirfd, path);
+		count_form_pass(why);
 	}
 	return CALL_REAL(faccessat, dirfd, path, mode, flags);
 }
@@ -671,10 +717,11 @@ static int open_writes(int flags)
 
 static int do_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
-	int ret, fd;
+	int ret, fd, why = PATH_FORM;
+	char kpath[KPATH_SIZE];
 
-	if (!open_writes(flags) && cacheable_path(dirfd, path)) {
-		if (try_cache(path,
+	if (!open_writes(flags) && (why = path_in(dirfd, path, kpath)) == PATH_OK) {
+		if (try_cache(kpath,
 			      Q_SHIM_OPEN | DCACHE_Q_NEGONLY | ((flags & O_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW) |
 				      ((flags & O_DIRECTORY) ? DCACHE_Q_DIRECTORY : 0),
 			      0, NULL, &ret))
@@ -682,11 +729,11 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode)
 	} else if (open_writes(flags)) {
 		preload_count_pass(PRELOAD_PASS_WRITE);
 	} else {
-		count_form_pass(dirfd, path);
+		count_form_pass(why);
 	}
 	fd = CALL_REAL(openat, dirfd, path, flags, mode);
 	if (__builtin_expect(verify_open_err != 0, 0))
-		verify_open_result("open", path, fd >= 0);
+		verify_open_result("open", kpath, fd >= 0);
 	if (open_writes(flags)) {
 		int saved = errno;
 
@@ -793,19 +840,21 @@ static ssize_t do_readlinkat(int dirfd, const char *path, char *buf, size_t bufs
 {
 	int size = (int)bufsiz, saved = errno, r;
 	size_t len = 0;
+	char kpath[KPATH_SIZE];
 
-	if (size > 0 && cacheable_path(dirfd, path) && !bad_ptr(buf) && cache_enter()) {
+	/* The target is made in cbuf and copied out (len bytes, as the kernel
+	 * writes): an unwritable buf is the kernel's EFAULT to give. */
+	if (size > 0 && path_in(dirfd, path, kpath) == PATH_OK && !bad_ptr(buf) && cache_enter()) {
 		char cbuf[PATH_MAX];
 
 		/* A target is shorter than PATH_MAX: the same answer as for size. */
-		r = dcache_readlink(path, preload_verify ? cbuf : buf,
-				    preload_verify && (size_t)size > sizeof(cbuf) ? sizeof(cbuf) : (size_t)size,
+		r = dcache_readlink(kpath, cbuf, (size_t)size > sizeof(cbuf) ? sizeof(cbuf) : (size_t)size,
 				    &len);
 		cache_leave();
 		if (r == 0 && len > 0 && (preload_test_corrupt() & PRELOAD_CORRUPT_LINK))
-			(preload_verify ? cbuf : buf)[0] ^= 1;
+			cbuf[0] ^= 1;
 		if (r >= 0 && preload_verify) {
-			long kr = syscall(SYS_readlinkat, dirfd, path, buf, bufsiz);
+			long kr = syscall(SYS_readlinkat, dirfd, kpath, buf, bufsiz);
 			int kerr = kr < 0 ? errno : 0;
 			char a[PATH_MAX + 64], b[PATH_MAX + 64];
 
@@ -813,12 +862,12 @@ static ssize_t do_readlinkat(int dirfd, const char *path, char *buf, size_t bufs
 			    (kr >= 0 ? (size_t)kr != len || memcmp(cbuf, buf, len) != 0 : kerr != r)) {
 				preload_fmt_name(a, sizeof(a), r ? -1 : (long)len, r, cbuf, len);
 				preload_fmt_name(b, sizeof(b), kr, kerr, buf, kr > 0 ? (size_t)kr : 0);
-				preload_verify_mismatch("readlink", path, a, b);
+				preload_verify_mismatch("readlink", kpath, a, b);
 			}
 			errno = kr >= 0 ? saved : kerr;
 			return (ssize_t)kr;
 		}
-		if (r == 0) {
+		if (r == 0 && preload_copy_bytes(buf, cbuf, len) == 0) {
 			errno = saved;
 			return (ssize_t)len;
 		}
@@ -859,23 +908,32 @@ REAL_DECL(__realpath_chk);
 
 /*
  * realpath(3): glibc's own algorithm, answered by the cache (dcache_realpath);
- * NULL path, an unreadable one, a name of PATH_MAX or more, and everything the
- * cache cannot decide exactly (search permission it has not seen granted, a
- * filesystem it does not cache) go to glibc.  As glibc: a caller's buffer gets
- * the resolved prefix on ENOENT and EACCES too, and errno is left at EINVAL by
- * a success whose walk met a component that is not a symlink.
+ * NULL path, a name of PATH_MAX or more, and everything the cache cannot
+ * decide exactly (search permission it has not seen granted, a filesystem it
+ * does not cache) go to glibc.  As glibc: a caller's buffer gets the resolved
+ * prefix on ENOENT and EACCES too, and errno is left at EINVAL by a success
+ * whose walk met a component that is not a symlink.  Unlike glibc, which
+ * crashes there, an unreadable path or an unwritable buffer gives NULL with
+ * errno EFAULT, what a system call would answer.
  */
 EXPORT char *realpath(const char *path, char *resolved)
 {
-	char buf[PATH_MAX];
-	int saved = errno, einval = 0, r;
+	char buf[PATH_MAX], kpath[KPATH_SIZE];
+	int saved = errno, einval = 0, r, why;
 	size_t len;
 	char *out;
 
 	/* NULL and "" are glibc's to refuse (EINVAL, ENOENT) without a syscall. */
-	if (!path || bad_ptr(path) || !*path || (resolved && bad_ptr(resolved)) || !cache_enter())
+	if (!path || bad_ptr(path) || (resolved && bad_ptr(resolved)))
 		return CALL_REAL(realpath, path, resolved);
-	r = dcache_realpath(path, buf, sizeof(buf), &einval);
+	why = path_in(AT_FDCWD, path, kpath);
+	if (why == PATH_FAULT) {
+		errno = EFAULT;
+		return NULL;
+	}
+	if (why != PATH_OK || !kpath[0] || !cache_enter())
+		return CALL_REAL(realpath, path, resolved);
+	r = dcache_realpath(kpath, buf, sizeof(buf), &einval);
 	cache_leave();
 	if (r == DCACHE_PASS) {
 		errno = saved;
@@ -903,22 +961,32 @@ EXPORT char *realpath(const char *path, char *resolved)
 				snprintf(a + n, sizeof(a) - n, " errno=%d", cerr);
 				snprintf(b + m, sizeof(b) - m, " errno=%d", kerr);
 			}
-			preload_verify_mismatch("realpath", path, a, b);
+			preload_verify_mismatch("realpath", kpath, a, b);
 		}
 		errno = kerr;
 		return out;
 	}
 	len = strlen(buf);
 	if (r > 0) {
-		if (resolved && (r == ENOENT || r == EACCES)) /* as glibc since 2.35 */
-			memcpy(resolved, buf, len + 1);
+		/* as glibc since 2.35 */
+		if (resolved && (r == ENOENT || r == EACCES) &&
+		    preload_copy_bytes(resolved, buf, len + 1) != 0)
+			r = EFAULT;
 		errno = r;
 		return NULL;
 	}
-	out = resolved ? resolved : malloc(len + 1);
-	if (!out)
-		return NULL; /* ENOMEM from malloc */
-	memcpy(out, buf, len + 1);
+	if (resolved) {
+		if (preload_copy_bytes(resolved, buf, len + 1) != 0) {
+			errno = EFAULT;
+			return NULL;
+		}
+		out = resolved;
+	} else {
+		out = malloc(len + 1);
+		if (!out)
+			return NULL; /* ENOMEM from malloc */
+		memcpy(out, buf, len + 1);
+	}
 	errno = einval ? EINVAL : saved;
 	return out;
 }
@@ -940,14 +1008,15 @@ EXPORT DIR *opendir(const char *path)
 {
 	DIR *dir;
 	int ret;
+	char kpath[KPATH_SIZE];
 
-	if (cacheable_path(AT_FDCWD, path) &&
-	    try_cache(path, Q_SHIM_OPEN | DCACHE_Q_NEGONLY | DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0,
+	if (path_in(AT_FDCWD, path, kpath) == PATH_OK &&
+	    try_cache(kpath, Q_SHIM_OPEN | DCACHE_Q_NEGONLY | DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0,
 		      NULL, &ret))
 		return NULL;
 	dir = CALL_REAL(opendir, path);
 	if (__builtin_expect(verify_open_err != 0, 0))
-		verify_open_result("opendir", path, dir != NULL);
+		verify_open_result("opendir", kpath, dir != NULL);
 	if (dir)
 		fd_set_writable(dirfd(dir), 0);
 	return dir;
@@ -1054,6 +1123,182 @@ MUTATOR(int, mkostemps, (char *t, int n, int fl), t, n, fl)
 MUTATOR(char *, mkdtemp, (char *t), t)
 MUTATOR(int, system, (const char *cmd), cmd)
 MUTATOR(int, pclose, (FILE *f), f)
+
+/*
+ * Inode-flag and attribute ioctls.  FS_IOC_SETFLAGS (chattr), FS_IOC_FSSETXATTR
+ * (xfs_io chattr, project ids), FS_IOC_SETVERSION, fscrypt's policy and
+ * fs-verity's enable change stx_attributes and st_ctime with no inotify
+ * event; reflinks and dedupe change the destination's blocks and times.  After
+ * a successful one this process forgets every cached name of the inode (as
+ * after link(): dcache_forget_inode) and notes the change, so its next lookup
+ * is the kernel's (coherence contract, clause 1).  The same ioctl made by
+ * another process is not seen (doc/coherence.md, known limits).
+ */
+static int changes_inode(unsigned long req)
+{
+	switch (req) {
+	case FS_IOC_SETFLAGS:
+	case FS_IOC32_SETFLAGS:
+	case FS_IOC_FSSETXATTR:
+	case FS_IOC_SETVERSION:
+	case FS_IOC32_SETVERSION:
+	case FS_IOC_SET_ENCRYPTION_POLICY:
+	case FS_IOC_ENABLE_VERITY:
+	case FICLONE:
+	case FICLONERANGE:
+	case FIDEDUPERANGE:
+		return 1;
+	}
+	return 0;
+}
+
+static void forget_fd_inode(int fd)
+{
+	struct stat st;
+	int saved = errno;
+
+	note_change();
+	if (cache_usable() && syscall(SYS_fstat, fd, &st) == 0) {
+		in_shim++;
+		dcache_forget_inode(st.st_dev, st.st_ino);
+		in_shim--;
+	}
+	errno = saved;
+}
+
+/* glibc declares the request unsigned long and reads the third argument as a
+ * pointer whether or not the caller passed one; so do we. */
+REAL_DECL(ioctl);
+EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+	int r;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	r = CALL_REAL(ioctl, fd, req, arg);
+	if (__builtin_expect(changes_inode(req), 0) && r >= 0)
+		forget_fd_inode(fd);
+	return r;
+}
+
+/*
+ * The shim's own fds (invalidate/'s inotify, io_uring and mountinfo numbers,
+ * inval_owns_fd) are left out of a listing of this process's fd table
+ * through readdir: /proc/self/fd, /dev/fd, /proc/<pid>/fd,
+ * /proc/<pid>/task/<tid>/fd and their fdinfo twins.  A program that lists
+ * them (to close "everything", to look for leaks) sees only its own.  Raw
+ * getdents64, scandir() and fts (glibc-internal readdir) still show them;
+ * so do stat and readlink of /proc/self/fd/N.
+ */
+
+/* Is `dfd` this process's fd or fdinfo directory?  Asked only for a listing
+ * that holds one of our numbers; errno kept. */
+static int own_fd_dir(int dfd)
+{
+	char link[64], target[PATH_MAX];
+	struct statfs sfs;
+	long n, num[2] = { -1, -1 };
+	int saved = errno, k = 0, ok = 0;
+	char *end, *p;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", dfd);
+	n = syscall(SYS_readlinkat, AT_FDCWD, link, target, sizeof(target) - 1);
+	if (n <= 0 || syscall(SYS_fstatfs, dfd, &sfs) != 0 || sfs.f_type != 0x9fa0 /* PROC_SUPER_MAGIC */)
+		goto out;
+	target[n] = '\0';
+	end = strrchr(target, '/');
+	if (!end || (strcmp(end, "/fd") != 0 && strcmp(end, "/fdinfo") != 0))
+		goto out;
+	/* .../<pid>/fd, .../<pid>/task/<tid>/fd or .../<tid>/fd */
+	while (k < 2 && end > target) {
+		*end = '\0';
+		p = strrchr(target, '/');
+		if (!p)
+			goto out;
+		if (k == 1 && strcmp(p, "/task") == 0) {
+			*p = '\0';
+			p = strrchr(target, '/');
+			if (!p)
+				goto out;
+			num[1] = strtol(p + 1, NULL, 10);
+			break;
+		}
+		if (p[1] < '0' || p[1] > '9')
+			break;
+		num[k++] = strtol(p + 1, NULL, 10);
+		end = p;
+	}
+	if (num[1] >= 0) {
+		ok = num[1] == getpid();
+	} else if (num[0] >= 0) {
+		snprintf(link, sizeof(link), "/proc/self/task/%ld", num[0]);
+		ok = num[0] == getpid() || syscall(SYS_faccessat, AT_FDCWD, link, F_OK) == 0;
+	}
+out:
+	errno = saved;
+	return ok;
+}
+
+/* An entry of ours in this process's fd directory? */
+static int hidden_entry(DIR *d, const char *name)
+{
+	int fd = 0;
+
+	for (const char *c = name; *c; c++) {
+		if (*c < '0' || *c > '9' || fd > 10000000)
+			return 0;
+		fd = fd * 10 + (*c - '0');
+	}
+	return inval_owns_fd(fd) && own_fd_dir(dirfd(d));
+}
+
+#define DIGIT(c) ((unsigned char)((c) - '0') <= 9)
+REAL_DECL(readdir);
+REAL_DECL(readdir64);
+EXPORT struct dirent *readdir(DIR *d)
+{
+	struct dirent *e;
+
+	do
+		e = CALL_REAL(readdir, d);
+	while (e && __builtin_expect(DIGIT(e->d_name[0]), 0) && hidden_entry(d, e->d_name));
+	return e;
+}
+EXPORT struct dirent64 *readdir64(DIR *d)
+{
+	struct dirent64 *e;
+
+	do
+		e = CALL_REAL(readdir64, d);
+	while (e && __builtin_expect(DIGIT(e->d_name[0]), 0) && hidden_entry(d, e->d_name));
+	return e;
+}
+REAL_DECL(readdir_r);
+REAL_DECL(readdir64_r);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+EXPORT int readdir_r(DIR *d, struct dirent *entry, struct dirent **result)
+{
+	int r;
+
+	do
+		r = CALL_REAL(readdir_r, d, entry, result);
+	while (r == 0 && *result && DIGIT((*result)->d_name[0]) && hidden_entry(d, (*result)->d_name));
+	return r;
+}
+EXPORT int readdir64_r(DIR *d, struct dirent64 *entry, struct dirent64 **result)
+{
+	int r;
+
+	do
+		r = CALL_REAL(readdir64_r, d, entry, result);
+	while (r == 0 && *result && DIGIT((*result)->d_name[0]) && hidden_entry(d, (*result)->d_name));
+	return r;
+}
+#pragma GCC diagnostic pop
 
 /* Writes through an fd this process opened for writing change a file's
  * size and mtime: note them (IN_MODIFY is queued inside write()). */

@@ -315,6 +315,7 @@ static void before_exec(void)
 {
 	if (stats_on)
 		preload_write_record("exec");
+	preload_fault_before_exec();
 }
 
 #define REAL_OR_ENOSYS(slot, name, type, ...)                         \
@@ -325,28 +326,48 @@ static void before_exec(void)
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
+	int r;
+
 	before_exec();
-	return REAL_OR_ENOSYS(real_execve, "execve", execve_fn, path, argv, envp);
+	r = REAL_OR_ENOSYS(real_execve, "execve", execve_fn, path, argv, envp);
+	preload_fault_exec_failed();
+	return r;
 }
 EXPORT int execv(const char *path, char *const argv[])
 {
+	int r;
+
 	before_exec();
-	return REAL_OR_ENOSYS(real_execv, "execv", execvp_fn, path, argv);
+	r = REAL_OR_ENOSYS(real_execv, "execv", execvp_fn, path, argv);
+	preload_fault_exec_failed();
+	return r;
 }
 EXPORT int execvp(const char *file, char *const argv[])
 {
+	int r;
+
 	before_exec();
-	return REAL_OR_ENOSYS(real_execvp, "execvp", execvp_fn, file, argv);
+	r = REAL_OR_ENOSYS(real_execvp, "execvp", execvp_fn, file, argv);
+	preload_fault_exec_failed();
+	return r;
 }
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
+	int r;
+
 	before_exec();
-	return REAL_OR_ENOSYS(real_execvpe, "execvpe", execve_fn, file, argv, envp);
+	r = REAL_OR_ENOSYS(real_execvpe, "execvpe", execve_fn, file, argv, envp);
+	preload_fault_exec_failed();
+	return r;
 }
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
+	int r;
+
 	before_exec();
-	return REAL_OR_ENOSYS(real_fexecve, "fexecve", fexecve_fn, fd, argv, envp);
+	r = REAL_OR_ENOSYS(real_fexecve, "fexecve", fexecve_fn, fd, argv, envp);
+	preload_fault_exec_failed();
+	return r;
 }
 
 /* execl/execlp/execle: the argument list as an array, then the v form. */
@@ -372,24 +393,31 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 EXPORT int execl(const char *path, const char *arg, ...)
 {
 	va_list ap;
+	int r;
 
 	COLLECT_ARGS(arg, ap, argv);
 	va_end(ap);
 	before_exec();
-	return REAL_OR_ENOSYS(real_execv, "execv", execvp_fn, path, (char *const *)argv);
+	r = REAL_OR_ENOSYS(real_execv, "execv", execvp_fn, path, (char *const *)argv);
+	preload_fault_exec_failed();
+	return r;
 }
 EXPORT int execlp(const char *file, const char *arg, ...)
 {
 	va_list ap;
+	int r;
 
 	COLLECT_ARGS(arg, ap, argv);
 	va_end(ap);
 	before_exec();
-	return REAL_OR_ENOSYS(real_execvp, "execvp", execvp_fn, file, (char *const *)argv);
+	r = REAL_OR_ENOSYS(real_execvp, "execvp", execvp_fn, file, (char *const *)argv);
+	preload_fault_exec_failed();
+	return r;
 }
 EXPORT int execle(const char *path, const char *arg, ...)
 {
 	va_list ap;
+	int r;
 	char *const *envp;
 
 	COLLECT_ARGS(arg, ap, argv);
@@ -398,7 +426,9 @@ EXPORT int execle(const char *path, const char *arg, ...)
 	envp = va_arg(ap, char *const *);
 	va_end(ap);
 	before_exec();
-	return REAL_OR_ENOSYS(real_execve, "execve", execve_fn, path, (char *const *)argv, envp);
+	r = REAL_OR_ENOSYS(real_execve, "execve", execve_fn, path, (char *const *)argv, envp);
+	preload_fault_exec_failed();
+	return r;
 }
 
 /* _exit/_Exit: no dlsym here (signal handlers, vfork children call them):

@@ -1,0 +1,495 @@
+/*
+ * fault.c - user memory the shim touches, and the SIGSEGV/SIGBUS handler
+ * that turns a fault there into "pass through" (the kernel's EFAULT).
+ *
+ * The kernel reads a path and writes a struct stat with copy routines listed
+ * in its exception table: a fault inside one of them returns -EFAULT instead
+ * of oopsing.  The shim does the same in userspace:
+ *
+ *  - preload_copy_path() and preload_copy_bytes() are the only routines of
+ *    the shim that touch memory the program passed in (a path, a struct stat
+ *    or statx, a readlink or realpath buffer, a struct sigaction).  They are
+ *    leaf functions in assembly between uaccess_begin and uaccess_end: no
+ *    stack frame, no callee-saved register, so a fault anywhere in them can
+ *    resume at uaccess_fault, which returns -1 to their caller.
+ *  - fault_handler() is installed for SIGSEGV and SIGBUS by preload_init()
+ *    before the cache is enabled.  A kernel-generated fault (si_code > 0)
+ *    whose instruction pointer lies in [uaccess_begin, uaccess_end) is the
+ *    shim's: the handler moves the instruction pointer to uaccess_fault and
+ *    returns.  Every other signal is the program's (chain()).
+ *  - Callers that get -1 pass the call through to libc with the program's own
+ *    pointers: the kernel then gives its exact answer (EFAULT, or ENOENT when
+ *    a lookup fails before a struct would have been written).
+ *
+ * The program keeps its own SIGSEGV/SIGBUS disposition: sigaction(), signal(),
+ * bsd_signal() and sysv_signal() are interposed for these two signals.  What
+ * the program set is kept in prog[] and reported back as the old action; the
+ * kernel holds fault_handler with the program's sa_mask and flags (SA_ONSTACK,
+ * SA_NODEFER, SA_RESTART...), so that it runs where and with the mask the
+ * program's handler expects, and chain() calls the program's handler with the
+ * same siginfo and ucontext (a JVM's or a sanitizer's handler that edits the
+ * context works unchanged).  SA_RESETHAND is emulated (kernel-side it would
+ * remove fault_handler).  SIG_DFL and SIG_IGN are emulated: for a fault the
+ * disposition is set to SIG_DFL and the handler returns, so the instruction
+ * faults again and the kernel kills the process as it would have (core dump
+ * included); an asynchronous SIGSEGV (kill, sigqueue) is ignored or re-sent.
+ *
+ * Invariants:
+ *  - prog[i] is written under act_lock with all signals blocked, inside a
+ *    seqcount (prog_seq[i] odd while writing); fault_handler reads it without
+ *    the lock and retries while the count is odd or moved.  The lock holder
+ *    never faults and cannot be interrupted by a signal in its own thread.
+ *  - preload_uaccess_ready is set once both handlers are installed (on
+ *    architectures without the assembly copies: at once, and the copies are
+ *    plain, faulting as the program's own access would) and never cleared.
+ *    While it is 0 (before the constructor, RCUWALK_DISABLE) the wrappers
+ *    read none of the program's memory: they pass through.
+ *  - A fault while the program blocks SIGSEGV (its own SIGSEGV handler
+ *    without SA_NODEFER calling stat() with a bad pointer) cannot be caught:
+ *    the kernel kills the process, as it does for any fault in that state.
+ *  - A program that replaces the handler with the raw rt_sigaction syscall
+ *    (Go's runtime) gets the faults itself; Go forwards signals from non-Go
+ *    code to the handler it found installed, which is fault_handler.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+int preload_uaccess_ready;
+
+#if defined(__x86_64__)
+/*
+ * long preload_copy_path(char *dst, const char *src)
+ *   rdi = dst (PATH_MAX + 8 bytes), rsi = src.  Bytes up to the first NUL are
+ *   read one at a time until src is 8-aligned, then a word at a time: an
+ *   aligned word never crosses a page, so it faults only where the kernel's
+ *   strncpy_from_user would have faulted on a byte it needs.
+ * int preload_copy_bytes(void *dst, const void *src, size_t n)
+ *   rdi, rsi, rdx: 8 bytes at a time, then the tail.
+ * Both leave rsp alone and use only rax, rcx, rdx, rsi, rdi, r8, r9.
+ */
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl preload_uaccess_begin\n"
+	".hidden preload_uaccess_begin\n"
+	"preload_uaccess_begin:\n"
+	".globl preload_copy_path\n"
+	".hidden preload_copy_path\n"
+	".type preload_copy_path,@function\n"
+	"preload_copy_path:\n"
+	"	xorl %eax, %eax\n"
+	"1:	leaq (%rsi,%rax), %rcx\n"
+	"	testb $7, %cl\n"
+	"	jz 2f\n"
+	"	movzbl (%rsi,%rax), %edx\n"
+	"	movb %dl, (%rdi,%rax)\n"
+	"	testb %dl, %dl\n"
+	"	jz 9f\n"
+	"	incq %rax\n"
+	"	jmp 1b\n"
+	"2:	movabsq $0x0101010101010101, %r8\n"
+	"	movabsq $0x8080808080808080, %r9\n"
+	"3:	cmpq $" "4096" ", %rax\n"
+	"	jae 8f\n"
+	"	movq (%rsi,%rax), %rdx\n"
+	"	movq %rdx, (%rdi,%rax)\n"
+	"	movq %rdx, %rcx\n"
+	"	subq %r8, %rcx\n"
+	"	notq %rdx\n"
+	"	andq %rdx, %rcx\n"
+	"	andq %r9, %rcx\n"
+	"	jnz 4f\n"
+	"	addq $8, %rax\n"
+	"	jmp 3b\n"
+	"4:	bsfq %rcx, %rcx\n"
+	"	shrq $3, %rcx\n"
+	"	addq %rcx, %rax\n"
+	"	ret\n"
+	"8:	movl $4096, %eax\n"
+	"9:	ret\n"
+	".size preload_copy_path, .-preload_copy_path\n"
+	".globl preload_copy_bytes\n"
+	".hidden preload_copy_bytes\n"
+	".type preload_copy_bytes,@function\n"
+	"preload_copy_bytes:\n"
+	"1:	cmpq $8, %rdx\n"
+	"	jb 2f\n"
+	"	movq (%rsi), %rcx\n"
+	"	movq %rcx, (%rdi)\n"
+	"	addq $8, %rsi\n"
+	"	addq $8, %rdi\n"
+	"	subq $8, %rdx\n"
+	"	jmp 1b\n"
+	"2:	testq %rdx, %rdx\n"
+	"	jz 3f\n"
+	"	movzbl (%rsi), %ecx\n"
+	"	movb %cl, (%rdi)\n"
+	"	incq %rsi\n"
+	"	incq %rdi\n"
+	"	decq %rdx\n"
+	"	jmp 2b\n"
+	"3:	xorl %eax, %eax\n"
+	"	ret\n"
+	".size preload_copy_bytes, .-preload_copy_bytes\n"
+	".globl preload_uaccess_end\n"
+	".hidden preload_uaccess_end\n"
+	"preload_uaccess_end:\n"
+	"preload_uaccess_fault:\n"
+	"	movq $-1, %rax\n"
+	"	ret\n");
+_Static_assert(PATH_MAX == 4096, "preload_copy_path's limit is PATH_MAX");
+
+extern const char preload_uaccess_begin[], preload_uaccess_end[], preload_uaccess_fault[];
+
+/* Was this fault in a copy routine?  Then resume at its fault exit. */
+static int fixup(const siginfo_t *si, ucontext_t *uc)
+{
+	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+
+	if (si->si_code <= 0 || ip < (uintptr_t)preload_uaccess_begin ||
+	    ip >= (uintptr_t)preload_uaccess_end)
+		return 0;
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)preload_uaccess_fault;
+	return 1;
+}
+#define FAULT_GUARD_SUPPORTED 1
+#else
+/* Elsewhere the copies are plain (a bad pointer faults as it did without
+ * them) and no handler is installed. */
+long preload_copy_path(char *dst, const char *src)
+{
+	size_t n = strnlen(src, PATH_MAX);
+
+	memcpy(dst, src, n < PATH_MAX ? n + 1 : n);
+	return (long)n;
+}
+int preload_copy_bytes(void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n);
+	return 0;
+}
+static int fixup(const siginfo_t *si, ucontext_t *uc)
+{
+	(void)si;
+	(void)uc;
+	return 0;
+}
+#define FAULT_GUARD_SUPPORTED 0
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* The program's disposition of SIGSEGV (0) and SIGBUS (1). */
+
+static struct sigaction prog[2];
+static unsigned int prog_seq[2];
+static int act_lock;
+static int (*real_sigaction_p)(int, const struct sigaction *, struct sigaction *);
+
+static int slot(int sig)
+{
+	return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : -1;
+}
+
+static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int (*f)(int, const struct sigaction *, struct sigaction *) =
+		__atomic_load_n(&real_sigaction_p, __ATOMIC_ACQUIRE);
+
+	if (!f) {
+		f = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT,
+										  "sigaction");
+		if (!f) {
+			errno = ENOSYS;
+			return -1;
+		}
+		__atomic_store_n(&real_sigaction_p, f, __ATOMIC_RELEASE);
+	}
+	return f(sig, act, old);
+}
+
+/* The program's action for slot i, read without the lock (any context). */
+static void prog_read(int i, struct sigaction *out)
+{
+	unsigned int s;
+
+	for (;;) {
+		s = __atomic_load_n(&prog_seq[i], __ATOMIC_ACQUIRE);
+		if (s & 1) {
+			syscall(SYS_sched_yield);
+			continue;
+		}
+		memcpy(out, &prog[i], sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&prog_seq[i], __ATOMIC_RELAXED) == s)
+			return;
+	}
+}
+
+/* Under act_lock. */
+static void prog_write(int i, const struct sigaction *in)
+{
+	__atomic_store_n(&prog_seq[i], prog_seq[i] + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(&prog[i], in, sizeof(*in));
+	__atomic_store_n(&prog_seq[i], prog_seq[i] + 1, __ATOMIC_RELEASE);
+}
+
+/* act_lock with every signal blocked (raw: nothing of ours, nothing of libc's
+ * that a wrapper could see). */
+static void lock_acts(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, old, _NSIG / 8);
+	while (__atomic_exchange_n(&act_lock, 1, __ATOMIC_ACQUIRE))
+		syscall(SYS_sched_yield);
+}
+
+static void unlock_acts(const sigset_t *old)
+{
+	__atomic_store_n(&act_lock, 0, __ATOMIC_RELEASE);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+}
+
+static void fault_handler(int sig, siginfo_t *si, void *ucv);
+
+/* Make the kernel hold fault_handler with the program's mask and flags, and
+ * record what the program will be told (the kernel's own view of mask and
+ * flags, as glibc reports them, with the program's handler).  Under act_lock. */
+static int mirror(int sig, const struct sigaction *want)
+{
+	struct sigaction k = *want, cur;
+
+	k.sa_sigaction = fault_handler;
+	k.sa_flags = (want->sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
+	if (real_sigaction(sig, &k, NULL) != 0)
+		return -1;
+	if (real_sigaction(sig, NULL, &cur) == 0) {
+		k = *want;
+		k.sa_mask = cur.sa_mask;
+		k.sa_flags = (cur.sa_flags & ~(SA_SIGINFO | SA_RESETHAND)) |
+			     (want->sa_flags & (SA_SIGINFO | SA_RESETHAND));
+		k.sa_restorer = cur.sa_restorer;
+		prog_write(slot(sig), &k);
+	} else {
+		prog_write(slot(sig), want);
+	}
+	return 0;
+}
+
+/* A signal that is not the shim's: what the program's disposition does. */
+static void chain(int sig, siginfo_t *si, void *ucv)
+{
+	int i = slot(sig), sync = si->si_code > 0;
+	struct sigaction a;
+
+	prog_read(i, &a);
+	if (a.sa_handler == SIG_IGN && !sync)
+		return;
+	if (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN) {
+		/* The kernel ignores no fault: it kills.  Back to SIG_DFL, then
+		 * the faulting instruction runs again (or the signal is sent
+		 * again, pending until this handler returns). */
+		struct sigaction d;
+
+		memset(&d, 0, sizeof(d));
+		d.sa_handler = SIG_DFL;
+		real_sigaction(sig, &d, NULL);
+		if (!sync)
+			syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+		return;
+	}
+	if (a.sa_flags & SA_RESETHAND) {
+		struct sigaction d;
+		sigset_t old;
+
+		memset(&d, 0, sizeof(d));
+		d.sa_handler = SIG_DFL;
+		lock_acts(&old);
+		prog_write(i, &d);
+		unlock_acts(&old);
+	}
+	if (a.sa_flags & SA_SIGINFO)
+		a.sa_sigaction(sig, si, ucv);
+	else
+		a.sa_handler(sig);
+}
+
+static void fault_handler(int sig, siginfo_t *si, void *ucv)
+{
+	if (fixup(si, (ucontext_t *)ucv))
+		return;
+	chain(sig, si, ucv);
+}
+
+void preload_fault_init(void)
+{
+	static const int sigs[2] = { SIGSEGV, SIGBUS };
+	sigset_t old;
+	int ok = 1;
+
+	if (!FAULT_GUARD_SUPPORTED) {
+		__atomic_store_n(&preload_uaccess_ready, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	lock_acts(&old);
+	for (int i = 0; i < 2; i++) {
+		struct sigaction cur;
+
+		if (real_sigaction(sigs[i], NULL, &cur) != 0 || mirror(sigs[i], &cur) != 0)
+			ok = 0;
+	}
+	if (ok)
+		__atomic_store_n(&preload_uaccess_ready, 1, __ATOMIC_RELEASE);
+	unlock_acts(&old);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The program's calls */
+
+/* sigaction for SIGSEGV/SIGBUS once guarded: the kernel's answers (EFAULT for
+ * an unreadable act or unwritable oldact, the new action kept even then, as
+ * rt_sigaction does). */
+static int own_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+	struct sigaction nact, old;
+	sigset_t mask;
+	int r = 0, err = 0;
+
+	if (act && preload_copy_bytes(&nact, act, sizeof(nact)) != 0) {
+		errno = EFAULT;
+		return -1;
+	}
+	lock_acts(&mask);
+	memcpy(&old, &prog[slot(sig)], sizeof(old));
+	if (act && mirror(sig, &nact) != 0) {
+		r = -1;
+		err = errno;
+	}
+	unlock_acts(&mask);
+	if (r != 0) {
+		errno = err;
+		return -1;
+	}
+	if (oldact && preload_copy_bytes(oldact, &old, sizeof(old)) != 0) {
+		errno = EFAULT;
+		return -1;
+	}
+	return 0;
+}
+
+static inline int owned(int sig)
+{
+	return FAULT_GUARD_SUPPORTED && slot(sig) >= 0 &&
+	       __atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE);
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+	return owned(sig) ? own_sigaction(sig, act, oldact) : real_sigaction(sig, act, oldact);
+}
+
+int __sigaction(int sig, const struct sigaction *act, struct sigaction *oldact);
+sighandler_t bsd_signal(int sig, sighandler_t h);
+EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+	return sigaction(sig, act, oldact);
+}
+
+/* signal(): glibc's BSD semantics (the signal blocked in its handler,
+ * SA_RESTART); sysv_signal(): one-shot, not blocked.  Other signals go to
+ * the next definition. */
+static sighandler_t own_signal(int sig, sighandler_t h, int flags, int block_self)
+{
+	struct sigaction a, old;
+
+	if (h == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = h;
+	sigemptyset(&a.sa_mask);
+	if (block_self)
+		sigaddset(&a.sa_mask, sig);
+	a.sa_flags = flags;
+	if (own_sigaction(sig, &a, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+#define SIGNAL_LIKE(name, flags, block_self)                                            \
+	static void *real_##name##_p;                                                 \
+	EXPORT sighandler_t name(int sig, sighandler_t h)                             \
+	{                                                                             \
+		sighandler_t (*f_)(int, sighandler_t);                                \
+		if (owned(sig))                                                       \
+			return own_signal(sig, h, flags, block_self);                 \
+		f_ = (sighandler_t(*)(int, sighandler_t))__atomic_load_n(&real_##name##_p, \
+									 __ATOMIC_ACQUIRE); \
+		if (!f_) {                                                            \
+			f_ = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, #name); \
+			if (!f_) {                                                    \
+				errno = ENOSYS;                                       \
+				return SIG_ERR;                                       \
+			}                                                             \
+			__atomic_store_n(&real_##name##_p, (void *)f_, __ATOMIC_RELEASE); \
+		}                                                                     \
+		return f_(sig, h);                                                    \
+	}
+SIGNAL_LIKE(signal, SA_RESTART, 1)
+SIGNAL_LIKE(bsd_signal, SA_RESTART, 1)
+SIGNAL_LIKE(sysv_signal, SA_RESETHAND | SA_NODEFER, 0)
+SIGNAL_LIKE(__sysv_signal, SA_RESETHAND | SA_NODEFER, 0)
+
+/* Before an exec: a SIGSEGV/SIGBUS the program ignores stays ignored in the
+ * new image (the kernel resets only handlers).  After a failed exec the
+ * handler comes back. */
+static int some_ignored(void)
+{
+	return owned(SIGSEGV) &&
+	       (prog[0].sa_handler == SIG_IGN || prog[1].sa_handler == SIG_IGN);
+}
+
+void preload_fault_before_exec(void)
+{
+	sigset_t mask;
+
+	if (!some_ignored())
+		return;
+	lock_acts(&mask);
+	for (int i = 0; i < 2; i++)
+		if (prog[i].sa_handler == SIG_IGN)
+			real_sigaction(i ? SIGBUS : SIGSEGV, &prog[i], NULL);
+	unlock_acts(&mask);
+}
+
+void preload_fault_exec_failed(void)
+{
+	sigset_t mask;
+	int saved = errno;
+
+	if (!some_ignored())
+		return;
+	lock_acts(&mask);
+	for (int i = 0; i < 2; i++)
+		if (prog[i].sa_handler == SIG_IGN) {
+			struct sigaction a = prog[i];
+
+			mirror(i ? SIGBUS : SIGSEGV, &a);
+		}
+	unlock_acts(&mask);
+	errno = saved;
+}
