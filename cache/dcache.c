@@ -2963,7 +2963,9 @@ static void forget_inode_locked(dev_t dev, ino_t ino)
 
 	dc_attr_gen++; /* a kernel answer in flight may predate the change */
 	cds_list_for_each_entry(d, &dc_lru, lru) {
-		if ((d->flags & D_DEAD) || d->type == D_DIR || d->type == D_NEG)
+		/* Directories too: an inode-flag ioctl on one (chattr) changes its
+		 * attributes with no event (link() never names a directory). */
+		if ((d->flags & D_DEAD) || d->type == D_NEG)
 			continue;
 		if (d->dev == dev && (d->ino == ino || ((d->flags & D_ATTR) && d->a_ino == ino)))
 			drop_attr_locked(d, false);

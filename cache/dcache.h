@@ -223,8 +223,9 @@ int dcache_statx(const char *path, int follow, unsigned int mask, struct statx *
 void dcache_event_child(int wd, const char *name, enum dcache_event ev);
 /* The watched directory `wd` itself changed (attributes, or it is gone). */
 void dcache_event_self(int wd, enum dcache_event ev);
-/* Drop the cached attributes of every dentry of inode (dev, ino), under any
- * name (a new hard link to it changed its st_nlink/st_ctime without an event
+/* Drop the cached attributes (and statx answers) of every dentry of inode
+ * (dev, ino), directory or not, under any name (a new hard link changed its
+ * st_nlink/st_ctime, an inode-flag ioctl its stx_attributes, without an event
  * about those names).  Any thread except ops context; O(cached dentries). */
 void dcache_forget_inode(dev_t dev, ino_t ino);
 /* Forget everything (queue overflow, credential change).  Writer context. */

@@ -1002,7 +1002,9 @@ EXPORT char *__realpath_chk(const char *path, char *resolved, size_t resolvedlen
 }
 
 /* opendir: a missing or non-directory path is answered from the cache; an
- * existing directory needs the kernel's fd (glibc opens it internally). */
+ * existing directory needs the kernel's fd (glibc opens it internally).  An
+ * unreadable or NULL name: EFAULT, openat's answer (glibc's own opendir
+ * crashes on it). */
 REAL_DECL(opendir);
 EXPORT DIR *opendir(const char *path)
 {
@@ -1010,10 +1012,18 @@ EXPORT DIR *opendir(const char *path)
 	int ret;
 	char kpath[KPATH_SIZE];
 
-	if (path_in(AT_FDCWD, path, kpath) == PATH_OK &&
+	int why = path_in(AT_FDCWD, path, kpath);
+
+	if (why == PATH_OK &&
 	    try_cache(kpath, Q_SHIM_OPEN | DCACHE_Q_NEGONLY | DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0,
 		      NULL, &ret))
 		return NULL;
+	/* glibc's opendir reads the name before any system call (and crashes
+	 * there): the kernel's openat answer instead. */
+	if (why == PATH_FAULT || (why != PATH_EARLY && bad_ptr(path))) {
+		errno = EFAULT;
+		return NULL;
+	}
 	dir = CALL_REAL(opendir, path);
 	if (__builtin_expect(verify_open_err != 0, 0))
 		verify_open_result("opendir", kpath, dir != NULL);
