@@ -85,6 +85,25 @@ long preload_copy_path(char *dst, const char *src);
 /* Copy n bytes: 0, or -1 if reading src or writing dst faulted (dst may then
  * hold part of src, as after the kernel's copy_to_user). */
 int preload_copy_bytes(void *dst, const void *src, size_t n);
+/*
+ * A buffer the program passed in that lies in the main thread's stack, above
+ * the caller's frame `frame` (an address in the wrapper's own frame): frames
+ * in use there are mapped and writable, so the cache may fill it directly,
+ * with no copy (most programs stat() into a local struct).  The main stack is
+ * one mapping from the stack pointer up to __libc_stack_end, and the kernel
+ * maps nothing else within RLIMIT_STACK below its top; preload_live_stack_max
+ * (min(RLIMIT_STACK, 8 MiB), 0 until preload_fault_init()) bounds the
+ * distance.  Not proven: a program's own MAP_FIXED mapping inside its main
+ * stack's growth area, or its own mprotect() of live stack frames.
+ */
+extern uintptr_t preload_live_stack_max;
+extern void *__libc_stack_end;
+static inline int preload_in_live_stack(const void *buf, size_t len, const void *frame)
+{
+	uintptr_t b = (uintptr_t)buf, f = (uintptr_t)frame, top = (uintptr_t)__libc_stack_end;
+
+	return f < b && b + len <= top && top - f <= preload_live_stack_max;
+}
 /* Around execve: a SIGSEGV/SIGBUS the program ignores is handed to the
  * kernel as ignored (it survives exec), and taken back if exec failed. */
 void preload_fault_before_exec(void);

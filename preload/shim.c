@@ -436,20 +436,23 @@ static inline void fd_set_writable(int fd, int on)
 static int stat_cached(int dirfd, const char *path, struct stat *buf, int flags, int *ret)
 {
 	char kpath[KPATH_SIZE];
-	struct stat kst;
+	struct stat kst, *out = &kst;
 	int why = path_in(dirfd, path, kpath);
 
 	/* Under fakeroot/pseudo only errors come from the cache (NEGONLY).
 	 * The answer is made in kst and copied out as the kernel's cp_new_stat
 	 * does, after the lookup: an unwritable buf is the kernel's EFAULT to
-	 * give, and only for a lookup that succeeds. */
+	 * give, and only for a lookup that succeeds.  A buf in the live stack
+	 * above this frame is filled directly (preload_in_live_stack). */
 	if (why == PATH_OK && !(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !bad_ptr(buf)) {
+		if (!preload_verify && preload_in_live_stack(buf, sizeof(*buf), kpath))
+			out = buf;
 		if (!try_cache(kpath,
 			       (preload_attrs_faked ? DCACHE_Q_NEGONLY : DCACHE_Q_STAT) |
 				       ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
-			       0, &kst, ret))
+			       0, out, ret))
 			return 0;
-		return *ret != 0 || preload_copy_bytes(buf, &kst, sizeof(kst)) == 0;
+		return *ret != 0 || out == buf || preload_copy_bytes(buf, &kst, sizeof(kst)) == 0;
 	}
 	count_form_pass(why);
 	return 0;
@@ -589,13 +592,15 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, stru
 	/* As stat_cached(): the answer is made in kbuf, then copied out. */
 	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !(mask & ~STATX_CACHED_MASK) &&
 	    path_in(dirfd, path, kpath) == PATH_OK && !bad_ptr(buf) && cache_enter()) {
-		struct statx cbuf, kbuf;
+		struct statx cbuf, kbuf, *out = &kbuf;
 
+		if (!preload_verify && preload_in_live_stack(buf, sizeof(*buf), kpath))
+			out = buf;
 		r = dcache_statx(kpath, !(flags & AT_SYMLINK_NOFOLLOW), mask,
-				 preload_verify ? &cbuf : &kbuf);
+				 preload_verify ? &cbuf : out);
 		cache_leave();
 		if (r == 0 && (preload_test_corrupt() & PRELOAD_CORRUPT_SIZE))
-			(preload_verify ? &cbuf : &kbuf)->stx_size += 1;
+			(preload_verify ? &cbuf : out)->stx_size += 1;
 		if (r >= 0 && preload_verify) {
 			long kr = syscall(SYS_statx, dirfd, kpath, flags, mask, &kbuf);
 			int kerr = kr != 0 ? errno : 0;
@@ -610,7 +615,7 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, stru
 			}
 			r = kr == 0 ? 0 : kerr;
 		}
-		if (r == 0 && preload_copy_bytes(buf, &kbuf, sizeof(kbuf)) == 0) {
+		if (r == 0 && (out == buf || preload_copy_bytes(buf, &kbuf, sizeof(kbuf)) == 0)) {
 			errno = saved;
 			return 0;
 		}
