@@ -2474,9 +2474,13 @@ int dcache_init(const struct dcache_ops *ops, size_t max_bytes)
 
 int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 {
+	return dcache_lookup_len(path, strnlen(path, PATH_MAX), flags, amode, st);
+}
+
+int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, struct stat *st)
+{
 	struct stat tmp;
 	int r = DCACHE_PASS;
-	size_t plen;
 
 	if (!st)
 		st = &tmp;
@@ -2484,7 +2488,7 @@ int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
 		dc_maintenance();
 	if ((unsigned)amode > 7)
 		r = DCACHE_PASS; /* faccessat: EINVAL, before the path is even read */
-	else if ((plen = strnlen(path, PATH_MAX)) >= PATH_MAX)
+	else if (plen >= PATH_MAX)
 		r = ENAMETOOLONG; /* getname(): before anything else */
 	else if (!*path)
 		r = ENOENT;
@@ -2591,6 +2595,7 @@ struct readlink_ctx {
 	char *buf;
 	size_t size;
 	size_t len;
+	size_t plen; /* strnlen(path, PATH_MAX), measured once */
 };
 
 static int readlink_attempt(const char *path, void *ctx, struct miss *m)
@@ -2598,7 +2603,7 @@ static int readlink_attempt(const char *path, void *ctx, struct miss *m)
 	struct readlink_ctx *c = ctx;
 	struct dentry *res;
 	size_t n;
-	int r = walk_rcu(path, SIZE_MAX, DCACHE_Q_FIND_, 0, NULL, m);
+	int r = walk_rcu(path, c->plen, DCACHE_Q_FIND_, 0, NULL, m);
 
 	if (r != 0)
 		return r;
@@ -2616,10 +2621,10 @@ static int readlink_attempt(const char *path, void *ctx, struct miss *m)
 
 int dcache_readlink(const char *path, char *buf, size_t size, size_t *len)
 {
-	struct readlink_ctx c = { buf, size, 0 };
+	struct readlink_ctx c = { buf, size, 0, strnlen(path, PATH_MAX) };
 	int r;
 
-	if (strnlen(path, PATH_MAX) >= PATH_MAX || !*path || !size) {
+	if (c.plen >= PATH_MAX || !*path || !size) {
 		r = !size ? DCACHE_PASS : *path ? ENAMETOOLONG : ENOENT; /* getname() */
 		dcache_stat_inc(r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
 		return r;
@@ -2634,6 +2639,7 @@ struct statx_ctx {
 	unsigned int qflags; /* DCACHE_Q_FOLLOW or 0 */
 	unsigned int mask;
 	struct statx *out;
+	size_t plen; /* strnlen(path, PATH_MAX), measured once */
 };
 
 static int statx_attempt(const char *path, void *ctx, struct miss *m)
@@ -2643,7 +2649,7 @@ static int statx_attempt(const char *path, void *ctx, struct miss *m)
 	struct dcache_sx *x, **slot;
 	unsigned int f;
 	uint64_t now = 0;
-	int r = walk_rcu(path, SIZE_MAX, c->qflags | DCACHE_Q_FIND_, 0, NULL, m);
+	int r = walk_rcu(path, c->plen, c->qflags | DCACHE_Q_FIND_, 0, NULL, m);
 
 	if (r != 0)
 		return r;
@@ -2681,10 +2687,10 @@ static int statx_attempt(const char *path, void *ctx, struct miss *m)
 int dcache_statx(const char *path, int follow, unsigned int mask, struct statx *out)
 {
 	struct statx tmp;
-	struct statx_ctx c = { follow ? DCACHE_Q_FOLLOW : 0, mask, &tmp };
+	struct statx_ctx c = { follow ? DCACHE_Q_FOLLOW : 0, mask, &tmp, strnlen(path, PATH_MAX) };
 	int r;
 
-	if (strnlen(path, PATH_MAX) >= PATH_MAX || !*path) {
+	if (c.plen >= PATH_MAX || !*path) {
 		r = *path ? ENAMETOOLONG : ENOENT; /* getname() */
 		dcache_stat_inc(DCACHE_STAT_NEG_HIT);
 		return r;

@@ -198,6 +198,8 @@ void dcache_set_index(unsigned long min_answers);
  * caller guarantees `path` is a readable NUL-terminated string.
  */
 int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st);
+/* The same for a caller that knows strnlen(path, PATH_MAX) already (len). */
+int dcache_lookup_len(const char *path, size_t len, unsigned flags, int amode, struct stat *st);
 
 /* readlink(2) of `path` from the cached target: 0 with min(length, size) bytes
  * (no NUL) in buf and that count in *len, a positive errno (EINVAL: not a

@@ -105,6 +105,13 @@ static void *real_sym(void **slot, const char *name)
 /* ---------------------------------------------------------------------- */
 /* The cache side */
 
+/* A path copied from the program's memory (path_in), with its length; on
+ * the wrapper's stack.  s has room for preload_copy_path's PATH_MAX + 8. */
+struct kpath {
+	size_t len;
+	char s[PATH_MAX + 8];
+};
+
 static inline int bad_ptr(const void *p)
 {
 	/* What the kernel would refuse with EFAULT; it answers those itself. */
@@ -289,8 +296,9 @@ static void test_corrupt(unsigned int q, int *r, struct stat *st)
 }
 
 /* Ask the cache.  Returns 1 with *ret (and errno) set if it answered. */
-static int try_cache(const char *path, unsigned int q, int amode, struct stat *st, int *ret)
+static int try_cache(const struct kpath *kp, unsigned int q, int amode, struct stat *st, int *ret)
 {
+	const char *path = kp->s;
 	int saved = errno, r;
 	struct stat cst;
 
@@ -305,7 +313,7 @@ static int try_cache(const char *path, unsigned int q, int amode, struct stat *s
 		inval_drain(); /* events or mounts pending: applied first */
 	if (__builtin_expect(inval_recovering(), 0))
 		inval_recover(); /* the inotify fd was given up: start afresh */
-	r = dcache_lookup(path, q & ~Q_SHIM_OPEN, amode, preload_verify && st ? &cst : st);
+	r = dcache_lookup_len(path, kp->len, q & ~Q_SHIM_OPEN, amode, preload_verify && st ? &cst : st);
 	in_shim--;
 	errno = saved;
 	if (r == DCACHE_PASS) {
@@ -362,12 +370,11 @@ static inline void cache_leave(void) { in_shim--; }
  *               EFAULT or ENAMETOOLONG);
  *   PATH_FAULT  reading it faulted: passes through (the kernel's EFAULT);
  *   PATH_EARLY  before preload_init() (or RCUWALK_DISABLE): nothing read.
- * kpath has room for PATH_MAX + 8 bytes (KPATH_SIZE).
+ * The copy goes to a struct kpath on the wrapper's stack, with its length.
  */
 enum { PATH_OK, PATH_DIRFD, PATH_FORM, PATH_FAULT, PATH_EARLY };
-#define KPATH_SIZE (PATH_MAX + 8)
 
-static inline int path_in(int dirfd, const char *path, char *kpath)
+static inline int path_in(int dirfd, const char *path, struct kpath *kp)
 {
 	long n;
 
@@ -375,12 +382,13 @@ static inline int path_in(int dirfd, const char *path, char *kpath)
 		return PATH_EARLY;
 	if (bad_ptr(path))
 		return PATH_FORM;
-	n = preload_copy_path(kpath, path);
+	n = preload_copy_path(kp->s, path);
 	if (__builtin_expect(n < 0, 0))
 		return PATH_FAULT;
 	if (n >= PATH_MAX)
 		return PATH_FORM;
-	return dirfd == AT_FDCWD || kpath[0] == '/' ? PATH_OK : PATH_DIRFD;
+	kp->len = (size_t)n;
+	return dirfd == AT_FDCWD || kp->s[0] == '/' ? PATH_OK : PATH_DIRFD;
 }
 
 /* Statistics: why a lookup the cache never saw passes through (`why` from
@@ -435,9 +443,9 @@ static inline void fd_set_writable(int fd, int on)
  */
 static int stat_cached(int dirfd, const char *path, struct stat *buf, int flags, int *ret)
 {
-	char kpath[KPATH_SIZE];
+	struct kpath kp;
 	struct stat kst, *out = &kst;
-	int why = path_in(dirfd, path, kpath);
+	int why = path_in(dirfd, path, &kp);
 
 	/* Under fakeroot/pseudo only errors come from the cache (NEGONLY).
 	 * The answer is made in kst and copied out as the kernel's cp_new_stat
@@ -445,9 +453,9 @@ static int stat_cached(int dirfd, const char *path, struct stat *buf, int flags,
 	 * give, and only for a lookup that succeeds.  A buf in the live stack
 	 * above this frame is filled directly (preload_in_live_stack). */
 	if (why == PATH_OK && !(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !bad_ptr(buf)) {
-		if (!preload_verify && preload_in_live_stack(buf, sizeof(*buf), kpath))
+		if (!preload_verify && preload_in_live_stack(buf, sizeof(*buf), &kp))
 			out = buf;
-		if (!try_cache(kpath,
+		if (!try_cache(&kp,
 			       (preload_attrs_faked ? DCACHE_Q_NEGONLY : DCACHE_Q_STAT) |
 				       ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
 			       0, out, ret))
@@ -587,22 +595,22 @@ REAL_DECL(statx);
 EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
 {
 	int saved = errno, r;
-	char kpath[KPATH_SIZE];
+	struct kpath kp;
 
 	/* As stat_cached(): the answer is made in kbuf, then copied out. */
 	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !(mask & ~STATX_CACHED_MASK) &&
-	    path_in(dirfd, path, kpath) == PATH_OK && !bad_ptr(buf) && cache_enter()) {
+	    path_in(dirfd, path, &kp) == PATH_OK && !bad_ptr(buf) && cache_enter()) {
 		struct statx cbuf, kbuf, *out = &kbuf;
 
-		if (!preload_verify && preload_in_live_stack(buf, sizeof(*buf), kpath))
+		if (!preload_verify && preload_in_live_stack(buf, sizeof(*buf), &kp))
 			out = buf;
-		r = dcache_statx(kpath, !(flags & AT_SYMLINK_NOFOLLOW), mask,
+		r = dcache_statx(kp.s, !(flags & AT_SYMLINK_NOFOLLOW), mask,
 				 preload_verify ? &cbuf : out);
 		cache_leave();
 		if (r == 0 && (preload_test_corrupt() & PRELOAD_CORRUPT_SIZE))
 			(preload_verify ? &cbuf : out)->stx_size += 1;
 		if (r >= 0 && preload_verify) {
-			long kr = syscall(SYS_statx, dirfd, kpath, flags, mask, &kbuf);
+			long kr = syscall(SYS_statx, dirfd, kp.s, flags, mask, &kbuf);
 			int kerr = kr != 0 ? errno : 0;
 			char a[512], b[512], call[48];
 
@@ -611,7 +619,7 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, stru
 					 (unsigned int)flags);
 				preload_fmt_statx(a, sizeof(a), r ? -1 : 0, r, &cbuf);
 				preload_fmt_statx(b, sizeof(b), (int)kr, kerr, &kbuf);
-				preload_verify_mismatch(call, kpath, a, b);
+				preload_verify_mismatch(call, kp.s, a, b);
 			}
 			r = kr == 0 ? 0 : kerr;
 		}
@@ -639,12 +647,12 @@ static int do_faccessat(int dirfd, const char *path, int mode, int flags)
 
 	/* access() checks with the real ids; the cache's permission facts were
 	 * learned with the effective ones: only equal ids make them the same. */
-	char kpath[KPATH_SIZE];
-	int why = path_in(dirfd, path, kpath);
+	struct kpath kp;
+	int why = path_in(dirfd, path, &kp);
 
 	if (!(mode & ~7) && !(flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW)) &&
 	    ((flags & AT_EACCESS) || ids_equal) && why == PATH_OK) {
-		if (try_cache(kpath,
+		if (try_cache(&kp,
 			      ((flags & AT_EACCESS) ? DCACHE_Q_EACCESS : DCACHE_Q_ACCESS) |
 				      ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
 			      mode, NULL, &ret))
@@ -723,10 +731,10 @@ static int open_writes(int flags)
 static int do_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
 	int ret, fd, why = PATH_FORM;
-	char kpath[KPATH_SIZE];
+	struct kpath kp;
 
-	if (!open_writes(flags) && (why = path_in(dirfd, path, kpath)) == PATH_OK) {
-		if (try_cache(kpath,
+	if (!open_writes(flags) && (why = path_in(dirfd, path, &kp)) == PATH_OK) {
+		if (try_cache(&kp,
 			      Q_SHIM_OPEN | DCACHE_Q_NEGONLY | ((flags & O_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW) |
 				      ((flags & O_DIRECTORY) ? DCACHE_Q_DIRECTORY : 0),
 			      0, NULL, &ret))
@@ -738,7 +746,7 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode)
 	}
 	fd = CALL_REAL(openat, dirfd, path, flags, mode);
 	if (__builtin_expect(verify_open_err != 0, 0))
-		verify_open_result("open", kpath, fd >= 0);
+		verify_open_result("open", kp.s, fd >= 0);
 	if (open_writes(flags)) {
 		int saved = errno;
 
@@ -845,21 +853,21 @@ static ssize_t do_readlinkat(int dirfd, const char *path, char *buf, size_t bufs
 {
 	int size = (int)bufsiz, saved = errno, r;
 	size_t len = 0;
-	char kpath[KPATH_SIZE];
+	struct kpath kp;
 
 	/* The target is made in cbuf and copied out (len bytes, as the kernel
 	 * writes): an unwritable buf is the kernel's EFAULT to give. */
-	if (size > 0 && path_in(dirfd, path, kpath) == PATH_OK && !bad_ptr(buf) && cache_enter()) {
+	if (size > 0 && path_in(dirfd, path, &kp) == PATH_OK && !bad_ptr(buf) && cache_enter()) {
 		char cbuf[PATH_MAX];
 
 		/* A target is shorter than PATH_MAX: the same answer as for size. */
-		r = dcache_readlink(kpath, cbuf, (size_t)size > sizeof(cbuf) ? sizeof(cbuf) : (size_t)size,
+		r = dcache_readlink(kp.s, cbuf, (size_t)size > sizeof(cbuf) ? sizeof(cbuf) : (size_t)size,
 				    &len);
 		cache_leave();
 		if (r == 0 && len > 0 && (preload_test_corrupt() & PRELOAD_CORRUPT_LINK))
 			cbuf[0] ^= 1;
 		if (r >= 0 && preload_verify) {
-			long kr = syscall(SYS_readlinkat, dirfd, kpath, buf, bufsiz);
+			long kr = syscall(SYS_readlinkat, dirfd, kp.s, buf, bufsiz);
 			int kerr = kr < 0 ? errno : 0;
 			char a[PATH_MAX + 64], b[PATH_MAX + 64];
 
@@ -867,7 +875,7 @@ static ssize_t do_readlinkat(int dirfd, const char *path, char *buf, size_t bufs
 			    (kr >= 0 ? (size_t)kr != len || memcmp(cbuf, buf, len) != 0 : kerr != r)) {
 				preload_fmt_name(a, sizeof(a), r ? -1 : (long)len, r, cbuf, len);
 				preload_fmt_name(b, sizeof(b), kr, kerr, buf, kr > 0 ? (size_t)kr : 0);
-				preload_verify_mismatch("readlink", kpath, a, b);
+				preload_verify_mismatch("readlink", kp.s, a, b);
 			}
 			errno = kr >= 0 ? saved : kerr;
 			return (ssize_t)kr;
@@ -923,7 +931,8 @@ REAL_DECL(__realpath_chk);
  */
 EXPORT char *realpath(const char *path, char *resolved)
 {
-	char buf[PATH_MAX], kpath[KPATH_SIZE];
+	char buf[PATH_MAX];
+	struct kpath kp;
 	int saved = errno, einval = 0, r, why;
 	size_t len;
 	char *out;
@@ -931,14 +940,14 @@ EXPORT char *realpath(const char *path, char *resolved)
 	/* NULL and "" are glibc's to refuse (EINVAL, ENOENT) without a syscall. */
 	if (!path || bad_ptr(path) || (resolved && bad_ptr(resolved)))
 		return CALL_REAL(realpath, path, resolved);
-	why = path_in(AT_FDCWD, path, kpath);
+	why = path_in(AT_FDCWD, path, &kp);
 	if (why == PATH_FAULT) {
 		errno = EFAULT;
 		return NULL;
 	}
-	if (why != PATH_OK || !kpath[0] || !cache_enter())
+	if (why != PATH_OK || !kp.s[0] || !cache_enter())
 		return CALL_REAL(realpath, path, resolved);
-	r = dcache_realpath(kpath, buf, sizeof(buf), &einval);
+	r = dcache_realpath(kp.s, buf, sizeof(buf), &einval);
 	cache_leave();
 	if (r == DCACHE_PASS) {
 		errno = saved;
@@ -966,7 +975,7 @@ EXPORT char *realpath(const char *path, char *resolved)
 				snprintf(a + n, sizeof(a) - n, " errno=%d", cerr);
 				snprintf(b + m, sizeof(b) - m, " errno=%d", kerr);
 			}
-			preload_verify_mismatch("realpath", kpath, a, b);
+			preload_verify_mismatch("realpath", kp.s, a, b);
 		}
 		errno = kerr;
 		return out;
@@ -1015,12 +1024,12 @@ EXPORT DIR *opendir(const char *path)
 {
 	DIR *dir;
 	int ret;
-	char kpath[KPATH_SIZE];
+	struct kpath kp;
 
-	int why = path_in(AT_FDCWD, path, kpath);
+	int why = path_in(AT_FDCWD, path, &kp);
 
 	if (why == PATH_OK &&
-	    try_cache(kpath, Q_SHIM_OPEN | DCACHE_Q_NEGONLY | DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0,
+	    try_cache(&kp, Q_SHIM_OPEN | DCACHE_Q_NEGONLY | DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0,
 		      NULL, &ret))
 		return NULL;
 	/* glibc's opendir reads the name before any system call (and crashes
@@ -1031,7 +1040,7 @@ EXPORT DIR *opendir(const char *path)
 	}
 	dir = CALL_REAL(opendir, path);
 	if (__builtin_expect(verify_open_err != 0, 0))
-		verify_open_result("opendir", kpath, dir != NULL);
+		verify_open_result("opendir", kp.s, dir != NULL);
 	if (dir)
 		fd_set_writable(dirfd(dir), 0);
 	return dir;
