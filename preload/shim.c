@@ -920,6 +920,32 @@ REAL_DECL(realpath);
 REAL_DECL(__realpath_chk);
 
 /*
+ * glibc's realpath for a call the cache does not answer.  Once the copy
+ * routines are usable, a caller's buffer is written through them: glibc
+ * works in tmp and what it wrote there (the result, or the prefix it leaves
+ * on ENOENT and EACCES) is copied out; an unwritable buffer gives EFAULT
+ * where glibc would have crashed, as when the cache answers.
+ */
+static char *realpath_pass(const char *path, char *resolved)
+{
+	char tmp[PATH_MAX];
+	char *out;
+	int err;
+
+	if (!resolved || !__atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE))
+		return CALL_REAL(realpath, path, resolved);
+	tmp[0] = '\0'; /* glibc writes an absolute name, or nothing */
+	out = CALL_REAL(realpath, path, tmp);
+	err = errno;
+	if (tmp[0] && preload_copy_bytes(resolved, tmp, strlen(tmp) + 1) != 0) {
+		errno = EFAULT;
+		return NULL;
+	}
+	errno = err;
+	return out ? resolved : NULL;
+}
+
+/*
  * realpath(3): glibc's own algorithm, answered by the cache (dcache_realpath);
  * NULL path, a name of PATH_MAX or more, and everything the cache cannot
  * decide exactly (search permission it has not seen granted, a filesystem it
@@ -946,12 +972,12 @@ EXPORT char *realpath(const char *path, char *resolved)
 		return NULL;
 	}
 	if (why != PATH_OK || !kp.s[0] || !cache_enter())
-		return CALL_REAL(realpath, path, resolved);
+		return realpath_pass(why == PATH_OK ? kp.s : path, resolved);
 	r = dcache_realpath(kp.s, buf, sizeof(buf), &einval);
 	cache_leave();
 	if (r == DCACHE_PASS) {
 		errno = saved;
-		return CALL_REAL(realpath, path, resolved);
+		return realpath_pass(kp.s, resolved);
 	}
 	if (r == 0 && buf[0] && (preload_test_corrupt() & PRELOAD_CORRUPT_LINK))
 		buf[0] ^= 1;

@@ -22,6 +22,24 @@
  *    with waitpid(), the sync point of the coherence contract: every answer
  *    after it must be exact.  After every mutation the paths involved and
  *    their parent directories are looked up and compared as well.
+ *  - bad pointers (--efault, per mille of lookups; default 100): after a
+ *    lookup, one of stat, lstat, fstatat, stat64, fstatat64, __xstat,
+ *    __lxstat, __fxstatat, statx, access, faccessat, open, openat, readlink,
+ *    readlinkat, opendir or realpath gets, for its path or its output, an
+ *    unmapped page, a PROT_NONE page, a read-only page (outputs), a path
+ *    running into a PROT_NONE page without a NUL, an output too long for
+ *    the bytes before one, a path or output ending exactly at a page's last
+ *    byte (valid), or NULL.  The path is the one just looked up, so that the
+ *    cache answers.  Compared with the raw syscall made with the same
+ *    pointers (return value, errno, what it wrote; a read-only output and
+ *    memory around the output must stay as they were); opendir with the
+ *    kernel's openat (glibc's own opendir crashes on a bad name, the shim
+ *    answers openat's EFAULT); realpath,
+ *    which has no syscall, must fail with EFAULT where glibc's would have
+ *    written (glibc crashes there), and give glibc's answer otherwise.
+ *    Probes that would fault in a sanitizer's interceptor, before the shim
+ *    sees them, are skipped and counted.  --efault 0 gives a seed's
+ *    operations as they were before these probes;
  *  - chdir/fchdir (relative paths are then relative to another directory),
  *    and, when started as root, short stretches with euid nobody (real uid
  *    root: access() and faccessat(AT_EACCESS) then differ).
@@ -36,7 +54,9 @@
  * The tree lives at mkdtemp("/tmp/rcuwalk-fuzz-XXXXXX") + 96 levels of "z" +
  * "/t": the generated paths and symlink bodies contain few enough ".." that
  * no lookup can climb out to /tmp, which other processes change at any time.
- * "@" in a path stands for the tree's absolute path.
+ * "@" in a path stands for the tree's absolute path.  Beside the tree, two
+ * symlinks no generated change can name, @/../L and @/../M, give readlink
+ * probes a link that is always there.
  *
  * On a mismatch the program prints the seed, the operation index, both
  * answers and the last operations, writes the whole operation log to
@@ -44,7 +64,7 @@
  * --replay FILE; --minimize FILE shrinks it (delta debugging) to the
  * operations the mismatch needs.
  *
- * Usage: rcuwalk_difftest [--ops N] [--seed S] [--no-shim] [-v]
+ * Usage: rcuwalk_difftest [--ops N] [--seed S] [--efault PERMILLE] [--no-shim] [-v]
  *        rcuwalk_difftest --replay FILE | --minimize FILE
  * Exit: 0 pass, 1 mismatch, 2 setup error, 77 skip (shim not preloaded).
  * Run under the shim: LD_PRELOAD=librcuwalk.so or `rcuwalk -- rcuwalk_difftest`.
@@ -59,6 +79,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -67,7 +88,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -109,6 +132,7 @@ enum op_kind {
 	L_XSTAT, L_LXSTAT, L_FXSTATAT,
 	L_ACCESS, L_FACCESSAT, L_EUIDACCESS, L_EACCESS,
 	L_OPEN,       /* a: entry point, b: flags */
+	L_EFAULT,     /* a bad pointer (--efault): a: entry point (EP_*), b: see BP_B() */
 	/* mutations */
 	M_EXCL,       /* open(O_CREAT|O_EXCL): compared too; b: mode */
 	M_CREATE,     /* a: variant, b: mode */
@@ -144,7 +168,7 @@ static const char *const k_kind_names[NKINDS] = {
 	[L_STAT64] = "stat64", [L_LSTAT64] = "lstat64", [L_FSTATAT64] = "fstatat64",
 	[L_XSTAT] = "__xstat", [L_LXSTAT] = "__lxstat", [L_FXSTATAT] = "__fxstatat",
 	[L_ACCESS] = "access", [L_FACCESSAT] = "faccessat", [L_EUIDACCESS] = "euidaccess",
-	[L_EACCESS] = "eaccess", [L_OPEN] = "open",
+	[L_EACCESS] = "eaccess", [L_OPEN] = "open", [L_EFAULT] = "efault",
 	[M_EXCL] = "create-excl", [M_CREATE] = "create", [M_WRITE] = "write",
 	[M_UNLINK] = "unlink", [M_RMDIR] = "rmdir", [M_MKDIR] = "mkdir",
 	[M_SYMLINK] = "symlink", [M_RENAME] = "rename", [M_LINK] = "link",
@@ -155,6 +179,60 @@ static const char *const k_kind_names[NKINDS] = {
 	[P_CHDIR] = "chdir", [P_SETEUID] = "seteuid",
 	[B_FORK] = "fork", [B_EXEC] = "exec", [P_AS_NOBODY] = "as-nobody",
 };
+
+/*
+ * L_EFAULT: one interposed entry point called with one bad pointer, and the
+ * same call made as the raw system call with the same pointers (the kernel
+ * answers EFAULT, or what the lookup gives when it fails before a struct
+ * would be written).  a: the entry point; b: BP_B(bad kind, output
+ * argument?, variant, n).  The variant picks flags, mode or readlink's
+ * bufsiz (probe_decode()); n the offset into a page or the bytes left
+ * before a PROT_NONE page.  p1: the path, one just looked up (the cache
+ * holds it).
+ */
+enum ep {
+	EP_STAT, EP_LSTAT, EP_FSTATAT, EP_STAT64, EP_FSTATAT64, EP_XSTAT, EP_LXSTAT,
+	EP_FXSTATAT, EP_STATX, EP_ACCESS, EP_FACCESSAT, EP_OPEN, EP_OPENAT, EP_READLINK,
+	EP_READLINKAT, EP_OPENDIR, EP_REALPATH, NEPS
+};
+
+static const char *const k_ep_names[NEPS] = {
+	[EP_STAT] = "stat", [EP_LSTAT] = "lstat", [EP_FSTATAT] = "fstatat",
+	[EP_STAT64] = "stat64", [EP_FSTATAT64] = "fstatat64", [EP_XSTAT] = "__xstat",
+	[EP_LXSTAT] = "__lxstat", [EP_FXSTATAT] = "__fxstatat", [EP_STATX] = "statx",
+	[EP_ACCESS] = "access", [EP_FACCESSAT] = "faccessat", [EP_OPEN] = "open",
+	[EP_OPENAT] = "openat", [EP_READLINK] = "readlink", [EP_READLINKAT] = "readlinkat",
+	[EP_OPENDIR] = "opendir", [EP_REALPATH] = "realpath",
+};
+
+enum bad {
+	BAD_UNMAPPED, /* a page just unmapped (mmap, then munmap) */
+	BAD_NONE,     /* a PROT_NONE page */
+	BAD_RDONLY,   /* a read-only page (outputs only) */
+	BAD_CROSS,    /* n bytes before a PROT_NONE page: a path with no NUL
+		       * there, an output that does not fit */
+	BAD_END,      /* valid: a path whose NUL is the last byte of a page, an
+		       * output that ends there, a PROT_NONE page next */
+	BAD_NULL,
+	NBADS
+};
+
+static const char *const k_bad_names[NBADS] = {
+	[BAD_UNMAPPED] = "unmapped", [BAD_NONE] = "prot-none", [BAD_RDONLY] = "read-only",
+	[BAD_CROSS] = "crossing", [BAD_END] = "page-end", [BAD_NULL] = "NULL",
+};
+
+#define BP_B(bad, out, var, n) ((bad) | (out) << 3 | (var) << 4 | (n) << 8)
+#define BP_BAD(b) ((b) & 7)
+#define BP_OUT(b) (((b) >> 3) & 1)
+#define BP_VAR(b) (((b) >> 4) & 15)
+#define BP_N(b) (((b) >> 8) & 4095)
+
+/* Entry points with an output the caller passes (struct, buffer). */
+static bool ep_has_out(int ep)
+{
+	return ep <= EP_STATX || ep == EP_READLINK || ep == EP_READLINKAT || ep == EP_REALPATH;
+}
 
 struct op {
 	int kind, a, b;
@@ -175,7 +253,7 @@ static void op_free(struct op *op)
 
 static bool is_lookup(int kind)
 {
-	return kind <= L_OPEN;
+	return kind <= L_EFAULT;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -185,12 +263,14 @@ static char g_scratch[PATH_MAX]; /* mkdtemp() result */
 static char g_tree[PATH_MAX];    /* the tree: "@" */
 static uint64_t g_seed = 1;
 static long g_nops = 100000;
+static unsigned g_efault_pm = 100; /* --efault: per mille of lookups followed by probes */
 static bool g_verbose;
 static bool g_quiet;             /* minimizer trials: no output, no log file */
 static bool g_started_root;
 static long g_idx = -1;          /* index of the operation running */
 static const char *g_phase = "main";
 static unsigned long g_compared, g_mutations, g_batches;
+static unsigned long g_efault, g_efault_skipped; /* bad-pointer probes compared, skipped */
 
 /* Resolved at startup: the shim's (or libc's) old stat entry points. */
 static int (*p_xstat)(int, const char *, struct stat *);
@@ -306,26 +386,49 @@ static bool op_parse(char *line, struct op *op)
 /* ------------------------------------------------------------------------ */
 /* The generator: deterministic from the seed, independent of the results.  */
 
+/*
+ * The bad-pointer probes (L_EFAULT) come from a stream of their own (es),
+ * inserted after main-stream lookups: with --efault 0 a seed gives the same
+ * operations as before the probes existed, and with any share the same
+ * main-stream operations, probes between them.
+ */
 struct gen {
 	uint64_t s;
-	long i;         /* ops generated */
-	long nobody_at; /* index of the as-nobody marker, -1 if none */
+	uint64_t es;    /* the probes' stream */
+	long i;         /* ops generated, probes included: the op index */
+	long nmain;     /* main-stream ops generated */
+	long nobody_at; /* main-stream index of the as-nobody marker, -1 if none */
+	unsigned efault_pm; /* per mille of lookups followed by probes */
+	int npending;   /* probes generated, not yet handed out */
+	struct op pending[2];
+	char *last_link; /* the last symlink the main stream made (readlink probes) */
 	bool euid_nobody;
 	bool root;      /* the phase runs with uid 0 */
 };
 
-static uint64_t rnd64(struct gen *g)
+static uint64_t mix64(uint64_t *s)
 {
-	uint64_t z = (g->s += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
 }
 
+static uint64_t rnd64(struct gen *g)
+{
+	return mix64(&g->s);
+}
+
 static unsigned rnd(struct gen *g, unsigned n)
 {
 	return (unsigned)(rnd64(g) % n);
+}
+
+/* From the probes' stream. */
+static unsigned erand(struct gen *g, unsigned n)
+{
+	return (unsigned)(mix64(&g->es) % n);
 }
 
 /* Index into weights[] chosen with probability proportional to its weight. */
@@ -644,12 +747,34 @@ static void gen_batch(struct gen *g, struct op *op, bool exec)
 	}
 }
 
-static void gen_op(struct gen *g, struct op *op)
+/* A bad-pointer probe of path (the lookup just generated). */
+static void gen_efault(struct gen *g, const char *path, struct op *op)
+{
+	static const int in_bads[] = { BAD_UNMAPPED, BAD_NONE, BAD_CROSS, BAD_END, BAD_NULL };
+	int ep = (int)erand(g, NEPS), out = ep_has_out(ep) && erand(g, 2);
+	int bad = out ? (int)erand(g, NBADS) : in_bads[erand(g, 5)];
+
+	memset(op, 0, sizeof(*op));
+	op->kind = L_EFAULT;
+	op->a = ep;
+	op->b = BP_B(bad, out, (int)erand(g, 16), (int)erand(g, 4096));
+	if (ep == EP_READLINK || ep == EP_READLINKAT) {
+		unsigned r = erand(g, 3);
+
+		if (r == 1 && g->last_link)
+			path = g->last_link;
+		else if (r == 2)
+			path = erand(g, 2) ? "@/../L" : "@/../M"; /* make_scratch() */
+	}
+	op->p1 = xstrdup(path);
+}
+
+static void gen_main_op(struct gen *g, struct op *op)
 {
 	unsigned r;
 
 	memset(op, 0, sizeof(*op));
-	if (g->i++ == g->nobody_at) {
+	if (g->nmain++ == g->nobody_at) {
 		op->kind = P_AS_NOBODY;
 		g->root = false;
 		g->euid_nobody = false;
@@ -694,12 +819,47 @@ static void gen_op(struct gen *g, struct op *op)
 	}
 }
 
-static void gen_init(struct gen *g, uint64_t seed, long nops, bool root)
+/* The next operation: a probe pending, or one of the main stream (then,
+ * after a lookup, one or two probes of its path with the share asked). */
+static void gen_op(struct gen *g, struct op *op)
+{
+	g->i++;
+	if (g->npending > 0) {
+		*op = g->pending[0];
+		g->pending[0] = g->pending[1];
+		g->npending--;
+		return;
+	}
+	gen_main_op(g, op);
+	/* a name in the tree itself: likely made, and still there a while */
+	if (op->kind == M_SYMLINK && !strchr(op->p1 + (op->p1[0] == '@' ? 2 : 0), '/')) {
+		free(g->last_link);
+		g->last_link = xstrdup(op->p1);
+	}
+	if (op->kind <= L_OPEN && g->efault_pm && erand(g, 1000) < g->efault_pm) {
+		int n = erand(g, 4) ? 1 : 2;
+
+		for (int k = 0; k < n; k++)
+			gen_efault(g, op->p1, &g->pending[g->npending++]);
+	}
+}
+
+static void gen_release(struct gen *g)
+{
+	while (g->npending > 0)
+		op_free(&g->pending[--g->npending]);
+	free(g->last_link);
+	g->last_link = NULL;
+}
+
+static void gen_init(struct gen *g, uint64_t seed, long nops, bool root, unsigned efault_pm)
 {
 	memset(g, 0, sizeof(*g));
 	g->s = seed * 0x2545f4914f6cdd1dULL + 0x1234567;
+	g->es = seed * 0x9e3779b97f4a7c15ULL + 0x7654321;
 	g->root = root;
 	g->nobody_at = root ? nops / 2 : -1;
+	g->efault_pm = efault_pm;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -716,7 +876,7 @@ struct src {
 static bool src_next(struct src *s, struct op *op)
 {
 	if (!s->from_list) {
-		if (s->g.i >= s->n)
+		if (s->g.nmain >= s->n && s->g.npending == 0)
 			return false;
 		gen_op(&s->g, op);
 		return true;
@@ -875,15 +1035,14 @@ static void write_log(long upto, const struct src *s, char *file, size_t n);
 
 static const struct src *g_src; /* for the log on a mismatch */
 
-static void mismatch(const char *call, const char *path, const char *ctx, const struct ans *shim,
-		     const struct ans *raw)
+/* Report a mismatch (both answers as text) and exit 1. */
+static void mismatch_text(const char *call, const char *path, const char *ctx, const char *a,
+			  const char *b)
 {
-	char a[768], b[768], file[PATH_MAX] = "";
+	char file[PATH_MAX] = "";
 
 	if (g_quiet)
 		exit(1);
-	fmt_ans(shim, a, sizeof(a));
-	fmt_ans(raw, b, sizeof(b));
 	fprintf(stderr,
 		"\nMISMATCH seed=%" PRIu64 " op=%ld phase=%s uid=%d euid=%d\n"
 		"  call:    %s(\"%s\")%s%s\n  shim:    %s\n  without: %s\n",
@@ -899,6 +1058,16 @@ static void mismatch(const char *call, const char *path, const char *ctx, const 
 				" shrink: --minimize %s)\n", file, file, file);
 	}
 	exit(1);
+}
+
+static void mismatch(const char *call, const char *path, const char *ctx, const struct ans *shim,
+		     const struct ans *raw)
+{
+	char a[768], b[768];
+
+	fmt_ans(shim, a, sizeof(a));
+	fmt_ans(raw, b, sizeof(b));
+	mismatch_text(call, path, ctx, a, b);
 }
 
 static void begin(struct ans *a, unsigned char fill)
@@ -1044,6 +1213,571 @@ static void cmp_open(int variant, const char *p, int flags, const char *ctx)
 	}
 }
 
+/* ------------------------------------------------------------------------ */
+/* Bad pointers (L_EFAULT)                                                  */
+
+/*
+ * The pages the probes point into, made once per run (bp_setup()):
+ *   [0] read-write, the "tail": paths and outputs that end at its last byte
+ *       or run past it;
+ *   [1] PROT_NONE;
+ *   [2] read-only, filled with RO_FILL: it must stay so;
+ *   [3] PROT_NONE.
+ * An unmapped page is made for each probe that needs one (mmap, munmap) and
+ * checked after both calls to be unmapped still: if something mapped it
+ * meanwhile (a thread of the shim), the probe proves nothing and is skipped.
+ *
+ * The call through libc and the reference run under catch_fault(): a
+ * SIGSEGV or SIGBUS in them becomes part of the answer (glibc's opendir
+ * reads the path itself; the shim must fault there exactly as glibc does).
+ */
+#define TAIL_FILL 0xa5
+#define RO_FILL 0x5c
+static char *g_bp;
+static size_t g_pg;
+static unsigned char g_tail_before[65536]; /* the tail page before a call */
+
+/* Who defines an entry point as the program binds it. */
+enum { OWN_OTHER, OWN_SHIM, OWN_LIBC };
+static int g_owner[NEPS];
+
+static char *(*p_libc_realpath)(const char *, char *);
+static DIR *(*p_libc_opendir)(const char *);
+
+static sigjmp_buf g_catch_env;
+static volatile sig_atomic_t g_catching;
+
+/* SIGSEGV and SIGBUS: a probe's call faulted, back to probe_caught(). */
+static void catch_fault(int sig)
+{
+	struct sigaction dfl;
+
+	if (g_catching) {
+		g_catching = 0;
+		siglongjmp(g_catch_env, sig);
+	}
+	/* Not a probe's: as without this handler (the fault recurs and kills). */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, NULL);
+}
+
+static void bp_setup(void)
+{
+	struct sigaction sa;
+
+	if (g_bp)
+		return;
+	g_pg = (size_t)sysconf(_SC_PAGESIZE);
+	if (g_pg > sizeof(g_tail_before) || g_pg < PATH_MAX)
+		die("page size %zu", g_pg);
+	g_bp = mmap(NULL, 4 * g_pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g_bp == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	memset(g_bp + 2 * g_pg, RO_FILL, g_pg);
+	if (mprotect(g_bp + g_pg, g_pg, PROT_NONE) != 0 ||
+	    mprotect(g_bp + 2 * g_pg, g_pg, PROT_READ) != 0 ||
+	    mprotect(g_bp + 3 * g_pg, g_pg, PROT_NONE) != 0)
+		die("mprotect: %s", strerror(errno));
+	/* Through the shim's sigaction(): it keeps the program's handler and
+	 * chains to it the faults that are not its own. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = catch_fault;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, NULL) != 0 || sigaction(SIGBUS, &sa, NULL) != 0)
+		die("sigaction: %s", strerror(errno));
+}
+
+struct probe {
+	int ep, bad, out, n;
+	int flags, mode;      /* from the variant */
+	size_t bufsiz;        /* readlink */
+	const char *path;     /* the path, expanded, in ordinary memory */
+	size_t osz;           /* the output's size: what the call may write */
+	/* the arguments passed */
+	const char *pp;
+	void *ob;
+	size_t room;          /* readable bytes at ob */
+	char *hole;           /* BAD_UNMAPPED: the page */
+	size_t lo, hi;        /* the tail bytes the call may change */
+};
+
+/* An answer: struct ans, plus what bad pointers add. */
+struct pans {
+	struct ans a;
+	int sig;        /* the call faulted: the signal caught */
+	bool touched;   /* it failed, yet changed its (valid) output */
+	bool stray;     /* it changed memory outside its output */
+	bool has_txt;   /* readlink, realpath: the bytes written or returned */
+	size_t ntxt;
+	char txt[PATH_MAX + 1];
+};
+
+static union {
+	struct stat st;
+	struct statx stx;
+	char c[PATH_MAX + 1];
+} g_obuf;
+
+/* The probe an L_EFAULT op describes (any a and b make one: logs may be
+ * written by hand). */
+static void probe_decode(const struct op *op, const char *path, struct probe *pr)
+{
+	static const int open_extra[] = { O_NONBLOCK, O_DIRECTORY | O_NONBLOCK, O_NOFOLLOW | O_NONBLOCK,
+					  O_PATH };
+	static const size_t rl_size[] = { 1, 2, 7, 17, 64, 255, 1024, PATH_MAX };
+	int var = BP_VAR(op->b);
+
+	memset(pr, 0, sizeof(*pr));
+	pr->ep = op->a >= 0 && op->a < NEPS ? op->a : EP_STAT;
+	pr->bad = BP_BAD(op->b) < NBADS ? BP_BAD(op->b) : BAD_END;
+	pr->out = BP_OUT(op->b) && ep_has_out(pr->ep);
+	if (!pr->out && pr->bad == BAD_RDONLY)
+		pr->bad = BAD_END; /* a read-only path is a valid one */
+	pr->n = BP_N(op->b);
+	pr->path = path ? path : "";
+	switch (pr->ep) {
+	case EP_LSTAT:
+	case EP_LXSTAT:
+		pr->flags = AT_SYMLINK_NOFOLLOW;
+		break;
+	case EP_FSTATAT:
+	case EP_FSTATAT64:
+	case EP_FXSTATAT:
+	case EP_STATX:
+		pr->flags = var & 1 ? AT_SYMLINK_NOFOLLOW : 0;
+		break;
+	case EP_ACCESS:
+		pr->mode = var & 7;
+		break;
+	case EP_FACCESSAT:
+		pr->mode = var & 7;
+		pr->flags = var & 8 ? AT_EACCESS : 0;
+		break;
+	case EP_OPEN:
+	case EP_OPENAT:
+		pr->flags = O_RDONLY | O_CLOEXEC | open_extra[var & 3];
+		break;
+	case EP_READLINK:
+	case EP_READLINKAT:
+		pr->bufsiz = rl_size[var & 7];
+		break;
+	default:
+		break;
+	}
+	pr->osz = pr->ep == EP_STATX ? sizeof(struct statx)
+		  : pr->ep <= EP_FXSTATAT ? sizeof(struct stat)
+		  : pr->bufsiz ? pr->bufsiz : PATH_MAX;
+}
+
+/*
+ * RCUWALK_SANITIZE=address builds the shim with UBSan too, which aborts on
+ * the NULL path or buffer the shim hands on to glibc on purpose (glibc
+ * declares them nonnull; the kernel's EFAULT is the answer): no NULL probes
+ * there.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define NULL_PROBES 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NULL_PROBES 0
+#endif
+#endif
+#ifndef NULL_PROBES
+#define NULL_PROBES 1
+#endif
+
+/* Whether the probe can run here.  A sanitizer's interceptor in front of
+ * the shim reads the path itself (strlen): an unreadable path faults there,
+ * before the shim.  realpath's EFAULT is the shim's promise (glibc's
+ * realpath crashes on a bad pointer). */
+static bool probe_runs(const struct probe *pr)
+{
+	int own = g_owner[pr->ep];
+
+	if (pr->bad == BAD_END)
+		return true;
+	if (pr->bad == BAD_NULL && !NULL_PROBES && !(pr->ep == EP_REALPATH && pr->out))
+		return false;
+	if (pr->ep == EP_REALPATH) {
+		if (pr->out && pr->bad == BAD_NULL)
+			return true; /* valid: realpath mallocs */
+		return own == OWN_SHIM || (!pr->out && pr->bad == BAD_NULL && own == OWN_LIBC);
+	}
+	return pr->out || own != OWN_OTHER;
+}
+
+/* Lay out the bad argument for one call: the tail page refilled, the path's
+ * bytes written there if it goes there; pr->pp, pr->ob, room, lo, hi set. */
+static bool probe_place(struct probe *pr)
+{
+	char *tail = g_bp, *guard = g_bp + g_pg, *ro = g_bp + 2 * g_pg;
+	size_t len = strlen(pr->path), k;
+
+	memset(tail, TAIL_FILL, g_pg);
+	pr->pp = pr->path;
+	pr->ob = &g_obuf;
+	pr->room = sizeof(g_obuf);
+	pr->lo = pr->hi = 0;
+	if (!pr->out) {
+		switch (pr->bad) {
+		case BAD_UNMAPPED:
+			pr->pp = pr->hole + (size_t)pr->n % g_pg;
+			break;
+		case BAD_NONE:
+			pr->pp = guard + (size_t)pr->n % g_pg;
+			break;
+		case BAD_CROSS: /* k bytes of the path, no NUL */
+			k = 1 + (size_t)pr->n % 24;
+			for (size_t i = 0; i < k; i++)
+				tail[g_pg - k + i] = len ? pr->path[i % len] : 'x';
+			pr->pp = tail + g_pg - k;
+			break;
+		case BAD_END:
+			if (len + 1 > g_pg)
+				return false;
+			memcpy(tail + g_pg - len - 1, pr->path, len + 1);
+			pr->pp = tail + g_pg - len - 1;
+			break;
+		default:
+			pr->pp = NULL;
+			break;
+		}
+		memset(&g_obuf, TAIL_FILL, sizeof(g_obuf));
+		return true;
+	}
+	pr->room = 0;
+	switch (pr->bad) {
+	case BAD_UNMAPPED:
+		pr->ob = pr->hole + (size_t)pr->n % 64;
+		break;
+	case BAD_NONE:
+		pr->ob = guard + (size_t)pr->n % 64;
+		break;
+	case BAD_RDONLY:
+		pr->ob = ro + (size_t)pr->n % (g_pg - (pr->osz < g_pg ? pr->osz : g_pg) + 1);
+		break;
+	case BAD_CROSS: /* k bytes left before the guard page */
+		k = pr->osz > 1 ? 1 + (size_t)pr->n % (pr->osz - 1) : 1;
+		pr->ob = tail + g_pg - k;
+		pr->room = k;
+		pr->lo = g_pg - k;
+		pr->hi = g_pg;
+		break;
+	case BAD_END:
+		if (pr->osz > g_pg)
+			return false;
+		pr->ob = tail + g_pg - pr->osz;
+		pr->room = pr->osz;
+		pr->lo = g_pg - pr->osz;
+		pr->hi = g_pg;
+		break;
+	default:
+		pr->ob = NULL;
+		break;
+	}
+	return true;
+}
+
+/* The call, through libc (the shim) or as the reference: the raw system
+ * call, glibc's own opendir or realpath. */
+static void probe_call(const struct probe *pr, bool ref, struct pans *r)
+{
+	const char *p = pr->pp;
+	void *ob = pr->ob;
+	int fl = pr->flags;
+	long ret = -1;
+
+	errno = SENTINEL_ERRNO;
+	switch (pr->ep) {
+	case EP_STAT:
+	case EP_LSTAT:
+	case EP_FSTATAT:
+	case EP_STAT64:
+	case EP_FSTATAT64:
+	case EP_XSTAT:
+	case EP_LXSTAT:
+	case EP_FXSTATAT:
+		if (ref)
+			ret = raw_fstatat(p, ob, fl);
+		else if (pr->ep == EP_STAT)
+			ret = stat(p, ob);
+		else if (pr->ep == EP_LSTAT)
+			ret = lstat(p, ob);
+		else if (pr->ep == EP_FSTATAT)
+			ret = fstatat(AT_FDCWD, p, ob, fl);
+		else if (pr->ep == EP_STAT64)
+			ret = stat64(p, ob);
+		else if (pr->ep == EP_FSTATAT64)
+			ret = fstatat64(AT_FDCWD, p, ob, fl);
+		else if (pr->ep == EP_XSTAT)
+			ret = p_xstat ? p_xstat(1, p, ob) : stat(p, ob);
+		else if (pr->ep == EP_LXSTAT)
+			ret = p_lxstat ? p_lxstat(1, p, ob) : lstat(p, ob);
+		else
+			ret = p_fxstatat ? p_fxstatat(1, AT_FDCWD, p, ob, fl) : fstatat(AT_FDCWD, p, ob, fl);
+		break;
+	case EP_STATX:
+		ret = ref ? syscall(SYS_statx, AT_FDCWD, p, fl, STATX_BASIC_STATS, ob)
+			  : statx(AT_FDCWD, p, fl, STATX_BASIC_STATS, ob);
+		break;
+	case EP_ACCESS:
+		ret = ref ? syscall(SYS_faccessat2, AT_FDCWD, p, pr->mode, 0) : access(p, pr->mode);
+		break;
+	case EP_FACCESSAT:
+		ret = ref ? syscall(SYS_faccessat2, AT_FDCWD, p, pr->mode, fl)
+			  : faccessat(AT_FDCWD, p, pr->mode, fl);
+		break;
+	case EP_OPEN:
+	case EP_OPENAT:
+		ret = ref ? syscall(SYS_openat, AT_FDCWD, p, fl, 0)
+		      : pr->ep == EP_OPEN ? open(p, fl) : openat(AT_FDCWD, p, fl);
+		fd_ans(&r->a, ret);
+		return;
+	case EP_READLINK:
+	case EP_READLINKAT:
+		ret = ref ? syscall(SYS_readlinkat, AT_FDCWD, p, ob, pr->bufsiz)
+		      : pr->ep == EP_READLINK ? readlink(p, ob, pr->bufsiz)
+					      : readlinkat(AT_FDCWD, p, ob, pr->bufsiz);
+		break;
+	case EP_OPENDIR: {
+		DIR *d;
+
+		if (ref) {
+			/* The kernel's openat with glibc's opendir flags: the shim
+			 * answers EFAULT for a name glibc would crash on. */
+			ret = syscall(SYS_openat, AT_FDCWD, p,
+				      O_RDONLY | O_NONBLOCK | O_DIRECTORY | O_LARGEFILE | O_CLOEXEC);
+			r->a.err = ret < 0 ? errno : SENTINEL_ERRNO;
+			r->a.ret = ret < 0 ? -1 : 0;
+			if (ret >= 0) {
+				r->a.has_st = syscall(SYS_fstat, (int)ret, &r->a.st) == 0;
+				r->a.fl = fcntl((int)ret, F_GETFL);
+				syscall(SYS_close, (int)ret);
+			}
+			return;
+		}
+		d = opendir(p);
+		r->a.err = errno;
+		r->a.ret = d ? 0 : -1;
+		if (d) {
+			r->a.has_st = syscall(SYS_fstat, dirfd(d), &r->a.st) == 0;
+			r->a.fl = fcntl(dirfd(d), F_GETFL);
+			closedir(d);
+		}
+		return;
+	}
+	case EP_REALPATH: {
+		char *res = ref ? p_libc_realpath(p, ob) : realpath(p, ob);
+
+		r->a.err = errno;
+		r->a.ret = res ? 0 : -1;
+		if (res) {
+			size_t max = res == ob ? pr->room : sizeof(r->txt) - 1;
+
+			r->ntxt = strnlen(res, max);
+			memcpy(r->txt, res, r->ntxt);
+			r->has_txt = true;
+			if (res != ob)
+				free(res);
+		}
+		return;
+	}
+	default:
+		abort();
+	}
+	r->a.err = errno;
+	r->a.ret = ret;
+}
+
+/* The call under catch_fault(), then what it wrote. */
+static void probe_caught(struct probe *pr, bool ref, struct pans *r)
+{
+	const unsigned char *t = (const unsigned char *)g_bp;
+	int sig;
+
+	memset(r, 0, sizeof(*r));
+	memcpy(g_tail_before, g_bp, g_pg);
+	sig = sigsetjmp(g_catch_env, 1);
+	if (sig == 0) {
+		g_catching = 1;
+		probe_call(pr, ref, r);
+		g_catching = 0;
+	} else {
+		memset(&r->a, 0, sizeof(r->a));
+		r->a.ret = -1;
+		r->sig = sig;
+		return;
+	}
+	/* the tail page outside [lo, hi), and the read-only page */
+	for (size_t i = 0; i < g_pg && !r->stray; i++)
+		r->stray = (i < pr->lo || i >= pr->hi) && t[i] != g_tail_before[i];
+	if (pr->out && pr->bad == BAD_RDONLY)
+		for (size_t i = 0; i < g_pg && !r->stray; i++)
+			r->stray = (unsigned char)g_bp[2 * g_pg + i] != RO_FILL;
+	if (pr->ep == EP_OPEN || pr->ep == EP_OPENAT || pr->ep == EP_OPENDIR || pr->ep == EP_REALPATH)
+		return;
+	if (r->a.ret < 0) { /* a failure writes nothing (the kernel's) */
+		if (pr->room >= pr->osz && pr->ob)
+			for (size_t i = 0; i < pr->osz && !r->touched; i++)
+				r->touched = ((unsigned char *)pr->ob)[i] != TAIL_FILL;
+		return;
+	}
+	if (pr->ep == EP_READLINK || pr->ep == EP_READLINKAT) {
+		r->ntxt = (size_t)r->a.ret < pr->room ? (size_t)r->a.ret : pr->room;
+		memcpy(r->txt, pr->ob, r->ntxt);
+		r->has_txt = true;
+	} else if (pr->room >= pr->osz && pr->ep == EP_STATX) {
+		const struct statx *x = pr->ob;
+
+		r->a.has_st = true;
+		r->a.st.st_dev = makedev(x->stx_dev_major, x->stx_dev_minor);
+		r->a.st.st_ino = x->stx_ino;
+		r->a.st.st_mode = x->stx_mode;
+		r->a.st.st_nlink = x->stx_nlink;
+		r->a.st.st_uid = x->stx_uid;
+		r->a.st.st_gid = x->stx_gid;
+		r->a.st.st_rdev = makedev(x->stx_rdev_major, x->stx_rdev_minor);
+		r->a.st.st_size = (off_t)x->stx_size;
+		r->a.st.st_blksize = x->stx_blksize;
+		r->a.st.st_blocks = (blkcnt_t)x->stx_blocks;
+		r->a.st.st_mtim.tv_sec = x->stx_mtime.tv_sec;
+		r->a.st.st_mtim.tv_nsec = x->stx_mtime.tv_nsec;
+		r->a.st.st_ctim.tv_sec = x->stx_ctime.tv_sec;
+		r->a.st.st_ctim.tv_nsec = x->stx_ctime.tv_nsec;
+		r->a.fl = (int)x->stx_mask;
+	} else if (pr->room >= pr->osz) {
+		r->a.has_st = true;
+		memcpy(&r->a.st, pr->ob, sizeof(r->a.st));
+	}
+}
+
+static bool pans_equal(const struct pans *a, const struct pans *b, bool is_open)
+{
+	return a->sig == b->sig && a->touched == b->touched && a->stray == b->stray &&
+	       ans_equal(&a->a, &b->a, is_open) && a->has_txt == b->has_txt &&
+	       a->ntxt == b->ntxt && memcmp(a->txt, b->txt, a->ntxt) == 0;
+}
+
+static void fmt_pans(const struct pans *a, char *buf, size_t n)
+{
+	size_t k;
+
+	if (a->sig) {
+		snprintf(buf, n, "killed by %s", strsignal(a->sig));
+		return;
+	}
+	fmt_ans(&a->a, buf, n);
+	k = strlen(buf);
+	if (a->touched && k < n)
+		k += (size_t)snprintf(buf + k, n - k, " (failed, yet wrote its output)");
+	if (a->stray && k < n)
+		k += (size_t)snprintf(buf + k, n - k, " (wrote outside its output)");
+	if (a->has_txt && k < n)
+		snprintf(buf + k, n - k, " text=\"%.*s\"", (int)a->ntxt, a->txt);
+}
+
+/* Is the hole still unmapped (nothing mapped it while the probe ran)? */
+static bool hole_unmapped(char *hole)
+{
+	void *p = mmap(hole, g_pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return false;
+	munmap(p, g_pg);
+	return p == hole;
+}
+
+/* realpath: the shim's answer for an unreadable path or an unwritable
+ * resolved buffer is EFAULT where glibc would have written (it crashes);
+ * otherwise glibc's own answer (pre: glibc with a good buffer). */
+static void realpath_expect(struct probe *pr, struct pans *k)
+{
+	static char good[PATH_MAX + 1];
+	struct pans pre;
+	bool wrote;
+
+	memset(good, TAIL_FILL, sizeof(good));
+	memset(&pre, 0, sizeof(pre));
+	errno = SENTINEL_ERRNO;
+	{
+		char *res = p_libc_realpath(pr->bad == BAD_NULL && !pr->out ? NULL : pr->path,
+					    pr->bad == BAD_NULL && pr->out ? NULL : good);
+
+		pre.a.err = errno;
+		pre.a.ret = res ? 0 : -1;
+		if (res) {
+			pre.ntxt = strlen(res);
+			memcpy(pre.txt, res, pre.ntxt);
+			pre.has_txt = true;
+			if (res != good)
+				free(res);
+		}
+	}
+	wrote = pre.a.ret == 0 || (unsigned char)good[0] != TAIL_FILL;
+	/* the page-end buffer fits what glibc writes exactly */
+	pr->osz = wrote ? strnlen(good, sizeof(good) - 1) + 1 : 1;
+	*k = pre;
+	if ((!pr->out && (pr->bad == BAD_UNMAPPED || pr->bad == BAD_NONE || pr->bad == BAD_CROSS)) ||
+	    (pr->out && pr->bad != BAD_END && pr->bad != BAD_NULL && wrote)) {
+		memset(k, 0, sizeof(*k));
+		k->a.ret = -1;
+		k->a.err = EFAULT;
+	}
+}
+
+static void run_efault(const struct op *op, const char *ctx)
+{
+	char buf[PATH_MAX + 512], call[128], a[PATH_MAX + 1024], b[PATH_MAX + 1024];
+	struct probe pr;
+	struct pans s, k;
+	bool is_open;
+
+	bp_setup();
+	probe_decode(op, expand(op->p1, buf, sizeof(buf)), &pr);
+	if (!probe_runs(&pr)) {
+		g_efault_skipped++;
+		return;
+	}
+	if (pr.ep == EP_REALPATH)
+		realpath_expect(&pr, &k);
+	if (pr.bad == BAD_UNMAPPED) {
+		pr.hole = mmap(NULL, g_pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (pr.hole == MAP_FAILED)
+			die("mmap: %s", strerror(errno));
+		munmap(pr.hole, g_pg);
+	}
+	if (!probe_place(&pr)) {
+		g_efault_skipped++;
+		return;
+	}
+	probe_caught(&pr, false, &s);
+	if (pr.ep != EP_REALPATH) {
+		probe_place(&pr);
+		probe_caught(&pr, true, &k);
+	}
+	if (pr.hole && !hole_unmapped(pr.hole)) {
+		g_efault_skipped++;
+		return;
+	}
+	g_efault++;
+	g_compared++;
+	is_open = pr.ep == EP_OPEN || pr.ep == EP_OPENAT || pr.ep == EP_OPENDIR;
+	if (!pans_equal(&s, &k, is_open)) {
+		if (!ctx)
+			ctx = pr.ep == EP_REALPATH ? "(bad pointer; expected: glibc's realpath, or EFAULT"
+						     " where it would write)"
+			      : pr.ep == EP_OPENDIR ? "(bad pointer; expected: openat's answer)"
+						    : "(bad pointer; expected: the raw syscall, same pointers)";
+		snprintf(call, sizeof(call), "%s[%s %s, n=%d, flags=0x%x mode=%d bufsiz=%zu]",
+			 k_ep_names[pr.ep], pr.out ? "output" : "path", k_bad_names[pr.bad], pr.n,
+			 pr.flags, pr.mode, pr.bufsiz);
+		fmt_pans(&s, a, sizeof(a));
+		fmt_pans(&k, b, sizeof(b));
+		mismatch_text(call, pr.path, ctx, a, b);
+	}
+}
+
 static void run_lookup(const struct op *op, const char *ctx)
 {
 	char buf[PATH_MAX + 512];
@@ -1058,6 +1792,9 @@ static void run_lookup(const struct op *op, const char *ctx)
 		break;
 	case L_OPEN:
 		cmp_open(op->a, p, op->b, ctx);
+		break;
+	case L_EFAULT:
+		run_efault(op, ctx);
 		break;
 	default:
 		cmp_stat(op->kind, p, op->b, ctx);
@@ -1647,6 +2384,13 @@ static void run_one(const struct op *op)
 	}
 }
 
+static void print_phase(void)
+{
+	printf("phase %s: %lu comparisons (%lu with bad pointers, %lu such probes skipped), "
+	       "%lu mutations, %lu helper batches\n",
+	       g_phase, g_compared, g_efault, g_efault_skipped, g_mutations, g_batches);
+}
+
 /* Runs the operations in this process (forking the nobody phase when asked).
  * Returns the exit code. */
 static int run_ops(struct src *s)
@@ -1663,11 +2407,10 @@ static int run_ops(struct src *s)
 			if (geteuid() != 0)
 				(void)!seteuid(0);
 			if (!g_quiet)
-				printf("phase %s: %lu comparisons, %lu mutations, %lu helper batches\n",
-				       g_phase, g_compared, g_mutations, g_batches);
+				print_phase();
 			become_nobody();
 			g_phase = "nobody";
-			g_compared = g_mutations = g_batches = 0;
+			g_compared = g_mutations = g_batches = g_efault = g_efault_skipped = 0;
 			snprintf(g_ring[g_ringn++ % RING], sizeof(g_ring[0]), "as-nobody 0 0 - -");
 			src_release(s, &op);
 			continue;
@@ -1676,8 +2419,7 @@ static int run_ops(struct src *s)
 		src_release(s, &op);
 	}
 	if (!g_quiet)
-		printf("phase %s: %lu comparisons, %lu mutations, %lu helper batches\n", g_phase,
-		       g_compared, g_mutations, g_batches);
+		print_phase();
 	return 0;
 }
 
@@ -1698,12 +2440,13 @@ static void write_log(long upto, const struct src *s, char *file, size_t n)
 		struct gen g = s->g;
 		struct op op;
 
-		gen_init(&g, g_seed, g_nops, g_started_root);
+		gen_init(&g, g_seed, g_nops, g_started_root, g_efault_pm);
 		for (long i = 0; i <= upto; i++) {
 			gen_op(&g, &op);
 			op_write(f, &op, "");
 			op_free(&op);
 		}
+		gen_release(&g);
 	} else {
 		for (long i = 0; i <= upto && i < s->nlist; i++)
 			op_write(f, &s->list[i], "");
@@ -1729,7 +2472,22 @@ static void make_scratch(void)
 		if (syscall(SYS_mkdirat, AT_FDCWD, p, 0755) != 0)
 			die("mkdir %s: %s", p, strerror(errno));
 	}
-	strcat(p, "/t");
+	/* beside the tree, out of the generated mutations' reach: two links
+	 * that stay (readlink probes), a short body and a long one */
+	strcat(p, "/L");
+	if (syscall(SYS_symlinkat, "t/a", AT_FDCWD, p) != 0)
+		die("symlink %s: %s", p, strerror(errno));
+	strcpy(p + strlen(p) - 1, "M");
+	{
+		char body[512] = "t";
+
+		for (int i = 0; i < 120; i++)
+			strcat(body, "/.");
+		strcat(body, "/b/../c");
+		if (syscall(SYS_symlinkat, body, AT_FDCWD, p) != 0)
+			die("symlink %s: %s", p, strerror(errno));
+	}
+	strcpy(p + strlen(p) - 1, "t");
 	if (syscall(SYS_mkdirat, AT_FDCWD, p, 0755) != 0)
 		die("mkdir %s: %s", p, strerror(errno));
 	snprintf(g_tree, sizeof(g_tree), "%s", p);
@@ -1981,9 +2739,26 @@ static bool shim_loaded(void)
 	return dl_iterate_phdr(find_shim, NULL) != 0;
 }
 
+/* Who defines `name` as the program binds it: the shim, libc, or another
+ * object in front of them (a sanitizer's interceptor). */
+static int owner_of(const char *name)
+{
+	void *fn = dlsym(RTLD_DEFAULT, name);
+	Dl_info di;
+
+	if (!fn || !dladdr(fn, &di) || !di.dli_fname)
+		return OWN_OTHER;
+	if (strstr(di.dli_fname, "librcuwalk"))
+		return OWN_SHIM;
+	if (strstr(di.dli_fname, "libc.so"))
+		return OWN_LIBC;
+	return OWN_OTHER;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: rcuwalk_difftest [--ops N] [--seed S] [--no-shim] [-v]\n"
+	fprintf(stderr, "usage: rcuwalk_difftest [--ops N] [--seed S] [--efault PERMILLE] [--no-shim]\n"
+			"                        [-v]\n"
 			"       rcuwalk_difftest --replay FILE | --minimize FILE\n");
 	exit(2);
 }
@@ -2004,6 +2779,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--ops") && i + 1 < argc)
 			g_nops = strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--efault") && i + 1 < argc)
+			g_efault_pm = (unsigned)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			g_seed = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--replay") && i + 1 < argc)
@@ -2054,11 +2831,18 @@ int main(int argc, char **argv)
 	{
 		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
 
-		if (libc)
+		if (libc) {
 			p_libc_euidaccess = (int (*)(const char *, int))dlsym(libc, "euidaccess");
+			p_libc_opendir = (DIR * (*)(const char *)) dlsym(libc, "opendir");
+			/* the current version (the oldest one wants a buffer) */
+			p_libc_realpath = (char *(*)(const char *, char *))dlvsym(libc, "realpath",
+										  "GLIBC_2.3");
+		}
 	}
-	if (!p_libc_euidaccess)
-		die("glibc's euidaccess not found");
+	if (!p_libc_euidaccess || !p_libc_opendir || !p_libc_realpath)
+		die("glibc's euidaccess, opendir or realpath not found");
+	for (int e = 0; e < NEPS; e++)
+		g_owner[e] = owner_of(k_ep_names[e]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	if (minimize)
@@ -2068,7 +2852,7 @@ int main(int argc, char **argv)
 		s.list = load_log(replay, &s.nlist);
 		printf("rcuwalk_difftest: replaying %ld operations from %s\n", s.nlist, replay);
 	} else {
-		gen_init(&s.g, g_seed, g_nops, g_started_root);
+		gen_init(&s.g, g_seed, g_nops, g_started_root, g_efault_pm);
 		s.n = g_nops;
 		printf("rcuwalk_difftest: seed %" PRIu64 ", %ld operations%s\n", g_seed, g_nops,
 		       g_started_root ? " (second half as nobody)" : "");
