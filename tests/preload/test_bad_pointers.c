@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -171,7 +172,7 @@ static long s_readlinkat_chk(const char *p, void *b)
 static long r_readlink(const char *p, void *b) { return syscall(SYS_readlinkat, AT_FDCWD, p, b, OUT_LEN); }
 
 struct ep {
-	const char *name;
+	const char *name; /* the symbol first, for who_defines() */
 	long (*shim)(const char *, void *);
 	long (*raw)(const char *, void *);
 	int has_buf;
@@ -253,6 +254,23 @@ static int teardown(void **state)
 	return scratch_teardown(state);
 }
 
+/* Does the shim define the entry point the program binds to?  A sanitizer's
+ * interceptor before it (libasan's stat, realpath...) reads the path itself
+ * and faults there, with or without the shim: bad paths are not probed
+ * through those, and the count of such probes is printed. */
+static int shim_defines(const char *name)
+{
+	char sym[64];
+	Dl_info info;
+	void *f;
+
+	snprintf(sym, sizeof(sym), "%.*s", (int)strcspn(name, "("), name);
+	f = dlsym(RTLD_DEFAULT, sym);
+	return f && dladdr(f, &info) && info.dli_fname && strstr(info.dli_fname, "librcuwalk");
+}
+
+static int skipped_paths;
+
 /* Call both with these pointers: 1 (and why) if they answer differently. */
 static int differs(const struct ep *e, const char *path, void *buf, const char *what)
 {
@@ -291,11 +309,15 @@ static int try_name(const struct ep *e, const char *name)
 
 	e->shim(name, good);
 	e->shim(name, good);
-	bad += differs(e, NULL, good, "NULL path");
-	bad += differs(e, unmapped, good, "unmapped path");
-	bad += differs(e, none, good, "PROT_NONE path");
-	memcpy(cross, name, len);
-	bad += differs(e, cross, good, "name running into PROT_NONE");
+	if (shim_defines(e->name)) {
+		bad += differs(e, NULL, good, "NULL path");
+		bad += differs(e, unmapped, good, "unmapped path");
+		bad += differs(e, none, good, "PROT_NONE path");
+		memcpy(cross, name, len);
+		bad += differs(e, cross, good, "name running into PROT_NONE");
+	} else {
+		skipped_paths++;
+	}
 	memcpy(fits, name, len + 1);
 	bad += differs(e, fits, good, "name ending on a page's last byte");
 	if (e->has_buf) {
@@ -316,6 +338,12 @@ static void test_bad_pointers_every_entry_point_answers_as_the_kernel(void **sta
 	for (size_t i = 0; i < sizeof(eps) / sizeof(eps[0]); i++)
 		for (int n = 0; n < 4; n++)
 			bad += try_name(&eps[i], names[n]);
+	if (skipped_paths)
+		print_message("%d entry point x name pairs: bad paths not probed (an interceptor "
+			      "before the shim reads them)\n", skipped_paths);
+	/* Without a sanitizer, every entry point is the shim's. */
+	if (!getenv("RCUWALK_TEST_INTERCEPTED"))
+		assert_int_equal(skipped_paths, 0);
 	assert_int_equal(bad, 0);
 }
 
@@ -349,20 +377,24 @@ static void test_bad_pointers_realpath_unreadable_path_or_buffer_is_efault(void 
 
 	(void)state;
 	free(realpath(names[0], NULL));
-	errno = 0;
-	r = realpath(none, NULL);
-	assert_null(r);
-	assert_int_equal(errno, EFAULT);
+	if (shim_defines("realpath")) {
+		errno = 0;
+		r = realpath(none, NULL);
+		assert_null(r);
+		assert_int_equal(errno, EFAULT);
+	}
 	memcpy(before, ro, sizeof(before));
 	errno = 0;
 	r = realpath(names[0], ro);
 	assert_null(r);
 	assert_int_equal(errno, EFAULT);
 	assert_memory_equal(before, ro, sizeof(before));
-	errno = 0;
-	r = canonicalize_file_name(unmapped);
-	assert_null(r);
-	assert_int_equal(errno, EFAULT);
+	if (shim_defines("canonicalize_file_name")) {
+		errno = 0;
+		r = canonicalize_file_name(unmapped);
+		assert_null(r);
+		assert_int_equal(errno, EFAULT);
+	}
 }
 
 /* ---------------------------------------------------------------------- */
