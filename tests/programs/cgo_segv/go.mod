@@ -1,0 +1,3 @@
+module cgo_segv
+
+go 1.19
