@@ -167,9 +167,9 @@ static size_t dc_exclude_len[MAX_EXCLUDES];
 static unsigned int dc_nexclude;
 
 /* Published under dcache_mutex, read under RCU. */
-static struct cds_lfht *dc_table;
-static struct dentry *dc_root;
-static struct cwd_ref *dc_cwd;
+struct cds_lfht *dc_table;
+struct dentry *dc_root;
+struct cwd_ref *dc_cwd;
 /* Writer-side, under dcache_mutex. */
 static unsigned long dc_cwd_gen;
 static size_t dc_bytes;
@@ -178,7 +178,7 @@ static CDS_LIST_HEAD(dc_lru);
 static struct wd_entry *dc_wd_map[WD_BUCKETS] DCACHE_COLD_BSS;
 /* Bumped whenever attributes are dropped by inode or by device rather than
  * by name (forget_inode_locked, forget_dev_files_locked): a kernel answer
- * fetched before the bump is not published (populate_rcu samples it). */
+ * fetched before the bump is not published (dc_populate_rcu samples it). */
 static unsigned long dc_attr_gen;
 /* The tree generation: bumped (seq_cst) by every writer that may change what
  * a name resolves to - every d_write_begin() except the ones that only drop or
@@ -222,7 +222,7 @@ static struct rcu_head *dc_pending;     /* under dcache_mutex; linked by next.ne
 static bool dc_callrcu_ready;           /* call_rcu() has a thread (dc_crdp or inherited) */
 static unsigned long dc_table_size;     /* buckets asked for; under dcache_mutex */
 static int dc_maint;                    /* dc_maintenance() has work (atomic) */
-/* liburcu allocations and thread starts: see ensure_table(). */
+/* liburcu allocations and thread starts: see dc_ensure_table(). */
 static pthread_mutex_t dc_init_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static void dc_call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
@@ -262,22 +262,8 @@ static __thread struct stat_block *tls_stats __attribute__((tls_model("initial-e
 /* Set (PASS_WHY_*) where a lookup gives up for a reason the statistics tell
  * apart; turned into DCACHE_STAT_PASS_WATCH/_FS/_ATTR/_RACY by the lookup's
  * DCACHE_STAT_PASS.  tls_last_pass_why: what the last pass was. */
-static __thread unsigned char tls_pass_why __attribute__((tls_model("initial-exec")));
+__thread unsigned char tls_pass_why __attribute__((tls_model("initial-exec")));
 static __thread unsigned char tls_last_pass_why __attribute__((tls_model("initial-exec")));
-
-/* Why the walk passes through at d, for the statistics: tls_pass_why is
- * PASS_WHY_WATCH (no watch for lack of budget), PASS_WHY_FS (D_NOCACHE:
- * uncached filesystem, excluded or unwatchable directory), PASS_WHY_ATTR
- * (D_NOATTR) or PASS_WHY_RACY (set by populate_rcu). */
-enum { PASS_WHY_NONE, PASS_WHY_WATCH, PASS_WHY_FS, PASS_WHY_ATTR, PASS_WHY_RACY };
-#define NOTE_PASS_WHY(d)                                                               \
-	do {                                                                          \
-		unsigned int f_ = d_flags(d);                                         \
-		tls_pass_why = (f_ & D_NOWATCH)	 ? PASS_WHY_WATCH                     \
-			      : (f_ & D_NOCACHE) ? PASS_WHY_FS                        \
-			      : (f_ & D_NOATTR)	 ? PASS_WHY_ATTR                      \
-						 : PASS_WHY_NONE;                     \
-	} while (0)
 
 void dcache_stat_inc(enum dcache_stat_id id)
 {
@@ -354,15 +340,6 @@ struct d_key {
 	size_t len;
 };
 
-/* The end of the path component at p: its '/' or NUL.  Inline: components
- * are short, and a strchrnul() call cost 12% of a 10-component hit. */
-static inline const char *comp_end(const char *p)
-{
-	while (*p && *p != '/')
-		p++;
-	return p;
-}
-
 /* a[0..len) == b[0..len), for the short names of paths: 8 bytes at a time,
  * never reading past either (a libc memcmp call cost more than the
  * comparison itself: 16% of a 10-component hit). */
@@ -395,7 +372,7 @@ static int d_match(struct cds_lfht_node *node, const void *key)
 }
 
 /* Find the hashed child `name` of `parent`.  Call under rcu_read_lock(). */
-static struct dentry *d_lookup_rcu(struct cds_lfht *ht, const struct dentry *parent,
+struct dentry *dc_d_lookup_rcu(struct cds_lfht *ht, const struct dentry *parent,
 				   const char *name, size_t len)
 {
 	struct d_key key = { parent, name, len };
@@ -792,17 +769,15 @@ static void dc_maintenance(void)
  */
 
 struct pidx_slot;
-static struct pidx_slot *dc_pidx; /* the path index: set once by ensure_table(), or NULL */
+static struct pidx_slot *dc_pidx; /* the path index: set once by dc_ensure_table(), or NULL */
 static void pidx_map(void);
 
-static bool ensure_table(void)
+bool dc_ensure_table_slow(void)
 {
 	struct stat st;
 	sigset_t all, old;
 	bool ok;
 
-	if (caa_likely(LOAD_ACQUIRE(dc_root) != NULL))
-		return true;
 	if (!dc_ops)
 		return false;
 	pthread_mutex_lock(&dc_init_mutex);
@@ -913,10 +888,10 @@ static uint64_t dc_pidx_used[PIDX_SLOTS / 64];
  * repeated) never earns back; a build tool or a benchmark loop does. */
 static unsigned long dc_pidx_min_answers = 4096;
 
-/* Set by populate_rcu() in the thread whose lookup asked the kernel; cleared
+/* Set by dc_populate_rcu() in the thread whose lookup asked the kernel; cleared
  * at each lookup's start.  The walks of such a lookup fill no index slot:
  * only a name found again by a plain walk (looked up twice) gets one. */
-static __thread bool tls_populated __attribute__((tls_model("initial-exec")));
+__thread bool tls_populated __attribute__((tls_model("initial-exec")));
 
 /* The n < 8 bytes at p, zero-padded, as pidx_slot.name stores a name's
  * last word; p - 8 + n is still inside the name when it has >= 8 bytes
@@ -1052,7 +1027,7 @@ static inline bool pidx_worth_filling(void)
 			    dc_pidx_min_answers;
 }
 
-/* ensure_table(), once: map the index; without it every walk is a full one. */
+/* dc_ensure_table(), once: map the index; without it every walk is a full one. */
 static void pidx_map(void)
 {
 	void *p = mmap(NULL, (size_t)PIDX_SLOTS * sizeof(struct pidx_slot), PROT_READ | PROT_WRITE,
@@ -1067,7 +1042,7 @@ static void pidx_map(void)
 
 /* Write d's absolute path into buf.  Under rcu_read_lock().  Returns length,
  * -ENAMETOOLONG, or -EAGAIN if a dentry on the chain died. */
-static long d_path_rcu(const struct dentry *d, char *buf, size_t size)
+long dc_d_path_rcu(const struct dentry *d, char *buf, size_t size)
 {
 	size_t pos = size - 1;
 	const struct dentry *root = LOAD_ACQUIRE(dc_root);
@@ -1099,57 +1074,9 @@ static long d_path_rcu(const struct dentry *d, char *buf, size_t size)
 /* ---------------------------------------------------------------------- */
 /* The walk */
 
-enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD,
-		 MISS_STATX, MISS_EXPIRED };
-
-struct miss {
-	enum miss_kind kind;
-	struct dentry *d;       /* directory (CHILD, SEARCH) or object (ATTR, ACCESS, STATX) */
-	const char *name;       /* CHILD */
-	size_t len;
-	int amode;              /* ACCESS: bit index */
-	struct stat st;         /* POP_ANSWERED: the kernel's lstat answer */
-	unsigned int mask;      /* STATX: the request mask */
-	unsigned int seq;       /* DCACHE_Q_FIND_: d_seq of the final dentry d */
-	/* CHILD, ATTR: the gap is the final object of a plain stat/lstat
-	 * (answer), which asks for a directory (want_dir) and follows a final
-	 * symlink (follow): populate_rcu() may answer the caller itself with
-	 * the kernel's reply (POP_MISS_ANSWERED) instead of a second walk. */
-	bool answer, want_dir, follow;
-	int err;                /* POP_MISS_ANSWERED: 0 (m->st) or the errno */
-	unsigned char pass_why; /* POP_MISS_ANSWERED: PASS_WHY_* if the reply's attributes
-				 * were not kept (counted as the kernel's answer) */
-};
-
-#define DCACHE_Q_FIND_ 0x100u /* internal: report the final dentry, answer nothing */
-#define WALK_RETRY (-2)
-#define WALK_MISS  (-3)
-#define POP_ANSWERED (-4) /* populate_rcu(): m->st is the answer, not cached */
-#define POP_MISS_ANSWERED (-5) /* populate_rcu(): cached, and m->err / m->st answer */
-
 struct frame {
 	const char *p; /* rest of an outer path, resumed when the nested body ends */
 };
-
-/* Has a D_TTL deadline passed?  *now is read from the clock on first use. */
-static inline bool ttl_passed(uint64_t deadline, uint64_t *now)
-{
-	if (!*now)
-		*now = now_coarse();
-	return *now >= deadline;
-}
-
-static inline bool d_expired(const struct dentry *d, uint64_t *now)
-{
-	return (d_flags(d) & D_TTL) && ttl_passed(LOAD_RELAXED(d->expires), now);
-}
-
-static inline const char *skip_slashes(const char *p)
-{
-	while (*p == '/')
-		p++;
-	return p;
-}
 
 /*
  * One RCU-walk attempt.  Under rcu_read_lock().  known_len: strlen(path) if
@@ -1157,7 +1084,7 @@ static inline const char *skip_slashes(const char *p)
  * DCACHE_PASS, WALK_RETRY (a dentry changed under us) or WALK_MISS (*m says
  * what the kernel must be asked).
  */
-static int walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amode,
+int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amode,
 		    struct stat *st, struct miss *m)
 {
 	struct frame stack[MAX_SYMLINKS + 1];
@@ -1265,7 +1192,7 @@ static int walk_rcu(const char *path, size_t known_len, unsigned int qflags, int
 			 * questions (success or ENOENT proves the search right;
 			 * EACCES passes through), saving the "dir/." probe. */
 			if (!dots && len <= NAME_MAX && !(d_flags(cur) & D_NOCACHE) &&
-			    !d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len)) {
+			    !dc_d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len)) {
 				m->kind = MISS_CHILD;
 				m->d = cur;
 				m->name = name;
@@ -1310,7 +1237,7 @@ static int walk_rcu(const char *path, size_t known_len, unsigned int qflags, int
 		if (complete && (d_flags(cur) & D_TTL) &&
 		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
 			complete = 0; /* the listing is too old: ask about this name */
-		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
+		d = dc_d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
 		if (!d) {
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
@@ -1649,7 +1576,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 		 * queued.  Leave completion to a later probe. */
 		for (size_t off = 0; off < nb.len; off += strlen(nb.buf + off + 1) + 2) {
 			const char *nm = nb.buf + off + 1;
-			struct dentry *c = d_lookup_rcu(dc_table, p, nm, strlen(nm));
+			struct dentry *c = dc_d_lookup_rcu(dc_table, p, nm, strlen(nm));
 
 			if (c && c->type == D_NEG) {
 				conflict = true;
@@ -1662,7 +1589,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 			unsigned char type = listed_type((unsigned char)nb.buf[off]);
 			struct dentry *d;
 
-			if (len > NAME_MAX || d_lookup_rcu(dc_table, p, nm, len))
+			if (len > NAME_MAX || dc_d_lookup_rcu(dc_table, p, nm, len))
 				continue;
 			d = d_alloc(p, nm, len, type, NULL, 0);
 			if (!d) {
@@ -1707,7 +1634,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
  * errno that the kernel just answered for the very question asked (a failed
  * access check: replayed once, never cached).
  */
-static int populate_rcu(struct miss *m)
+int dc_populate_rcu(struct miss *m)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -1730,12 +1657,12 @@ static int populate_rcu(struct miss *m)
 			struct stat dummy;
 			struct dentry *res = NULL;
 
-			r = walk_rcu(path, SIZE_MAX, DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0, &dummy,
+			r = dc_walk_rcu(path, SIZE_MAX, DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0, &dummy,
 				     &m2);
 			if (r == WALK_RETRY)
 				continue;
 			if (r == WALK_MISS) {
-				if (populate_rcu(&m2) != 0)
+				if (dc_populate_rcu(&m2) != 0)
 					return DCACHE_PASS;
 				continue;
 			}
@@ -1747,7 +1674,7 @@ static int populate_rcu(struct miss *m)
 			for (const char *p = skip_slashes(path); *p && d; p = skip_slashes(p)) {
 				const char *e = strchrnul(p, '/');
 
-				d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), d, p, (size_t)(e - p));
+				d = dc_d_lookup_rcu(LOAD_ACQUIRE(dc_table), d, p, (size_t)(e - p));
 				p = e;
 			}
 			res = d;
@@ -1770,7 +1697,7 @@ static int populate_rcu(struct miss *m)
 		return DCACHE_PASS;
 	}
 
-	n = d_path_rcu(m->d, path, sizeof(path));
+	n = dc_d_path_rcu(m->d, path, sizeof(path));
 	if (n == -EAGAIN)
 		return 0; /* walk again; it will see the change */
 	if (n < 0)
@@ -1852,7 +1779,7 @@ static int populate_rcu(struct miss *m)
 		}
 		if (!(p->flags & D_SEARCHED))
 			STORE_RELAXED(p->flags, p->flags | D_SEARCHED);
-		old = d_lookup_rcu(dc_table, p, m->name, m->len);
+		old = dc_d_lookup_rcu(dc_table, p, m->name, m->len);
 		if (old && old->type != D_UNK && !(old->flags & D_LISTED))
 			old = (struct dentry *)-1; /* already known: nothing to add */
 		if (old != (struct dentry *)-1) {
@@ -2170,7 +2097,7 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 		r = ENAMETOOLONG; /* getname(): before anything else */
 	else if (!*path)
 		r = ENOENT;
-	else if (!ensure_table())
+	else if (!dc_ensure_table())
 		r = DCACHE_PASS;
 	else {
 		bool kernel_answered = false;
@@ -2180,13 +2107,13 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 		for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
 			struct miss m = { 0 };
 
-			r = walk_rcu(path, plen, flags, amode, st, &m);
+			r = dc_walk_rcu(path, plen, flags, amode, st, &m);
 			if (r == WALK_RETRY)
 				continue;
 			if (r != WALK_MISS)
 				break;
 			tls_populated = true;
-			r = populate_rcu(&m);
+			r = dc_populate_rcu(&m);
 			if (r == POP_MISS_ANSWERED) {
 				dcache_stat_inc(DCACHE_STAT_MISS);
 				r = m.err;
@@ -2220,421 +2147,6 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 		}
 	}
 	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
-	return r;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Answers built from the final dentry (readlink, statx) and realpath */
-
-/* One attempt of a lookup that answers more than dcache_lookup() does: under
- * rcu_read_lock(), returns what walk_rcu() returns. */
-typedef int (*attempt_fn)(const char *path, void *ctx, struct miss *m);
-
-/*
- * Drive `attempt` as dcache_lookup() drives walk_rcu(): retry, fill misses
- * through the ops, give up after MAX_WALK_ATTEMPTS, count one statistic.
- * Returns 0, a positive errno or DCACHE_PASS.
- */
-static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
-{
-	int r = DCACHE_PASS;
-	bool answered = false;
-
-	if (!ensure_table()) {
-		dcache_stat_inc(DCACHE_STAT_PASS);
-		return DCACHE_PASS;
-	}
-	tls_populated = false;
-	rcu_read_lock();
-	for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
-		struct miss m = { 0 };
-
-		r = attempt(path, ctx, &m);
-		if (r == WALK_RETRY)
-			continue;
-		if (r != WALK_MISS) {
-			answered = r >= 0;
-			break;
-		}
-		tls_populated = true;
-		r = populate_rcu(&m);
-		if (r != 0)
-			break; /* DCACHE_PASS, or a kernel answer that is not cached */
-		dcache_stat_inc(DCACHE_STAT_MISS);
-	}
-	rcu_read_unlock();
-	if (!answered)
-		r = DCACHE_PASS; /* includes running out of attempts */
-	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
-	return r;
-}
-
-struct readlink_ctx {
-	char *buf;
-	size_t size;
-	size_t len;
-	size_t plen; /* strnlen(path, PATH_MAX), measured once */
-};
-
-static int readlink_attempt(const char *path, void *ctx, struct miss *m)
-{
-	struct readlink_ctx *c = ctx;
-	struct dentry *res;
-	size_t n;
-	int r = walk_rcu(path, c->plen, DCACHE_Q_FIND_, 0, NULL, m);
-
-	if (r != 0)
-		return r;
-	res = m->d;
-	if (res->type != D_LNK)
-		return d_seq_retry(res, m->seq) ? WALK_RETRY : EINVAL;
-	if (d_seq_retry(res, m->seq))
-		return WALK_RETRY;
-	/* The target is immutable and stays readable in this RCU section. */
-	n = strlen(d_link(res));
-	c->len = n < c->size ? n : c->size;
-	memcpy(c->buf, d_link(res), c->len);
-	return 0;
-}
-
-int dcache_readlink(const char *path, char *buf, size_t size, size_t *len)
-{
-	struct readlink_ctx c = { buf, size, 0, strnlen(path, PATH_MAX) };
-	int r;
-
-	if (c.plen >= PATH_MAX || !*path || !size) {
-		r = !size ? DCACHE_PASS : *path ? ENAMETOOLONG : ENOENT; /* getname() */
-		dcache_stat_inc(r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
-		return r;
-	}
-	r = drive_lookup(path, readlink_attempt, &c);
-	if (r == 0)
-		*len = c.len;
-	return r;
-}
-
-struct statx_ctx {
-	unsigned int qflags; /* DCACHE_Q_FOLLOW or 0 */
-	unsigned int mask;
-	struct statx *out;
-	size_t plen; /* strnlen(path, PATH_MAX), measured once */
-};
-
-static int statx_attempt(const char *path, void *ctx, struct miss *m)
-{
-	struct statx_ctx *c = ctx;
-	struct dentry *res;
-	struct dcache_sx *x, **slot;
-	unsigned int f;
-	uint64_t now = 0;
-	int r = walk_rcu(path, c->plen, c->qflags | DCACHE_Q_FIND_, 0, NULL, m);
-
-	if (r != 0)
-		return r;
-	res = m->d;
-	f = d_flags(res);
-	if (f & (D_NOCACHE | D_NOATTR)) {
-		NOTE_PASS_WHY(res);
-		return DCACHE_PASS;
-	}
-	if ((f & D_TTL) && ttl_passed(LOAD_RELAXED(res->expires), &now)) {
-		if (d_seq_retry(res, m->seq))
-			return WALK_RETRY;
-		m->kind = MISS_EXPIRED; /* the name, its attributes and statx answer */
-		return WALK_MISS;
-	}
-	if (!(f & D_ATTR)) {
-		if (d_seq_retry(res, m->seq))
-			return WALK_RETRY;
-		m->kind = MISS_ATTR;
-		return WALK_MISS;
-	}
-	slot = d_sx_slot(res);
-	x = slot ? LOAD_ACQUIRE(*slot) : NULL;
-	if (!x || x->mask != c->mask) {
-		if (d_seq_retry(res, m->seq))
-			return WALK_RETRY;
-		m->kind = MISS_STATX;
-		m->mask = c->mask;
-		return WALK_MISS;
-	}
-	*c->out = x->stx;
-	return d_seq_retry(res, m->seq) ? WALK_RETRY : 0;
-}
-
-int dcache_statx(const char *path, int follow, unsigned int mask, struct statx *out)
-{
-	struct statx tmp;
-	struct statx_ctx c = { follow ? DCACHE_Q_FOLLOW : 0, mask, &tmp, strnlen(path, PATH_MAX) };
-	int r;
-
-	if (c.plen >= PATH_MAX || !*path) {
-		r = *path ? ENAMETOOLONG : ENOENT; /* getname() */
-		dcache_stat_inc(DCACHE_STAT_NEG_HIT);
-		return r;
-	}
-	r = drive_lookup(path, statx_attempt, &c);
-	if (r == 0)
-		*out = tmp;
-	return r;
-}
-
-/*
- * realpath: glibc 2.36's algorithm (stdlib/canonicalize.c) over dentries.
- * glibc keeps the resolved prefix as a string ("rname") and, for every
- * ordinary component, calls readlink(rname/component): a symlink's target is
- * spliced in front of the rest of the name; EINVAL (not a symlink) accepts
- * the component, unless the rest of the name starts with "/" alone, "/." or
- * "/..", where it first checks faccessat(rname/component/, F_OK); any other
- * error ends the call with that errno and rname (up to the component) copied
- * to a caller's buffer.  "." is skipped and ".." drops the last component of
- * rname, textually: no permission is checked there.
- *
- * Here rname is a dentry (cur), whose chain is the same symlink-free path.
- * readlink(rname/name) needs search permission on cur's chain: the walk's
- * D_SEARCHED on cur, its ancestors having been passed on the way down (or
- * when the cwd was resolved).  cur may be a non-directory (a file accepted by
- * readlink's EINVAL): the next ordinary component then fails with ENOTDIR.
- */
-#define RP_NAME_MAX (2 * PATH_MAX) /* name with symlink targets spliced in */
-
-struct realpath_ctx {
-	char *buf;       /* result or glibc's partial rname */
-	size_t size;
-	int einval;      /* a readlink of glibc's failed with EINVAL */
-	char name[RP_NAME_MAX];
-};
-
-/* glibc's suffix_requires_dir_check(): does the rest `end` of the name make
- * glibc check that the component before it is a directory? */
-static bool rp_suffix_needs_dir(const char *end)
-{
-	while (*end == '/') {
-		do
-			end++;
-		while (*end == '/');
-		switch (*end++) {
-		default:
-			return false;
-		case '\0':
-			return true;
-		case '.':
-			break;
-		}
-		if (!*end || (*end == '.' && (!end[1] || end[1] == '/')))
-			return true;
-	}
-	return false;
-}
-
-/* buf = path of d, plus "/" and name[0..len) if name.  Under rcu_read_lock().
- * Returns 0, or DCACHE_PASS if it does not fit in PATH_MAX (the kernel would
- * have said ENAMETOOLONG), or WALK_RETRY. */
-static int rp_path(const struct dentry *d, const char *name, size_t len, char *buf, size_t size)
-{
-	long n = d_path_rcu(d, buf, size < PATH_MAX ? size : PATH_MAX);
-
-	if (n == -EAGAIN)
-		return WALK_RETRY;
-	if (n < 0)
-		return DCACHE_PASS;
-	if (!name)
-		return 0;
-	if ((size_t)n + 1 + len >= PATH_MAX || (size_t)n + 1 + len >= size)
-		return DCACHE_PASS;
-	if (n > 1)
-		buf[n++] = '/';
-	memcpy(buf + n, name, len);
-	buf[(size_t)n + len] = '\0';
-	return 0;
-}
-
-static int realpath_attempt(const char *path, void *ctx, struct miss *m)
-{
-	struct realpath_ctx *c = ctx;
-	struct dentry *root = LOAD_ACQUIRE(dc_root);
-	struct dentry *cur;
-	unsigned int cur_seq;
-	const char *p = path;
-	int links = 0, r;
-	unsigned int complete;
-	uint64_t now = 0;
-
-	c->einval = 0;
-	if (d_flags(root) & D_NOCACHE) {
-		NOTE_PASS_WHY(root);
-		return DCACHE_PASS;
-	}
-	if (*p == '/') {
-		cur = root;
-	} else {
-		struct cwd_ref *cw = LOAD_ACQUIRE(dc_cwd);
-
-		if (!cw) {
-			m->kind = MISS_CWD;
-			return WALK_MISS;
-		}
-		cur = cw->d;
-	}
-	cur_seq = d_seq_begin(cur);
-	if (d_flags(cur) & D_DEAD)
-		return WALK_RETRY;
-
-	for (;;) {
-		const char *name, *end;
-		struct dentry *d;
-		unsigned int s;
-		size_t len;
-
-		p = skip_slashes(p);
-		if (!*p)
-			break;
-		name = p;
-		end = comp_end(p);
-		len = (size_t)(end - p);
-		p = end;
-		if (len == 1 && name[0] == '.')
-			continue;
-		if (len == 2 && name[0] == '.' && name[1] == '.') {
-			if (cur == root)
-				continue;
-			d = cur->parent;
-			s = d_seq_begin(d);
-			if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
-				return WALK_RETRY;
-			cur = d;
-			cur_seq = s;
-			continue;
-		}
-		/* readlink(rname/name) */
-		if (cur->type != D_DIR) {
-			r = rp_path(cur, name, len, c->buf, c->size);
-			if (r == 0)
-				r = ENOTDIR;
-			return d_seq_retry(cur, cur_seq) ? WALK_RETRY : r;
-		}
-		if (!(d_flags(cur) & D_SEARCHED)) {
-			if (d_seq_retry(cur, cur_seq))
-				return WALK_RETRY;
-			/* As in walk_rcu(): the lstat of an unknown name proves
-			 * the search permission too (or passes EACCES through). */
-			if (len <= NAME_MAX && !(d_flags(cur) & D_NOCACHE) &&
-			    !d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len)) {
-				m->kind = MISS_CHILD;
-				m->d = cur;
-				m->name = name;
-				m->len = len;
-				return WALK_MISS;
-			}
-			m->kind = MISS_SEARCH;
-			m->d = cur;
-			return WALK_MISS;
-		}
-		if (len > NAME_MAX || (d_flags(cur) & D_NOCACHE)) {
-			if (len <= NAME_MAX)
-				NOTE_PASS_WHY(cur);
-			return DCACHE_PASS;
-		}
-		/* Sampled before the lookup: see walk_rcu(). */
-		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
-		if (complete && (d_flags(cur) & D_TTL) &&
-		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
-			complete = 0;
-		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
-		if (!d) {
-			if (d_seq_retry(cur, cur_seq))
-				return WALK_RETRY;
-			if (complete) {
-				/* readlink: ENOENT, as for a negative dentry */
-				r = rp_path(cur, name, len, c->buf, c->size);
-				return d_seq_retry(cur, cur_seq) ? WALK_RETRY : r == 0 ? ENOENT : r;
-			}
-			m->kind = MISS_CHILD;
-			m->d = cur;
-			m->name = name;
-			m->len = len;
-			return WALK_MISS;
-		}
-		s = d_seq_begin(d);
-		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
-			return WALK_RETRY;
-		if (d_expired(d, &now)) {
-			m->kind = MISS_EXPIRED;
-			m->d = d;
-			return WALK_MISS;
-		}
-		if (d->type == D_UNK) {
-			if (d_seq_retry(d, s))
-				return WALK_RETRY;
-			m->kind = MISS_CHILD; /* exists; what it is, the kernel says */
-			m->d = cur;
-			m->name = name;
-			m->len = len;
-			return WALK_MISS;
-		}
-		if (!LOAD_RELAXED(d->referenced))
-			STORE_RELAXED(d->referenced, 1);
-
-		if (d->type == D_NEG) {
-			/* readlink: ENOENT (and so would the directory check) */
-			r = rp_path(d, NULL, 0, c->buf, c->size);
-			return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ENOENT : r;
-		}
-		if (d->type == D_LNK) {
-			size_t n = strlen(d_link(d)), rest = strlen(p);
-
-			if (++links > MAX_SYMLINKS) {
-				r = rp_path(d, NULL, 0, c->buf, c->size);
-				return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ELOOP : r;
-			}
-			if (n + rest + 1 > sizeof(c->name))
-				return DCACHE_PASS;
-			/* name = target + rest; the rest may lie in c->name already */
-			memmove(c->name + n, p, rest + 1);
-			memcpy(c->name, d_link(d), n);
-			if (d_seq_retry(d, s))
-				return WALK_RETRY;
-			p = c->name;
-			if (*p == '/') {
-				cur = root;
-				cur_seq = d_seq_begin(cur);
-			}
-			continue;
-		}
-		/* Not a symlink: readlink said EINVAL. */
-		c->einval = 1;
-		if (rp_suffix_needs_dir(p) && d->type != D_DIR) {
-			r = rp_path(d, NULL, 0, c->buf, c->size);
-			return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ENOTDIR : r;
-		}
-		cur = d;
-		cur_seq = s;
-	}
-	r = rp_path(cur, NULL, 0, c->buf, c->size);
-	if (d_seq_retry(cur, cur_seq))
-		return WALK_RETRY;
-	return r;
-}
-
-int dcache_realpath(const char *path, char *buf, size_t size, int *einval)
-{
-	struct realpath_ctx c;
-	int r;
-
-	/* glibc's realpath puts no limit on the length of the name itself. */
-	*einval = 0;
-	if (!*path || strnlen(path, PATH_MAX) >= PATH_MAX || size < PATH_MAX) {
-		r = *path ? DCACHE_PASS : ENOENT;
-		if (size)
-			buf[0] = '\0';
-		dcache_stat_inc(r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
-		return r;
-	}
-	c.buf = buf;
-	c.size = size;
-	c.einval = 0;
-	r = drive_lookup(path, realpath_attempt, &c);
-	*einval = c.einval;
 	return r;
 }
 
@@ -2818,7 +2330,7 @@ static ino_t tmpfile_ino(const char *name)
 static int lstat_child_locked(struct dentry *dir, const char *name, struct stat *st)
 {
 	char path[PATH_MAX];
-	long n = d_path_rcu(dir, path, sizeof(path));
+	long n = dc_d_path_rcu(dir, path, sizeof(path));
 
 	if (n < 0 || (size_t)n + 2 + strlen(name) >= sizeof(path))
 		return -ENAMETOOLONG;
@@ -2932,7 +2444,7 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 		 * Writes to its files and their chmods do not move them. */
 		if (ev != DCACHE_EV_DATA && ev != DCACHE_EV_ATTR)
 			dir->dir->attr_gen++;
-		c = d_lookup_rcu(dc_table, dir, name, strlen(name));
+		c = dc_d_lookup_rcu(dc_table, dir, name, strlen(name));
 		if (c && (c->flags & D_DEAD))
 			c = NULL;
 		if (c && c->type != D_NEG && c->type != D_DIR && c->type != D_UNK)

@@ -302,7 +302,27 @@ static inline uint64_t now_coarse(void)
 /* ---------------------------------------------------------------------- */
 /* Shared state of dcache.c (see there) */
 
+extern struct cds_lfht *dc_table;
+extern struct dentry *dc_root;
+extern struct cwd_ref *dc_cwd;
 extern uint64_t dc_tree_gen;
+extern __thread unsigned char tls_pass_why __attribute__((tls_model("initial-exec")));
+extern __thread bool tls_populated __attribute__((tls_model("initial-exec")));
+
+/* Why the walk passes through at d, for the statistics: tls_pass_why is
+ * PASS_WHY_WATCH (no watch for lack of budget), PASS_WHY_FS (D_NOCACHE:
+ * uncached filesystem, excluded or unwatchable directory), PASS_WHY_ATTR
+ * (D_NOATTR) or PASS_WHY_RACY (set by dc_populate_rcu). */
+enum { PASS_WHY_NONE, PASS_WHY_WATCH, PASS_WHY_FS, PASS_WHY_ATTR, PASS_WHY_RACY };
+#define NOTE_PASS_WHY(d)                                                               \
+	do {                                                                          \
+		unsigned int f_ = d_flags(d);                                         \
+		tls_pass_why = (f_ & D_NOWATCH)	 ? PASS_WHY_WATCH                     \
+			      : (f_ & D_NOCACHE) ? PASS_WHY_FS                        \
+			      : (f_ & D_NOATTR)	 ? PASS_WHY_ATTR                      \
+						 : PASS_WHY_NONE;                     \
+	} while (0)
+
 
 /* ---------------------------------------------------------------------- */
 /* d_seq helpers */
@@ -372,6 +392,96 @@ static inline unsigned int d_flags(const struct dentry *d)
 {
 	return LOAD_RELAXED(d->flags);
 }
+
+/* ---------------------------------------------------------------------- */
+/* Path components */
+
+/* The end of the path component at p: its '/' or NUL.  Inline: components
+ * are short, and a strchrnul() call cost 12% of a 10-component hit. */
+static inline const char *comp_end(const char *p)
+{
+	while (*p && *p != '/')
+		p++;
+	return p;
+}
+
+static inline const char *skip_slashes(const char *p)
+{
+	while (*p == '/')
+		p++;
+	return p;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Functions of dcache.c */
+
+/* The hashed child `name` of `parent`, or NULL.  Under rcu_read_lock(). */
+struct dentry *dc_d_lookup_rcu(struct cds_lfht *ht, const struct dentry *parent,
+			       const char *name, size_t len);
+/* d's absolute path into buf.  Under rcu_read_lock(). */
+long dc_d_path_rcu(const struct dentry *d, char *buf, size_t size);
+/* Create the table and the root.  No lock held. */
+bool dc_ensure_table_slow(void);
+
+/* Make sure the table and the root exist: false if the cache is unusable.
+ * The check inline, the work (once) in dc_ensure_table_slow().  Any thread,
+ * no lock held. */
+static inline bool dc_ensure_table(void)
+{
+	if (caa_likely(LOAD_ACQUIRE(dc_root) != NULL))
+		return true;
+	return dc_ensure_table_slow();
+}
+
+/* ---------------------------------------------------------------------- */
+/* The walk and the miss path (dcache.c) */
+
+enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD,
+		 MISS_STATX, MISS_EXPIRED };
+
+struct miss {
+	enum miss_kind kind;
+	struct dentry *d;       /* directory (CHILD, SEARCH) or object (ATTR, ACCESS, STATX) */
+	const char *name;       /* CHILD */
+	size_t len;
+	int amode;              /* ACCESS: bit index */
+	struct stat st;         /* POP_ANSWERED: the kernel's lstat answer */
+	unsigned int mask;      /* STATX: the request mask */
+	unsigned int seq;       /* DCACHE_Q_FIND_: d_seq of the final dentry d */
+	/* CHILD, ATTR: the gap is the final object of a plain stat/lstat
+	 * (answer), which asks for a directory (want_dir) and follows a final
+	 * symlink (follow): dc_populate_rcu() may answer the caller itself with
+	 * the kernel's reply (POP_MISS_ANSWERED) instead of a second walk. */
+	bool answer, want_dir, follow;
+	int err;                /* POP_MISS_ANSWERED: 0 (m->st) or the errno */
+	unsigned char pass_why; /* POP_MISS_ANSWERED: PASS_WHY_* if the reply's attributes
+				 * were not kept (counted as the kernel's answer) */
+};
+
+#define DCACHE_Q_FIND_ 0x100u /* internal: report the final dentry, answer nothing */
+#define WALK_RETRY (-2)
+#define WALK_MISS  (-3)
+#define POP_ANSWERED (-4) /* dc_populate_rcu(): m->st is the answer, not cached */
+#define POP_MISS_ANSWERED (-5) /* dc_populate_rcu(): cached, and m->err / m->st answer */
+
+/* Has a D_TTL deadline passed?  *now is read from the clock on first use. */
+static inline bool ttl_passed(uint64_t deadline, uint64_t *now)
+{
+	if (!*now)
+		*now = now_coarse();
+	return *now >= deadline;
+}
+
+static inline bool d_expired(const struct dentry *d, uint64_t *now)
+{
+	return (d_flags(d) & D_TTL) && ttl_passed(LOAD_RELAXED(d->expires), now);
+}
+
+/* One RCU-walk attempt; under rcu_read_lock(). */
+int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amode,
+		struct stat *st, struct miss *m);
+/* Fill the gap m describes; under rcu_read_lock(), not under the mutex. */
+int dc_populate_rcu(struct miss *m);
 
 #pragma GCC visibility pop
 
