@@ -144,8 +144,8 @@ struct wd_entry {
 };
 #define WD_BUCKETS 1024
 
-static pthread_mutex_t dcache_mutex = PTHREAD_MUTEX_INITIALIZER;
-static const struct dcache_ops *dc_ops;
+pthread_mutex_t dcache_mutex = PTHREAD_MUTEX_INITIALIZER;
+const struct dcache_ops *dc_ops;
 static size_t dc_max_bytes = DEFAULT_MAX_BYTES;
 /* Completion policy (dcache_set_completion): list a directory after this many
  * negative probes (0 = never), if it holds at most this many names. */
@@ -174,12 +174,12 @@ struct cwd_ref *dc_cwd;
 static unsigned long dc_cwd_gen;
 static size_t dc_bytes;
 static size_t dc_count;
-static CDS_LIST_HEAD(dc_lru);
+CDS_LIST_HEAD(dc_lru);
 static struct wd_entry *dc_wd_map[WD_BUCKETS] DCACHE_COLD_BSS;
 /* Bumped whenever attributes are dropped by inode or by device rather than
  * by name (forget_inode_locked, forget_dev_files_locked): a kernel answer
  * fetched before the bump is not published (dc_populate_rcu samples it). */
-static unsigned long dc_attr_gen;
+unsigned long dc_attr_gen;
 /* The tree generation: bumped (seq_cst) by every writer that may change what
  * a name resolves to - every d_write_begin() except the ones that only drop or
  * rewrite an object's attributes or a directory's completeness - BEFORE it changes
@@ -434,7 +434,7 @@ static void wd_map_add_locked(int wd, struct dentry *d)
 }
 
 /* Remove d's entry for wd; release the watch when nobody else uses it. */
-static void wd_map_del_locked(int wd, struct dentry *d)
+void dc_wd_map_del_locked(int wd, struct dentry *d)
 {
 	struct wd_entry **pp = &dc_wd_map[(unsigned int)wd % WD_BUCKETS];
 	bool others = false;
@@ -456,7 +456,7 @@ static void wd_map_del_locked(int wd, struct dentry *d)
 }
 
 /* Collect the dentries watching `wd` into out[] (at most max). */
-static size_t wd_map_get_locked(int wd, struct dentry **out, size_t max)
+size_t dc_wd_map_get_locked(int wd, struct dentry **out, size_t max)
 {
 	size_t n = 0;
 
@@ -469,7 +469,7 @@ static size_t wd_map_get_locked(int wd, struct dentry **out, size_t max)
 /* ---------------------------------------------------------------------- */
 /* Killing and dropping.  All under dcache_mutex. */
 
-static void drop_attr_locked(struct dentry *d, bool clear_search)
+void dc_drop_attr_locked(struct dentry *d, bool clear_search)
 {
 	if (!(d->flags & D_ATTR) && !d->access_ok && !(clear_search && (d->flags & D_SEARCHED)))
 		return;
@@ -492,7 +492,7 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
  * that sampled D_COMPLETE and then failed to find that child sees the bump in
  * its d_seq_retry(dir) and starts over instead of answering ENOENT.
  */
-static void uncomplete_locked(struct dentry *dir)
+void dc_uncomplete_locked(struct dentry *dir)
 {
 	if (!d_dir(dir))
 		return; /* never watched: neither complete nor probed */
@@ -506,30 +506,29 @@ static void uncomplete_locked(struct dentry *dir)
 	d_write_end(dir);
 }
 
-static void kill_locked(struct dentry *d);
 static void kill_one_locked(struct dentry *d);
 
-static void kill_children_locked(struct dentry *d)
+void dc_kill_children_locked(struct dentry *d)
 {
 	if (!d_dir(d))
 		return; /* never watched (or not a directory): no children */
 	while (!cds_list_empty(&d->dir->children))
-		kill_locked(cds_list_first_entry(&d->dir->children, struct dentry, sibling));
+		dc_kill_locked(cds_list_first_entry(&d->dir->children, struct dentry, sibling));
 }
 
 /* Unhash d and its subtree; free after a grace period.  d != root.  Its
  * parent stops being complete. */
-static void kill_locked(struct dentry *d)
+void dc_kill_locked(struct dentry *d)
 {
-	uncomplete_locked(d->parent);
+	dc_uncomplete_locked(d->parent);
 	kill_one_locked(d);
 }
 
-/* kill_locked() without touching the parent's completeness: only for a
+/* dc_kill_locked() without touching the parent's completeness: only for a
  * D_UNK placeholder whose replacement is already hashed. */
 static void kill_one_locked(struct dentry *d)
 {
-	kill_children_locked(d);
+	dc_kill_children_locked(d);
 	d_write_begin(d);
 	STORE_RELAXED(d->flags, d->flags | D_DEAD);
 	d_write_end(d);
@@ -537,7 +536,7 @@ static void kill_one_locked(struct dentry *d)
 	cds_list_del(&d->sibling);
 	cds_list_del(&d->lru);
 	if (d_wd(d) >= 0)
-		wd_map_del_locked(d_wd(d), d);
+		dc_wd_map_del_locked(d_wd(d), d);
 	if (dc_cwd && dc_cwd->d == d) {
 		struct cwd_ref *old = dc_cwd;
 
@@ -552,14 +551,14 @@ static void kill_one_locked(struct dentry *d)
 }
 
 /* Forget everything below the root, and the root's own state. */
-static void kill_all_locked(void)
+void dc_kill_all_locked(void)
 {
 	tree_changed_locked();
 	if (!dc_root)
 		return;
-	uncomplete_locked(dc_root);
-	kill_children_locked(dc_root);
-	drop_attr_locked(dc_root, true);
+	dc_uncomplete_locked(dc_root);
+	dc_kill_children_locked(dc_root);
+	dc_drop_attr_locked(dc_root, true);
 	if (dc_cwd) {
 		struct cwd_ref *old = dc_cwd;
 
@@ -588,7 +587,7 @@ static void evict_locked(void)
 			continue;
 		}
 		/* tmp may be d's parent only if d was its last child: re-read. */
-		kill_locked(d);
+		dc_kill_locked(d);
 		tmp = cds_list_first_entry(&dc_lru, struct dentry, lru);
 	}
 }
@@ -844,7 +843,7 @@ bool dc_ensure_table_slow(void)
  *  - every change that can make a name resolve differently (a dentry
  *    unhashed, freed, made uncacheable, a directory's search permission
  *    forgotten, the root or the cwd replaced) bumps dc_tree_gen before it
- *    touches anything (d_write_begin(), kill_all_locked());
+ *    touches anything (d_write_begin(), dc_kill_all_locked());
  *  - the walk samples dc_tree_gen before it reads the root or the cwd, so
  *    an entry records a generation no newer than the state it walked;
  *  - a reader compares the generation after reading the slot consistently
@@ -1232,7 +1231,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		 * entries were hashed before it was set (release), so a lookup
 		 * made after seeing it finds every name the listing had.  It is
 		 * cleared with a d_seq bump before any entry goes: see
-		 * uncomplete_locked(). */
+		 * dc_uncomplete_locked(). */
 		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
 		if (complete && (d_flags(cur) & D_TTL) &&
 		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
@@ -1882,9 +1881,9 @@ int dc_populate_rcu(struct miss *m)
 		pthread_mutex_lock(&dcache_mutex);
 		if (!(d->flags & D_DEAD) && d != dc_root) {
 			if (now_coarse() >= d->expires)
-				kill_locked(d);
+				dc_kill_locked(d);
 			else
-				drop_attr_locked(d, false);
+				dc_drop_attr_locked(d, false);
 		}
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
@@ -1896,7 +1895,7 @@ int dc_populate_rcu(struct miss *m)
 
 		/* A file's attributes change with events on its parent's watch; a
 		 * directory's also with events on its own (an entry created in it
-		 * moves its mtime/nlink, and drop_attr_locked() has nothing to drop
+		 * moves its mtime/nlink, and dc_drop_attr_locked() has nothing to drop
 		 * yet, so d_seq does not move): sample both generations. */
 		pthread_mutex_lock(&dcache_mutex);
 		if ((d->flags & D_DEAD) || (d->type == D_DIR && !ensure_watch_locked(d, path))) {
@@ -2150,396 +2149,6 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 	return r;
 }
 
-/* Drop the attributes and access facts of every dentry of inode (dev, ino).
- * Under dcache_mutex and rcu_read_lock().  O(dentries): used only when a new
- * hard link appears (rare), where the other names may sit in any directory. */
-static void forget_inode_locked(dev_t dev, ino_t ino)
-{
-	struct dentry *d;
-
-	dc_attr_gen++; /* a kernel answer in flight may predate the change */
-	cds_list_for_each_entry(d, &dc_lru, lru) {
-		/* Directories too: an inode-flag ioctl on one (chattr) changes its
-		 * attributes with no event (link() never names a directory). */
-		if ((d->flags & D_DEAD) || d->type == D_NEG)
-			continue;
-		if (d->dev == dev && (d->ino == ino || ((d->flags & D_ATTR) && d->a_ino == ino)))
-			drop_attr_locked(d, false);
-	}
-}
-
-void dcache_forget_inode(dev_t dev, ino_t ino)
-{
-	if (!LOAD_ACQUIRE(dc_root))
-		return;
-	rcu_read_lock(); /* before the mutex: see "Lock order" */
-	pthread_mutex_lock(&dcache_mutex);
-	forget_inode_locked(dev, ino);
-	pthread_mutex_unlock(&dcache_mutex);
-	rcu_read_unlock();
-}
-
-/*
- * Names that outlive their inode's other names
- * ============================================
- * inotify reports a change made through a file descriptor (write, ftruncate,
- * fchmod, close after writing) under the name, in the directory, through
- * which that descriptor was opened - even after that name was unlinked or
- * replaced (rename over it) while the inode lives on under another name:
- * `open b; ln b c; rm b; write` is IN_MODIFY "b", nothing about "c".  An
- * O_TMPFILE file given a name with linkat is reported as "#<inode number>".
- * And a hard link made and removed again before the event reader looked at
- * it changes the other names' st_nlink/st_ctime with no event about them.
- * Such an event names no cached dentry of the inode, and the inode is unknown.
- *
- * Invariant kept here: a cached attribute set (or access fact) of a
- * non-directory is dropped by the dcache_event_child() call of any later
- * event that may concern its inode, so before the next sync point - by name,
- * by inode number, or by device ("escalation": every non-directory on the
- * device of the event's directory forgets its attributes and access facts).
- * An event about name N in directory D escalates when:
- *   1. it is a write or attribute event, N is not a live cached non-directory
- *      in D, and the kernel has no N in D any more: it came through a dead
- *      name (else it concerns the inode now called N, and nothing else if
- *      that has one link; more than one link: forgotten by inode number);
- *   2. it is a write or attribute event, and N was removed (IN_DELETE) or
- *      moved over (IN_MOVED_TO) in D while watched (`removed` below): a dead
- *      N may live beside a new one (`ln b c; mv x b; write through old b`);
- *   3. it is a creation (IN_CREATE, IN_MOVED_TO) and N is gone, or the inode
- *      the kernel shows under N is the one shown at N's previous creation in
- *      D (`seen` below).  Looking happens after the event: if N was replaced
- *      meanwhile, the look saw the replacement, the created inode (perhaps a
- *      new link to a cached file) went unseen, and the replacement's own
- *      creation event comes later and sees that same inode again.  Otherwise
- *      the look saw the created inode, and more than one link forgets it by
- *      inode number (forget_same_inode_locked);
- *   4. it is a write or attribute event and events were lost before (queue
- *      overflow: removals are unknown); or any event but a removal arrives
- *      for a watch that no dentry uses any more (its directory is unknown):
- *      then every device.
- * The records are keyed by a hash of the directory's (st_dev, st_ino) and N,
- * so they survive the watch being dropped and made again; they are never
- * removed (a collision or a reused inode only escalates more often).
- * Not seen: a name replaced (renamed over, or removed and created again)
- * while its directory was not watched by this process image, then written
- * through a descriptor opened under the old name; links into directories it
- * does not watch.  README, coherence contract.
- * Cost: one lstat per write or attribute event about a name the cache does
- * not hold; escalation is O(dentries), on writes under removed names and on
- * names created and gone before the reader saw them (short-lived files).
- */
-struct name_rec {
-	uint64_t key;  /* 0: empty slot */
-	ino_t seen;    /* 0: none yet */
-	bool removed;
-};
-#define NAMES_MAX (1u << 18) /* 6 MiB of records; past that, dc_names_lost */
-static struct name_rec *dc_names;
-static size_t dc_names_cap, dc_names_used;
-static bool dc_names_lost;
-
-static uint64_t name_key(const struct dentry *dir, const char *name)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	h = (h ^ (uint64_t)dir->dev) * 1099511628211ULL;
-	h = (h ^ (uint64_t)dir->ino) * 1099511628211ULL;
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	h ^= h >> 31;
-	h *= 0x9E3779B97F4A7C15ULL;
-	h ^= h >> 29;
-	return h ? h : 1;
-}
-
-static struct name_rec *names_slot(uint64_t key, struct name_rec *t, size_t cap)
-{
-	size_t i = (size_t)key & (cap - 1);
-
-	while (t[i].key && t[i].key != key)
-		i = (i + 1) & (cap - 1);
-	return &t[i];
-}
-
-/* The record of `key`, created if `add`; NULL if absent, or if the table
- * cannot hold it (then dc_names_lost is set: every event escalates). */
-static struct name_rec *names_get_locked(uint64_t key, bool add)
-{
-	struct name_rec *r;
-
-	if (dc_names_cap) {
-		r = names_slot(key, dc_names, dc_names_cap);
-		if (r->key || !add)
-			return r->key ? r : NULL;
-	} else if (!add) {
-		return NULL;
-	}
-	if ((dc_names_used + 1) * 2 > dc_names_cap) {
-		size_t cap = dc_names_cap ? dc_names_cap * 2 : 256;
-		struct name_rec *t = cap <= NAMES_MAX ? calloc(cap, sizeof(*t)) : NULL;
-
-		if (!t) {
-			dc_names_lost = true;
-			return NULL;
-		}
-		for (size_t i = 0; i < dc_names_cap; i++)
-			if (dc_names[i].key)
-				*names_slot(dc_names[i].key, t, cap) = dc_names[i];
-		free(dc_names);
-		dc_names = t;
-		dc_names_cap = cap;
-	}
-	r = names_slot(key, dc_names, dc_names_cap);
-	r->key = key;
-	dc_names_used++;
-	return r;
-}
-
-/* Escalation: drop the attributes and access facts of every non-directory
- * on device `dev` (every device if `all`).  Under dcache_mutex and RCU. */
-static void forget_dev_files_locked(dev_t dev, bool all)
-{
-	struct dentry *d;
-
-	dc_attr_gen++;
-	cds_list_for_each_entry(d, &dc_lru, lru)
-		if (!(d->flags & D_DEAD) && d->type != D_DIR && d->type != D_NEG &&
-		    (all || d->dev == dev))
-			drop_attr_locked(d, false);
-}
-
-/* "#<digits>": the name the kernel gives an O_TMPFILE file's dentry; 0 if
- * `name` is not one. */
-static ino_t tmpfile_ino(const char *name)
-{
-	unsigned long long v = 0;
-
-	if (name[0] != '#' || !name[1])
-		return 0;
-	for (const char *p = name + 1; *p; p++) {
-		if (*p < '0' || *p > '9' || v > (~0ULL - 9) / 10)
-			return 0;
-		v = v * 10 + (unsigned long long)(*p - '0');
-	}
-	return (ino_t)v;
-}
-
-#define MAX_ALIASES 64
-
-/* lstat of dir/name as the kernel answers it now: 0 or -errno. */
-static int lstat_child_locked(struct dentry *dir, const char *name, struct stat *st)
-{
-	char path[PATH_MAX];
-	long n = dc_d_path_rcu(dir, path, sizeof(path));
-
-	if (n < 0 || (size_t)n + 2 + strlen(name) >= sizeof(path))
-		return -ENAMETOOLONG;
-	snprintf(path + n, sizeof(path) - (size_t)n, "%s%s", n > 1 ? "/" : "", name);
-	return dc_ops->kernel_lstat(path, st);
-}
-
-/*
- * A name that appeared in dir may be a new hard link to a file whose
- * attributes we cache under another name: the link changed that file's
- * st_nlink/st_ctime without an event about the other names.  Ask the kernel
- * what the new name is (event thread, under dcache_mutex and RCU) and drop the
- * attributes of every cached name of that inode.  Links made by other
- * processes into directories this process does not watch are not seen: see
- * README, coherence contract.  Returns lstat's result; *st is filled on 0.
- */
-static int forget_same_inode_locked(struct dentry *dir, const char *name, struct stat *st)
-{
-	int r = lstat_child_locked(dir, name, st);
-
-	if (r == 0 && !S_ISDIR(st->st_mode) && st->st_nlink >= 2)
-		forget_inode_locked(st->st_dev, st->st_ino);
-	return r;
-}
-
-/* Rules 1-3 of "Names that outlive their inode's other names" for an event
- * about non-directory `name` in `dir` (a live dentry of the watch); `known`:
- * a live non-directory dentry of that name is cached; lr/st: the kernel's
- * lstat of it, made by the ENTRY part (creations).  True: escalate. */
-static bool names_event_locked(struct dentry *dir, const char *name, enum dcache_event ev,
-			       bool known, int lr, const struct stat *st)
-{
-	struct name_rec *rec;
-	struct stat now;
-	ino_t tino;
-
-	switch (ev) {
-	case DCACHE_EV_CREATE:
-	case DCACHE_EV_MOVED_IN:
-		rec = names_get_locked(name_key(dir, name), true);
-		if (!rec)
-			return true;
-		if (ev == DCACHE_EV_MOVED_IN)
-			rec->removed = true; /* it may have replaced a name */
-		if (lr != 0 || S_ISDIR(st->st_mode)) {
-			rec->seen = 0;
-			return true; /* gone before we looked: it is unknown */
-		}
-		if (rec->seen == st->st_ino)
-			return true; /* an earlier look may have seen this one */
-		rec->seen = st->st_ino;
-		return false;
-	case DCACHE_EV_REMOVE:
-		rec = names_get_locked(name_key(dir, name), true);
-		if (!rec)
-			return true;
-		rec->removed = true;
-		return false;
-	case DCACHE_EV_ATTR:
-	case DCACHE_EV_DATA:
-		rec = names_get_locked(name_key(dir, name), false);
-		if (dc_names_lost || (rec && rec->removed))
-			return true;
-		tino = tmpfile_ino(name);
-		if (tino) { /* an O_TMPFILE's dentry: the inode is in its name */
-			forget_inode_locked(LOAD_RELAXED(dir->dev), tino);
-			return false;
-		}
-		if (known)
-			return false;
-		if (lstat_child_locked(dir, name, &now) != 0)
-			return true; /* through a dead name */
-		if (!S_ISDIR(now.st_mode) && now.st_nlink >= 2)
-			forget_inode_locked(now.st_dev, now.st_ino);
-		return false;
-	default:
-		return false;
-	}
-}
-
-void dcache_events_lost(void)
-{
-	rcu_read_lock(); /* before the mutex: see "Lock order" */
-	pthread_mutex_lock(&dcache_mutex);
-	dc_names_lost = true;
-	pthread_mutex_unlock(&dcache_mutex);
-	rcu_read_unlock();
-}
-
-void dcache_event_child(int wd, const char *name, enum dcache_event ev)
-{
-	struct dentry *dirs[MAX_ALIASES];
-	struct stat st;
-	size_t n;
-	int lr = -ENOENT;
-	bool looked = false, known = false;
-
-	rcu_read_lock(); /* before the mutex: see "Lock order" */
-	pthread_mutex_lock(&dcache_mutex);
-	if (!dc_table) {
-		pthread_mutex_unlock(&dcache_mutex);
-		rcu_read_unlock();
-		return;
-	}
-	n = wd_map_get_locked(wd, dirs, MAX_ALIASES);
-	for (size_t i = 0; i < n; i++) {
-		struct dentry *dir = dirs[i], *c;
-
-		dir->dir->dir_gen++; /* watched: it has one */
-		/* A name came, went or moved: dir's mtime, size, nlink moved.
-		 * Writes to its files and their chmods do not move them. */
-		if (ev != DCACHE_EV_DATA && ev != DCACHE_EV_ATTR)
-			dir->dir->attr_gen++;
-		c = dc_d_lookup_rcu(dc_table, dir, name, strlen(name));
-		if (c && (c->flags & D_DEAD))
-			c = NULL;
-		if (c && c->type != D_NEG && c->type != D_DIR && c->type != D_UNK)
-			known = true;
-		switch (ev) {
-		case DCACHE_EV_ENTRY:
-		case DCACHE_EV_CREATE:
-		case DCACHE_EV_REMOVE:
-		case DCACHE_EV_MOVED_IN:
-			uncomplete_locked(dir); /* a name came or went */
-			if (c)
-				kill_locked(c);
-			drop_attr_locked(dir, false); /* its mtime, size, nlink moved */
-			if (!looked) { /* aliases of one directory: one look */
-				lr = forget_same_inode_locked(dir, name, &st);
-				looked = true;
-			}
-			break;
-		case DCACHE_EV_ATTR:
-		case DCACHE_EV_GONE:
-			/* Permissions of a directory decide what lies below it. */
-			if (c && (c->type == D_DIR || c->type == D_NEG))
-				kill_locked(c);
-			else if (c)
-				drop_attr_locked(c, false);
-			break;
-		case DCACHE_EV_DATA:
-			if (c)
-				drop_attr_locked(c, false);
-			break;
-		}
-	}
-	if (ev != DCACHE_EV_ENTRY && ev != DCACHE_EV_GONE) {
-		if (n == 0) {
-			/* A watch no dentry uses any more (its events raced with
-			 * its removal): the directory is unknown (rule 4). */
-			if (ev != DCACHE_EV_REMOVE)
-				forget_dev_files_locked(0, true);
-		} else if (names_event_locked(dirs[0], name, ev, known, lr, &st)) {
-			forget_dev_files_locked(LOAD_RELAXED(dirs[0]->dev), false);
-		}
-	}
-	pthread_mutex_unlock(&dcache_mutex);
-	rcu_read_unlock();
-}
-
-void dcache_event_self(int wd, enum dcache_event ev)
-{
-	struct dentry *dirs[MAX_ALIASES];
-	size_t n;
-
-	rcu_read_lock(); /* before the mutex: see "Lock order" */
-	pthread_mutex_lock(&dcache_mutex);
-	if (!dc_table) {
-		pthread_mutex_unlock(&dcache_mutex);
-		rcu_read_unlock();
-		return;
-	}
-	n = wd_map_get_locked(wd, dirs, MAX_ALIASES);
-	for (size_t i = 0; i < n; i++) {
-		struct dentry *d = dirs[i];
-
-		d->dir->dir_gen++; /* watched: it has one */
-		d->dir->attr_gen++;
-		if (ev == DCACHE_EV_GONE && d != dc_root) {
-			kill_locked(d);
-		} else if (ev == DCACHE_EV_DATA) {
-			drop_attr_locked(d, false);
-		} else {
-			/* chmod of the directory (or the root went away): what we
-			 * learned through it may no longer hold. */
-			uncomplete_locked(d);
-			kill_children_locked(d);
-			drop_attr_locked(d, true);
-			if (ev == DCACHE_EV_GONE && d->dir->wd >= 0) {
-				int w = d->dir->wd;
-
-				d->dir->wd = -1;
-				wd_map_del_locked(w, d);
-			}
-		}
-	}
-	pthread_mutex_unlock(&dcache_mutex);
-	rcu_read_unlock();
-}
-
-void dcache_invalidate_all(void)
-{
-	rcu_read_lock();
-	pthread_mutex_lock(&dcache_mutex);
-	kill_all_locked();
-	pthread_mutex_unlock(&dcache_mutex);
-	rcu_read_unlock();
-}
-
 void dcache_reset(void)
 {
 	struct stat st;
@@ -2550,7 +2159,7 @@ void dcache_reset(void)
 		struct dentry *r = dc_root;
 		bool ok;
 
-		kill_all_locked();
+		dc_kill_all_locked();
 		if (d_dir(r)) {
 			r->dir->dir_gen++;
 			r->dir->attr_gen++;
@@ -2559,7 +2168,7 @@ void dcache_reset(void)
 			int w = r->dir->wd;
 
 			r->dir->wd = -1;
-			wd_map_del_locked(w, r);
+			dc_wd_map_del_locked(w, r);
 		}
 		/* The root may be another directory now: judge it again. */
 		ok = dc_ops->kernel_lstat("/", &st) == 0 && S_ISDIR(st.st_mode) &&
@@ -2585,12 +2194,12 @@ void dcache_quiesce(void)
 	pthread_mutex_lock(&dcache_mutex);
 	r = dc_root;
 	if (r) {
-		kill_all_locked();
+		dc_kill_all_locked();
 		if (d_wd(r) >= 0) {
 			int w = r->dir->wd;
 
 			r->dir->wd = -1;
-			wd_map_del_locked(w, r);
+			dc_wd_map_del_locked(w, r);
 		}
 		cds_list_del(&r->lru);
 		dc_bytes -= d_bytes(r);

@@ -31,6 +31,7 @@
 #include <urcu/compiler.h>
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -102,7 +103,7 @@ struct dentry {
 	 * are written in place, by attr_store() only, in one of two places:
 	 * before the dentry is hashed (published by d_publish()), or inside a
 	 * d_seq write section that also sets D_ATTR (populate_rcu, MISS_ATTR).
-	 * D_ATTR is cleared only inside a write section (drop_attr_locked).
+	 * D_ATTR is cleared only inside a write section (dc_drop_attr_locked).
 	 * Readers load them with relaxed atomics after seeing D_ATTR and use
 	 * them only if d_seq_retry() then says d did not change: a reader racing
 	 * a writer may copy torn values, never use them.
@@ -302,9 +303,13 @@ static inline uint64_t now_coarse(void)
 /* ---------------------------------------------------------------------- */
 /* Shared state of dcache.c (see there) */
 
+extern pthread_mutex_t dcache_mutex;
+extern const struct dcache_ops *dc_ops;
 extern struct cds_lfht *dc_table;
 extern struct dentry *dc_root;
 extern struct cwd_ref *dc_cwd;
+extern struct cds_list_head dc_lru;
+extern unsigned long dc_attr_gen;
 extern uint64_t dc_tree_gen;
 extern __thread unsigned char tls_pass_why __attribute__((tls_model("initial-exec")));
 extern __thread bool tls_populated __attribute__((tls_model("initial-exec")));
@@ -420,6 +425,16 @@ struct dentry *dc_d_lookup_rcu(struct cds_lfht *ht, const struct dentry *parent,
 			       const char *name, size_t len);
 /* d's absolute path into buf.  Under rcu_read_lock(). */
 long dc_d_path_rcu(const struct dentry *d, char *buf, size_t size);
+/* Watch map: the dentries watching wd into out[] (at most max); drop d's
+ * entry for wd, releasing the watch with the last.  Under dcache_mutex. */
+size_t dc_wd_map_get_locked(int wd, struct dentry **out, size_t max);
+void dc_wd_map_del_locked(int wd, struct dentry *d);
+/* Killing and dropping, in d_seq write sections.  Under dcache_mutex. */
+void dc_drop_attr_locked(struct dentry *d, bool clear_search);
+void dc_uncomplete_locked(struct dentry *dir);
+void dc_kill_children_locked(struct dentry *d);
+void dc_kill_locked(struct dentry *d);
+void dc_kill_all_locked(void);
 /* Create the table and the root.  No lock held. */
 bool dc_ensure_table_slow(void);
 
