@@ -184,7 +184,7 @@ unsigned long dc_attr_gen;
  * a name resolves to - every d_write_begin() except the ones that only drop or
  * rewrite an object's attributes or a directory's completeness - BEFORE it changes
  * anything, and so before any call_rcu() of what it unhashes.  The path index
- * (below) trusts an entry only while this is the value its walk began with. */
+ * (dcache_pidx.c) trusts an entry only while this is the value its walk began with. */
 uint64_t dc_tree_gen;
 
 /* ---------------------------------------------------------------------- */
@@ -251,14 +251,9 @@ static inline void note_growth_locked(void)
  * so first use is async-signal-safe), shared atomic overflow block beyond. */
 
 #define STAT_BLOCKS 256
-/* One block per thread, each on cache lines of its own (128: the adjacent-
- * line prefetcher pairs lines): the hit path writes only its own. */
-struct stat_block {
-	uint64_t c[DCACHE_STAT_N_];
-} __attribute__((aligned(128)));
 static struct stat_block stat_pool[STAT_BLOCKS + 1] DCACHE_COLD_BSS;
 static unsigned int stat_pool_used;
-static __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
+__thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
 /* Set (PASS_WHY_*) where a lookup gives up for a reason the statistics tell
  * apart; turned into DCACHE_STAT_PASS_WATCH/_FS/_ATTR/_RACY by the lookup's
  * DCACHE_STAT_PASS.  tls_last_pass_why: what the last pass was. */
@@ -767,10 +762,6 @@ static void dc_maintenance(void)
  * dc_init_mutex, never under dcache_mutex (see the fork order in shim.c).
  */
 
-struct pidx_slot;
-static struct pidx_slot *dc_pidx; /* the path index: set once by dc_ensure_table(), or NULL */
-static void pidx_map(void);
-
 bool dc_ensure_table_slow(void)
 {
 	struct stat st;
@@ -796,7 +787,7 @@ bool dc_ensure_table_slow(void)
 			 * instructions); dc_maintenance() grows it. */
 			dc_table = cds_lfht_new(64, 64, 0, 0, NULL);
 			if (!dc_pidx)
-				pidx_map();
+				dc_pidx_map();
 			pthread_mutex_lock(&dcache_mutex);
 			dc_table_size = 64;
 			pthread_mutex_unlock(&dcache_mutex);
@@ -822,218 +813,6 @@ bool dc_ensure_table_slow(void)
 	ok = dc_root != NULL;
 	pthread_mutex_unlock(&dc_init_mutex);
 	return ok;
-}
-
-/* ---------------------------------------------------------------------- */
-/*
- * The path index: a whole name, as the caller spelt it, straight to the
- * dentry its last walk ended on, so that a long name costs one hash of the
- * string instead of one table lookup per component.
- *
- * A direct-mapped array of slots, mapped at the first lookup (anonymous
- * memory, never freed: a slot is never dereferenced after the mapping
- * goes, and the mapping never goes).  Each slot is a seqcount-protected
- * record { start dentry, FOLLOW/DIRECTORY flags, name } -> { final dentry,
- * its d_seq, whether the walk ended asking for a directory, dc_tree_gen when
- * the walk began }.  Readers write nothing: the walk that
- * found a name the index did not have fills the slot (a try-lock on the
- * slot's seq; a busy slot is simply not filled).
- *
- * Why an entry is exact while its generation is current:
- *  - every change that can make a name resolve differently (a dentry
- *    unhashed, freed, made uncacheable, a directory's search permission
- *    forgotten, the root or the cwd replaced) bumps dc_tree_gen before it
- *    touches anything (d_write_begin(), dc_kill_all_locked());
- *  - the walk samples dc_tree_gen before it reads the root or the cwd, so
- *    an entry records a generation no newer than the state it walked;
- *  - a reader compares the generation after reading the slot consistently
- *    (slot seq re-checked), and only then dereferences the final dentry,
- *    inside its RCU read-side section: a dentry freed since the entry was
- *    made was unhashed (gen bumped) before its call_rcu(), so either the
- *    reader sees the bump, or its section began before the grace period;
- *  - the final dentry's own state (attributes, access answers, being
- *    killed) is checked through its d_seq, which must still equal the one
- *    the walk saw, exactly as at the end of a walk;
- *  - walks that crossed a D_TTL dentry, or ended on ENOENT from a complete
- *    listing (no dentry to check), are not indexed.
- * Memory: PIDX_SLOTS x 256 bytes of address space, resident as touched;
- * not counted in the dentry budget (dc_bytes).
- */
-#define PIDX_SLOTS 4096u
-#define PIDX_NAME_MAX 192u /* longer names are walked, never indexed */
-
-struct pidx_slot {
-	unsigned int seq;           /* odd while being filled */
-	unsigned int len;           /* strlen(name) */
-	uint64_t hash;              /* pidx_hash(start, key, name) */
-	uint64_t gen;               /* dc_tree_gen when the walk began */
-	const struct dentry *start; /* the root or the cwd's dentry */
-	struct dentry *res;         /* where the walk ended */
-	unsigned int res_seq;       /* res's d_seq then */
-	unsigned int key;           /* DCACHE_Q_FOLLOW, DCACHE_Q_DIRECTORY of the walk */
-	unsigned int want_dir;      /* the walk ended asking for a directory (the flag, or
-				     * a trailing slash in the name or in a symlink body) */
-	uint64_t name[(PIDX_NAME_MAX + 7) / 8 + 1]; /* zero-padded */
-};
-_Static_assert(sizeof(struct pidx_slot) <= 256, "a path-index slot fits 256 bytes");
-
-/* Bit i: slot i was ever filled.  A probe of a never-filled slot reads only
- * this (a process that repeats no name never faults the slots' pages in). */
-static uint64_t dc_pidx_used[PIDX_SLOTS / 64];
-
-/* A thread fills slots only after this many cached answers of its own
- * (dcache_set_index()): each slot's first touch of its page costs a page
- * fault (~12 us on a VM), which a cc1 (a few thousand lookups, few names
- * repeated) never earns back; a build tool or a benchmark loop does. */
-static unsigned long dc_pidx_min_answers = 4096;
-
-/* Set by dc_populate_rcu() in the thread whose lookup asked the kernel; cleared
- * at each lookup's start.  The walks of such a lookup fill no index slot:
- * only a name found again by a plain walk (looked up twice) gets one. */
-__thread bool tls_populated __attribute__((tls_model("initial-exec")));
-
-/* The n < 8 bytes at p, zero-padded, as pidx_slot.name stores a name's
- * last word; p - 8 + n is still inside the name when it has >= 8 bytes
- * (`whole`): one load of the name's last 8 bytes, shifted.  Never reads
- * outside the name, never calls libc's memcpy for a variable length. */
-static inline uint64_t pidx_tail(const char *p, size_t n, bool whole)
-{
-	uint64_t w = 0;
-
-	if (whole && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
-		memcpy(&w, p + n - 8, 8);
-		return w >> (8 * (8 - n)); /* little-endian: the last n bytes */
-	}
-	for (size_t k = 0; k < n; k++)
-		w |= (uint64_t)(unsigned char)p[k] << (8 * k);
-	return w;
-}
-
-/* Hash of (start, key, name); len = strlen(name) < PIDX_NAME_MAX. */
-static inline uint64_t pidx_hash(const struct dentry *start, unsigned int key,
-				 const char *name, size_t len)
-{
-	uint64_t h = ((uint64_t)(uintptr_t)start ^ key ^ ((uint64_t)len << 48)) *
-		     0x9E3779B97F4A7C15ULL;
-	size_t i = 0;
-
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, name + i, 8);
-		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
-		h ^= h >> 29;
-	}
-	if (i < len) {
-		uint64_t w = pidx_tail(name + i, len - i, len >= 8);
-
-		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
-		h ^= h >> 29;
-	}
-	return h ^ (h >> 32);
-}
-
-/* Reader, under rcu_read_lock(): the entry for (start, key, name) if one is
- * current as of `gen` (dc_tree_gen sampled before start was read).  The
- * outputs are written only when it returns an entry. */
-static inline struct dentry *pidx_find(const struct dentry *start, unsigned int key,
-				       const char *name, size_t len, uint64_t h, uint64_t gen,
-				       unsigned int *res_seq, bool *want_dir)
-{
-	unsigned int slot = (unsigned int)(h % PIDX_SLOTS), s;
-	struct pidx_slot *e;
-	struct dentry *res;
-	unsigned int rs;
-	bool wd;
-	size_t i = 0;
-
-	if (!(LOAD_RELAXED(dc_pidx_used[slot / 64]) & (1ULL << (slot % 64))))
-		return NULL;
-	e = &dc_pidx[slot];
-	s = LOAD_ACQUIRE(e->seq);
-	if ((s & 1) || LOAD_RELAXED(e->hash) != h || LOAD_RELAXED(e->len) != len ||
-	    LOAD_RELAXED(e->start) != start || LOAD_RELAXED(e->key) != key ||
-	    LOAD_RELAXED(e->gen) != gen)
-		return NULL;
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, name + i, 8);
-		if (LOAD_RELAXED(e->name[i / 8]) != w)
-			return NULL;
-	}
-	if (i < len) {
-		if (LOAD_RELAXED(e->name[i / 8]) != pidx_tail(name + i, len - i, len >= 8))
-			return NULL;
-	}
-	res = LOAD_RELAXED(e->res);
-	rs = LOAD_RELAXED(e->res_seq);
-	wd = LOAD_RELAXED(e->want_dir) != 0;
-	D_SEQ_FENCE(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&e->seq, D_SEQ_ORDER) != s)
-		return NULL; /* refilled meanwhile: what was read may be another name's */
-	*res_seq = rs;
-	*want_dir = wd;
-	return res;
-}
-
-/* Reader, under rcu_read_lock(), at the end of a walk that began at `gen`:
- * remember (start, key, name) -> (res, res_seq, want_dir).  Lock-free; gives
- * up if another thread is filling the slot. */
-static void pidx_fill(const struct dentry *start, unsigned int key, const char *name,
-		      size_t len, uint64_t h, uint64_t gen, struct dentry *res,
-		      unsigned int res_seq, bool want_dir)
-{
-	unsigned int slot = (unsigned int)(h % PIDX_SLOTS);
-	struct pidx_slot *e = &dc_pidx[slot];
-	unsigned int s = LOAD_RELAXED(e->seq);
-	size_t i = 0;
-
-	if (LOAD_ACQUIRE(dc_tree_gen) != gen)
-		return; /* already stale */
-	if (!(LOAD_RELAXED(dc_pidx_used[slot / 64]) & (1ULL << (slot % 64))))
-		__atomic_fetch_or(&dc_pidx_used[slot / 64], 1ULL << (slot % 64), __ATOMIC_RELAXED);
-	if ((s & 1) || !__atomic_compare_exchange_n(&e->seq, &s, s + 1, false, __ATOMIC_ACQUIRE,
-						    __ATOMIC_RELAXED))
-		return;
-	D_SEQ_FENCE(__ATOMIC_RELEASE); /* the odd seq before the new fields */
-	STORE_RELAXED(e->hash, h);
-	STORE_RELAXED(e->len, (unsigned int)len);
-	STORE_RELAXED(e->start, start);
-	STORE_RELAXED(e->key, key);
-	STORE_RELAXED(e->want_dir, want_dir ? 1u : 0u);
-	STORE_RELAXED(e->gen, gen);
-	STORE_RELAXED(e->res, res);
-	STORE_RELAXED(e->res_seq, res_seq);
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, name + i, 8);
-		STORE_RELAXED(e->name[i / 8], w);
-	}
-	if (i < len) {
-		STORE_RELAXED(e->name[i / 8], pidx_tail(name + i, len - i, len >= 8));
-	}
-	STORE_RELEASE(e->seq, s + 2);
-}
-
-/* Whether this thread's walks fill slots: see dc_pidx_min_answers. */
-static inline bool pidx_worth_filling(void)
-{
-	const struct stat_block *b = tls_stats;
-
-	return b && LOAD_RELAXED(b->c[DCACHE_STAT_HIT]) + LOAD_RELAXED(b->c[DCACHE_STAT_NEG_HIT]) >=
-			    dc_pidx_min_answers;
-}
-
-/* dc_ensure_table(), once: map the index; without it every walk is a full one. */
-static void pidx_map(void)
-{
-	void *p = mmap(NULL, (size_t)PIDX_SLOTS * sizeof(struct pidx_slot), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (p != MAP_FAILED)
-		STORE_RELEASE(dc_pidx, (struct pidx_slot *)p);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1285,7 +1064,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 			if (d_seq_retry(d, s))
 				return WALK_RETRY;
 			if (index)
-				pidx_fill(start, qkey, path, plen, ph, gen, d, s, want_dir);
+				dc_pidx_fill(start, qkey, path, plen, ph, gen, d, s, want_dir);
 			return ENOENT;
 		}
 		if (d->type == D_LNK && (!last || follow)) {
@@ -1323,7 +1102,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 	}
 
 	if (index && !d_seq_retry(res, res_seq))
-		pidx_fill(start, qkey, path, plen, ph, gen, res, res_seq, want_dir);
+		dc_pidx_fill(start, qkey, path, plen, ph, gen, res, res_seq, want_dir);
 resolved:
 	/* res is the final object, valid as of res_seq. */
 	if (want_dir && res->type != D_DIR) {
@@ -2055,11 +1834,6 @@ void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns)
 {
 	dc_ttl_ns = ttl_ns;
 	dc_neg_ttl_ns = neg_ttl_ns;
-}
-
-void dcache_set_index(unsigned long min_answers)
-{
-	dc_pidx_min_answers = min_answers;
 }
 
 void dcache_set_completion(unsigned int probes, unsigned int max_entries)

@@ -311,8 +311,14 @@ extern struct cwd_ref *dc_cwd;
 extern struct cds_list_head dc_lru;
 extern unsigned long dc_attr_gen;
 extern uint64_t dc_tree_gen;
+
+/* Per-thread statistics (dcache.c).  One block per thread, each on cache lines of its own (128: the adjacent-
+ * line prefetcher pairs lines): the hit path writes only its own. */
+struct stat_block {
+	uint64_t c[DCACHE_STAT_N_];
+} __attribute__((aligned(128)));
+extern __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
 extern __thread unsigned char tls_pass_why __attribute__((tls_model("initial-exec")));
-extern __thread bool tls_populated __attribute__((tls_model("initial-exec")));
 
 /* Why the walk passes through at d, for the statistics: tls_pass_why is
  * PASS_WHY_WATCH (no watch for lack of budget), PASS_WHY_FS (D_NOCACHE:
@@ -327,7 +333,6 @@ enum { PASS_WHY_NONE, PASS_WHY_WATCH, PASS_WHY_FS, PASS_WHY_ATTR, PASS_WHY_RACY 
 			      : (f_ & D_NOATTR)	 ? PASS_WHY_ATTR                      \
 						 : PASS_WHY_NONE;                     \
 	} while (0)
-
 
 /* ---------------------------------------------------------------------- */
 /* d_seq helpers */
@@ -497,6 +502,132 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		struct stat *st, struct miss *m);
 /* Fill the gap m describes; under rcu_read_lock(), not under the mutex. */
 int dc_populate_rcu(struct miss *m);
+
+/* ---------------------------------------------------------------------- */
+/* The path index (dcache_pidx.c: its design, and why an entry is exact).
+ * The readers are inline: the walk's hit path is one pidx_find(). */
+
+#define PIDX_SLOTS 4096u
+#define PIDX_NAME_MAX 192u /* longer names are walked, never indexed */
+
+struct pidx_slot {
+	unsigned int seq;           /* odd while being filled */
+	unsigned int len;           /* strlen(name) */
+	uint64_t hash;              /* pidx_hash(start, key, name) */
+	uint64_t gen;               /* dc_tree_gen when the walk began */
+	const struct dentry *start; /* the root or the cwd's dentry */
+	struct dentry *res;         /* where the walk ended */
+	unsigned int res_seq;       /* res's d_seq then */
+	unsigned int key;           /* DCACHE_Q_FOLLOW, DCACHE_Q_DIRECTORY of the walk */
+	unsigned int want_dir;      /* the walk ended asking for a directory (the flag, or
+				     * a trailing slash in the name or in a symlink body) */
+	uint64_t name[(PIDX_NAME_MAX + 7) / 8 + 1]; /* zero-padded */
+};
+_Static_assert(sizeof(struct pidx_slot) <= 256, "a path-index slot fits 256 bytes");
+
+extern struct pidx_slot *dc_pidx;
+extern uint64_t dc_pidx_used[PIDX_SLOTS / 64];
+extern unsigned long dc_pidx_min_answers;
+extern __thread bool tls_populated __attribute__((tls_model("initial-exec")));
+
+/* The n < 8 bytes at p, zero-padded, as pidx_slot.name stores a name's
+ * last word; p - 8 + n is still inside the name when it has >= 8 bytes
+ * (`whole`): one load of the name's last 8 bytes, shifted.  Never reads
+ * outside the name, never calls libc's memcpy for a variable length. */
+static inline uint64_t pidx_tail(const char *p, size_t n, bool whole)
+{
+	uint64_t w = 0;
+
+	if (whole && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+		memcpy(&w, p + n - 8, 8);
+		return w >> (8 * (8 - n)); /* little-endian: the last n bytes */
+	}
+	for (size_t k = 0; k < n; k++)
+		w |= (uint64_t)(unsigned char)p[k] << (8 * k);
+	return w;
+}
+
+/* Hash of (start, key, name); len = strlen(name) < PIDX_NAME_MAX. */
+static inline uint64_t pidx_hash(const struct dentry *start, unsigned int key,
+				 const char *name, size_t len)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)start ^ key ^ ((uint64_t)len << 48)) *
+		     0x9E3779B97F4A7C15ULL;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, name + i, 8);
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	if (i < len) {
+		uint64_t w = pidx_tail(name + i, len - i, len >= 8);
+
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	return h ^ (h >> 32);
+}
+
+/* Reader, under rcu_read_lock(): the entry for (start, key, name) if one is
+ * current as of `gen` (dc_tree_gen sampled before start was read).  The
+ * outputs are written only when it returns an entry. */
+static inline struct dentry *pidx_find(const struct dentry *start, unsigned int key,
+				       const char *name, size_t len, uint64_t h, uint64_t gen,
+				       unsigned int *res_seq, bool *want_dir)
+{
+	unsigned int slot = (unsigned int)(h % PIDX_SLOTS), s;
+	struct pidx_slot *e;
+	struct dentry *res;
+	unsigned int rs;
+	bool wd;
+	size_t i = 0;
+
+	if (!(LOAD_RELAXED(dc_pidx_used[slot / 64]) & (1ULL << (slot % 64))))
+		return NULL;
+	e = &dc_pidx[slot];
+	s = LOAD_ACQUIRE(e->seq);
+	if ((s & 1) || LOAD_RELAXED(e->hash) != h || LOAD_RELAXED(e->len) != len ||
+	    LOAD_RELAXED(e->start) != start || LOAD_RELAXED(e->key) != key ||
+	    LOAD_RELAXED(e->gen) != gen)
+		return NULL;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, name + i, 8);
+		if (LOAD_RELAXED(e->name[i / 8]) != w)
+			return NULL;
+	}
+	if (i < len) {
+		if (LOAD_RELAXED(e->name[i / 8]) != pidx_tail(name + i, len - i, len >= 8))
+			return NULL;
+	}
+	res = LOAD_RELAXED(e->res);
+	rs = LOAD_RELAXED(e->res_seq);
+	wd = LOAD_RELAXED(e->want_dir) != 0;
+	D_SEQ_FENCE(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&e->seq, D_SEQ_ORDER) != s)
+		return NULL; /* refilled meanwhile: what was read may be another name's */
+	*res_seq = rs;
+	*want_dir = wd;
+	return res;
+}
+
+/* Whether this thread's walks fill slots: see dc_pidx_min_answers. */
+static inline bool pidx_worth_filling(void)
+{
+	const struct stat_block *b = tls_stats;
+
+	return b && LOAD_RELAXED(b->c[DCACHE_STAT_HIT]) + LOAD_RELAXED(b->c[DCACHE_STAT_NEG_HIT]) >=
+			    dc_pidx_min_answers;
+}
+
+void dc_pidx_fill(const struct dentry *start, unsigned int key, const char *name,
+		 size_t len, uint64_t h, uint64_t gen, struct dentry *res,
+		 unsigned int res_seq, bool want_dir);
+void dc_pidx_map(void);
 
 #pragma GCC visibility pop
 
