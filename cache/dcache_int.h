@@ -47,7 +47,7 @@
  * CMM_* / rcu_dereference macros: same code on x86-64 (plain moves), but
  * ThreadSanitizer understands them.  Publication (a dentry into the table, an
  * attribute block, the cwd reference) is a release store paired with an
- * acquire load; for hashed dentries the pair is d->seq (see d_alloc/d_match).
+ * acquire load; for hashed dentries the pair is d->seq (see dc_d_alloc/d_match).
  */
 #define LOAD_RELAXED(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define STORE_RELAXED(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
@@ -305,14 +305,26 @@ static inline uint64_t now_coarse(void)
 
 extern pthread_mutex_t dcache_mutex;
 extern const struct dcache_ops *dc_ops;
+extern size_t dc_max_bytes;
 extern struct cds_lfht *dc_table;
 extern struct dentry *dc_root;
 extern struct cwd_ref *dc_cwd;
+extern unsigned long dc_cwd_gen;
+extern size_t dc_bytes;
+extern size_t dc_count;
 extern struct cds_list_head dc_lru;
 extern unsigned long dc_attr_gen;
 extern uint64_t dc_tree_gen;
 
-/* Per-thread statistics (dcache.c).  One block per thread, each on cache lines of its own (128: the adjacent-
+/* Every call_rcu() of the cache goes through dc_call_rcu() (dcache.c, "Threads
+ * we do not start"): under dcache_mutex. */
+void dc_call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head));
+#undef call_rcu /* urcu-bp's mapping to urcu_bp_call_rcu */
+#define call_rcu(head, func) dc_call_rcu(head, func)
+
+/* Per-thread statistics (dcache.c). */
+
+/* One block per thread, each on cache lines of its own (128: the adjacent-
  * line prefetcher pairs lines): the hit path writes only its own. */
 struct stat_block {
 	uint64_t c[DCACHE_STAT_N_];
@@ -423,6 +435,33 @@ static inline const char *skip_slashes(const char *p)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Hashing (the table: dcache.c) */
+
+static inline unsigned long name_hash(const struct dentry *parent, const char *name, size_t len)
+{
+	/* FNV-1a over the name, seeded with the parent's address. */
+	uint64_t h = 0xcbf29ce484222325ULL ^ ((uintptr_t)parent * 0x9e3779b97f4a7c15ULL);
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)name[i];
+		h *= 0x100000001b3ULL;
+	}
+	return (unsigned long)(h ^ (h >> 29));
+}
+
+/* The hash d is filed under: recomputed (hashing is rare, lookups are not). */
+static inline unsigned long d_hash_value(const struct dentry *d)
+{
+	return name_hash(d->parent, d->name, d->namelen);
+}
+
+/* Publish d's initialised fields to readers that find it in the table. */
+static inline void d_publish(struct dentry *d)
+{
+	STORE_RELEASE(d->seq, d->seq);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Functions of dcache.c */
 
 /* The hashed child `name` of `parent`, or NULL.  Under rcu_read_lock(). */
@@ -430,16 +469,30 @@ struct dentry *dc_d_lookup_rcu(struct cds_lfht *ht, const struct dentry *parent,
 			       const char *name, size_t len);
 /* d's absolute path into buf.  Under rcu_read_lock(). */
 long dc_d_path_rcu(const struct dentry *d, char *buf, size_t size);
+/* Freeing, after a grace period: the cwd reference; d's statx answer
+ * (unpublished first).  Under dcache_mutex. */
+void dc_free_cwd_rcu(struct rcu_head *head);
+void dc_drop_sx_locked(struct dentry *d);
 /* Watch map: the dentries watching wd into out[] (at most max); drop d's
  * entry for wd, releasing the watch with the last.  Under dcache_mutex. */
 size_t dc_wd_map_get_locked(int wd, struct dentry **out, size_t max);
 void dc_wd_map_del_locked(int wd, struct dentry *d);
+void dc_wd_map_add_locked(int wd, struct dentry *d);
 /* Killing and dropping, in d_seq write sections.  Under dcache_mutex. */
 void dc_drop_attr_locked(struct dentry *d, bool clear_search);
 void dc_uncomplete_locked(struct dentry *dir);
 void dc_kill_children_locked(struct dentry *d);
 void dc_kill_locked(struct dentry *d);
+void dc_kill_one_locked(struct dentry *d);
 void dc_kill_all_locked(void);
+/* Evict down to 7/8 of the memory cap.  Under dcache_mutex. */
+void dc_evict_locked(void);
+/* A new dentry, not hashed; hash it under dcache_mutex (parent watched). */
+struct dentry *dc_d_alloc(struct dentry *parent, const char *name, size_t len,
+			  unsigned char type, const char *link, size_t linklen);
+void dc_d_hash_locked(struct dentry *d);
+/* After insertions made without dc_d_hash_locked().  Under dcache_mutex. */
+void dc_note_growth_locked(void);
 /* Create the table and the root.  No lock held. */
 bool dc_ensure_table_slow(void);
 
