@@ -315,6 +315,7 @@ extern size_t dc_count;
 extern struct cds_list_head dc_lru;
 extern unsigned long dc_attr_gen;
 extern uint64_t dc_tree_gen;
+extern int dc_maint;
 
 /* Every call_rcu() of the cache goes through dc_call_rcu() (dcache.c, "Threads
  * we do not start"): under dcache_mutex. */
@@ -493,6 +494,9 @@ struct dentry *dc_d_alloc(struct dentry *parent, const char *name, size_t len,
 void dc_d_hash_locked(struct dentry *d);
 /* After insertions made without dc_d_hash_locked().  Under dcache_mutex. */
 void dc_note_growth_locked(void);
+/* Deferred work ("Threads we do not start"), when dc_maint is set.  No lock
+ * held, not in a read-side section. */
+void dc_maintenance(void);
 /* Create the table and the root.  No lock held. */
 bool dc_ensure_table_slow(void);
 
@@ -507,7 +511,7 @@ static inline bool dc_ensure_table(void)
 }
 
 /* ---------------------------------------------------------------------- */
-/* The walk and the miss path (dcache.c) */
+/* The walk (dcache_walk.c) and the miss path (dcache_populate.c) */
 
 enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD,
 		 MISS_STATX, MISS_EXPIRED };
