@@ -102,12 +102,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <fcntl.h>
-#include <dirent.h>
-#include <stdio.h>
 #include <time.h>
 
 #include "dcache_int.h"
@@ -158,7 +155,7 @@ uint64_t dc_tree_gen;
  * with them, p90 2.6 ms).  Most such processes never free a dentry nor
  * outgrow the initial table, so:
  *
- *  - call_rcu() below (a macro: every call site in this file) queues the
+ *  - call_rcu() (a macro, dcache_int.h: every call site in cache/) queues the
  *    head on dc_pending until our call_rcu thread exists; the first
  *    dcache_lookup() after that runs dc_maintenance(), which starts it
  *    (start_call_rcu_locked) and hands the queue over.  Until then the memory stays allocated (it is no

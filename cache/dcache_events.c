@@ -60,7 +60,7 @@ void dcache_forget_inode(dev_t dev, ino_t ino)
 {
 	if (!LOAD_ACQUIRE(dc_root))
 		return;
-	rcu_read_lock(); /* before the mutex: see "Lock order" */
+	rcu_read_lock(); /* before the mutex: see "Lock order", dcache.c */
 	pthread_mutex_lock(&dcache_mutex);
 	forget_inode_locked(dev, ino);
 	pthread_mutex_unlock(&dcache_mutex);
@@ -301,7 +301,7 @@ static bool names_event_locked(struct dentry *dir, const char *name, enum dcache
 
 void dcache_events_lost(void)
 {
-	rcu_read_lock(); /* before the mutex: see "Lock order" */
+	rcu_read_lock(); /* before the mutex: see "Lock order", dcache.c */
 	pthread_mutex_lock(&dcache_mutex);
 	dc_names_lost = true;
 	pthread_mutex_unlock(&dcache_mutex);
@@ -316,7 +316,7 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 	int lr = -ENOENT;
 	bool looked = false, known = false;
 
-	rcu_read_lock(); /* before the mutex: see "Lock order" */
+	rcu_read_lock(); /* before the mutex: see "Lock order", dcache.c */
 	pthread_mutex_lock(&dcache_mutex);
 	if (!dc_table) {
 		pthread_mutex_unlock(&dcache_mutex);
@@ -384,7 +384,7 @@ void dcache_event_self(int wd, enum dcache_event ev)
 	struct dentry *dirs[MAX_ALIASES];
 	size_t n;
 
-	rcu_read_lock(); /* before the mutex: see "Lock order" */
+	rcu_read_lock(); /* before the mutex: see "Lock order", dcache.c */
 	pthread_mutex_lock(&dcache_mutex);
 	if (!dc_table) {
 		pthread_mutex_unlock(&dcache_mutex);

@@ -10,8 +10,9 @@
  * order are at the top of dcache.c; each file opens with what it adds.
  *
  * Names: what one file defines and another uses takes the prefix dc_
- * (functions and variables alike; dcache_ is the public interface); static
- * inline helpers keep their short names (d_*, attr_*, ...).  Everything here
+ * (dcache_ is the public interface), but for dcache_mutex and the tls_*
+ * thread-locals, which keep the names every comment uses; static inline
+ * helpers keep their short names (d_*, attr_*, pidx_*, ...).  Everything here
  * is hidden (the pragma below): nothing joins librcuwalk.so's dynamic
  * symbols, and accesses to shared variables stay direct, not through the GOT.
  * Hot-path helpers are static inline here, so that splitting the cache into
