@@ -1,5 +1,8 @@
 /*
- * dcache.c - rcuwalk's userspace dentry cache and its RCU-walk.
+ * dcache.c - rcuwalk's userspace dentry cache: its design, its locks and
+ * their order, and its core: dentries and their table, freeing, the watch
+ * map, killing and eviction, the call_rcu thread and table growth, the
+ * statistics, creation, reset and teardown.
  *
  * Design
  * ======
@@ -10,23 +13,33 @@
  * dentry's parent chain is always a symlink-free absolute path ("canonical
  * path"), which is what we hand to the kernel on a miss.
  *
- * Lookups follow Nick Piggin's RCU-walk (fs/namei.c): inside an urcu-bp
- * read-side section, component by component, taking no lock and writing
- * nothing shared, validating each dentry with its d_seq hand over hand.  When
- * the walk finds a gap (unknown name, unknown attributes, unknown permission)
- * it returns a "miss" and the slow path asks the kernel about exactly that gap
- * (one lstat of a canonical path), inserts the answer under the writer mutex,
- * and restarts the walk.  Anything the cache cannot answer exactly - an
- * error other than ENOENT/ENOTDIR, a filesystem without inotify coverage, a
- * directory that could not be watched, a path too long to rebuild - makes the
- * walk return DCACHE_PASS and the caller makes the real syscall: the kernel's
- * own answer is always exact.
+ * Lookups walk the cache component by component, taking no lock (the
+ * RCU-walk: dcache_walk.c).  A gap the walk finds is asked of the kernel and
+ * the answer inserted under the writer mutex (the miss path:
+ * dcache_populate.c); whatever the cache cannot answer exactly passes
+ * through to the real syscall.
  *
  * Coherence: before the kernel is asked about an entry of directory P, P is
  * watched (ops->watch_dir) and P->dir_gen is sampled; the answer is inserted
  * only if no event for P arrived meanwhile (dir_gen unchanged, checked under
  * the writer mutex that event processing also takes).  Any change after the
- * kernel's answer produces an event on P's watch, which kills the dentry.
+ * kernel's answer produces an event on P's watch, which kills the dentry
+ * (dcache_populate.c inserts, dcache_events.c kills).
+ *
+ * Files
+ * =====
+ *  dcache.c           this note, the lock table and order; the core (above)
+ *  dcache_walk.c      the RCU-walk and the lookup loop (dcache_lookup)
+ *  dcache_pidx.c      the path index: a whole name to its final dentry
+ *  dcache_populate.c  the miss path: the kernel asked, the answer inserted;
+ *                     completion; the caching policy
+ *  dcache_events.c    inotify events, dcache_forget_inode, and "Names that
+ *                     outlive their inode's other names"
+ *  dcache_answers.c   readlink, statx and realpath
+ *  dcache_int.h       what they share (private to cache/)
+ *  dcache.h           the module's contract
+ * Each .c file opens with its design and the invariants it relies on or
+ * keeps; this one's table below holds for all of them.
  *
  * Locks and invariants
  * ====================
@@ -89,297 +102,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <fcntl.h>
-#include <dirent.h>
-#include <stdio.h>
 #include <time.h>
 
-#include "dcache.h"
+#include "dcache_int.h"
 
-/*
- * Shared accesses go through compiler atomics rather than liburcu's volatile
- * CMM_* / rcu_dereference macros: same code on x86-64 (plain moves), but
- * ThreadSanitizer understands them.  Publication (a dentry into the table, an
- * attribute block, the cwd reference) is a release store paired with an
- * acquire load; for hashed dentries the pair is d->seq (see d_alloc/d_match).
- */
-#define LOAD_RELAXED(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define STORE_RELAXED(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-#define LOAD_ACQUIRE(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
-#define STORE_RELEASE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
-
-#define MAX_SYMLINKS 40        /* per lookup, as the kernel's MAXSYMLINKS */
-#define MAX_WALK_ATTEMPTS 256  /* misses + retries per lookup before passing through */
 #define DEFAULT_MAX_BYTES (64UL << 20)
-
-/* D_UNK: the name exists (a complete directory's listing says so), nothing
- * else is known: the walk treats it as a miss and the slow path replaces it. */
-enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
-
-/* d_flags bits (read by readers with atomic loads, written under dcache_mutex) */
-#define D_DEAD      0x01u /* unhashed; never valid again */
-#define D_SEARCHED  0x02u /* the kernel walked through this directory for us */
-#define D_NOCACHE   0x04u /* nothing below / no attributes: unwatched or uncacheable fs */
-#define D_NOATTR    0x08u /* attributes never cached (hard-linked file: nlink > 1; FIFO,
-			     * socket or device: reads and writes through them move
-			     * their times without any inotify event; a stat that
-			     * attr_fits() refuses) */
-#define D_COMPLETE  0x10u /* directory: every name in it is hashed; others are absent */
-#define D_TTL       0x20u /* on a filesystem others change behind this kernel: expires */
-#define D_NOWATCH   0x40u /* with D_NOCACHE: no watch because of a watch limit or budget */
-#define D_LISTED    0x80u /* regular file typed from a listing, never lstat'ed: its
-			     * st_nlink (hard links: D_NOATTR) is not known yet */
-#define D_ATTR      0x100u /* the attributes (a_* fields) hold its lstat answer */
-
-struct dentry {
-	struct cds_lfht_node hnode; /* keeps the hash (bit-reversed): none stored here */
-	struct dentry *parent;
-	/* One word, told apart by the (immutable) type: use d_dir(), d_sx_slot(). */
-	union {
-		/* D_DIR: its state, from when it is first watched
-		 * (ensure_watch_locked), else NULL.  Set once (release), freed
-		 * with d; it holds the directory's statx answer. */
-		struct dir_state *dir;
-		/* Any other type: RCU-published statx answer; only while D_ATTR. */
-		struct dcache_sx *sx;
-	};
-	unsigned int seq;           /* d_seq */
-	unsigned int flags;         /* D_* */
-	unsigned short access_ok;   /* bit m: access(m) == 0; bit 8+m: with AT_EACCESS */
-	unsigned char type;         /* enum d_type */
-	unsigned char referenced;   /* CLOCK bit, set by readers only when clear */
-	unsigned char namelen;      /* <= NAME_MAX; the root's is 0 */
-	/*
-	 * The attributes: the lstat answer of the object, compacted (attr_fits()
-	 * says what is kept; st_dev is `dev`), valid while D_ATTR is set.  They
-	 * are written in place, by attr_store() only, in one of two places:
-	 * before the dentry is hashed (published by d_publish()), or inside a
-	 * d_seq write section that also sets D_ATTR (populate_rcu, MISS_ATTR).
-	 * D_ATTR is cleared only inside a write section (drop_attr_locked).
-	 * Readers load them with relaxed atomics after seeing D_ATTR and use
-	 * them only if d_seq_retry() then says d did not change: a reader racing
-	 * a writer may copy torn values, never use them.
-	 */
-	unsigned short a_mode;
-	uint32_t a_nlink, a_uid, a_gid;
-	int32_t a_blksize;
-	uint32_t a_blocks;          /* 512-byte units: 2 TiB allocated at most */
-	/* st_dev of the object (for mount-point detection), as the kernel's stat
-	 * encodes it (new_encode_dev(): 32 bits); an object with a larger one
-	 * is not cached. */
-	uint32_t dev;
-	uint64_t a_ino;
-	int64_t a_size;
-	uint64_t a_atime, a_mtime, a_ctime; /* time_pack() */
-	/* D_TTL only (CLOCK_MONOTONIC_COARSE ns): the name, its search and access
-	 * facts and its attributes are valid until `expires` (immutable after
-	 * hashing). */
-	uint64_t expires;
-	ino_t ino;                  /* st_ino of the object (0: unknown, D_NEG, the root) */
-	struct cds_list_head sibling; /* on parent->dir->children, under dcache_mutex */
-	/* The LRU link is dead once the dentry is killed (taken off dc_lru, under
-	 * dcache_mutex; readers never follow it): the rcu_head that frees the
-	 * dentry reuses its words. */
-	union {
-		struct cds_list_head lru;
-		struct rcu_head rcu;
-	};
-	/* The name, NUL-terminated; a D_LNK's target follows it, NUL-terminated
-	 * (d_link()).  One allocation of d_bytes(). */
-	char name[];
-};
-_Static_assert(NAME_MAX <= UCHAR_MAX, "namelen is an unsigned char");
-
-/*
- * What only a watched directory needs, apart from its dentry so that the
- * dentries of files (most of them) do not carry it.  Allocated by
- * ensure_watch_locked() before the directory's first watch, published with a
- * release store of d->dir, never replaced, freed with the dentry after its
- * grace period (free_dentry_rcu).  Every hashed dentry's parent has one
- * (children are hashed only under a watched parent), and so does every
- * D_COMPLETE directory.  All under dcache_mutex except complete_until.
- */
-struct dir_state {
-	/* D_TTL: D_COMPLETE holds until then (CLOCK_MONOTONIC_COARSE ns).
-	 * Written before D_COMPLETE is set (release); readers load it after
-	 * seeing D_COMPLETE (acquire), through d->dir. */
-	uint64_t complete_until;
-	struct dcache_sx *sx;       /* as struct dentry's sx, for the directory */
-	struct cds_list_head children; /* every hashed child (their `sibling`) */
-	int wd;                     /* watch id of this directory, -1 if none */
-	unsigned int dir_gen;       /* bumped by every event about an entry of this dir */
-	unsigned int attr_gen;      /* bumped by the events that can move this directory's own
-				     * attributes (a name created, deleted or moved in it; an
-				     * event on itself), not by writes to its files */
-	unsigned short neg_probes;  /* negative answers fetched since it was last complete */
-	unsigned short pos_probes;  /* unknown names found present since then */
-	unsigned short completions; /* times it was made complete (backs off the policy) */
-	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
-};
-
-/* d's dir_state: NULL for a directory never watched and for anything else.
- * Under dcache_mutex (readers load d->dir themselves, of a D_DIR). */
-static inline struct dir_state *d_dir(const struct dentry *d)
-{
-	return d->type == D_DIR ? d->dir : NULL;
-}
-
-/* Writer-side views of d_dir() that hold for a dentry without one (under
- * dcache_mutex).  A file's attr_gen is 0 forever: only directory events bump
- * it, and they reach only watched directories. */
-static inline int d_wd(const struct dentry *d)
-{
-	return d_dir(d) ? d->dir->wd : -1;
-}
-
-static inline unsigned int d_dir_gen(const struct dentry *d)
-{
-	return d_dir(d) ? d->dir->dir_gen : 0;
-}
-
-static inline unsigned int d_attr_gen(const struct dentry *d)
-{
-	return d_dir(d) ? d->dir->attr_gen : 0;
-}
-
-/* Where d's statx answer is published: NULL for a directory never watched
- * (none is kept there).  Under dcache_mutex, or, by a reader, under RCU. */
-static inline struct dcache_sx **d_sx_slot(struct dentry *d)
-{
-	if (d->type == D_DIR) {
-		struct dir_state *ds = LOAD_ACQUIRE(d->dir);
-
-		return ds ? &ds->sx : NULL;
-	}
-	return &d->sx;
-}
-
-/* A symlink's target: after its name, in the same allocation (immutable). */
-static inline const char *d_link(const struct dentry *d)
-{
-	return d->name + d->namelen + 1;
-}
-
-/* What d's allocations are counted as in dc_bytes: ensure_watch_locked()
- * adds its dir_state when it makes one.  The root's namelen is 0 from before
- * it is counted, so this stays what was added. */
-static size_t d_bytes(const struct dentry *d)
-{
-	size_t sz = sizeof(*d) + d->namelen + 1;
-
-	if (d->type == D_LNK)
-		sz += strlen(d_link(d)) + 1;
-	if (d_dir(d))
-		sz += sizeof(*d->dir);
-	return sz;
-}
-
-/* What the kernel's statx() filled for one request mask (exact-match key: the
- * kernel's stx_mask and fields depend on the request). */
-struct dcache_sx {
-	unsigned int mask;
-	struct statx stx;
-	struct rcu_head rcu;
-};
-
-/*
- * Timestamps: seconds and nanoseconds in 64 bits, the seconds (signed, 34
- * bits: years 1698 to 2242) above 30 bits of nanoseconds.
- */
-#define TIME_NS_BITS 30
-#define TIME_SEC_LIMIT (1LL << (63 - TIME_NS_BITS))
-
-static inline bool time_fits(const struct timespec *t)
-{
-	return (unsigned long)t->tv_nsec < 1000000000UL && t->tv_sec >= -TIME_SEC_LIMIT &&
-	       t->tv_sec < TIME_SEC_LIMIT;
-}
-
-static inline uint64_t time_pack(const struct timespec *t)
-{
-	return ((uint64_t)t->tv_sec << TIME_NS_BITS) | (uint64_t)t->tv_nsec;
-}
-
-static inline void time_unpack(struct timespec *t, uint64_t v)
-{
-	t->tv_sec = (time_t)((int64_t)v >> TIME_NS_BITS); /* arithmetic shift (GCC, Clang) */
-	t->tv_nsec = (long)(v & ((1ULL << TIME_NS_BITS) - 1));
-}
-
-/*
- * Can d keep st as its attributes?  Every field the kernel fills is kept at
- * full width where it can be large and narrower where the kernel's values
- * fit; a stat that does not fit is not kept (the kernel answers then), so
- * attr_unpack() always rebuilds the exact struct stat.  st_rdev: attributes
- * are kept for directories, regular files and symlinks only (devices are
- * D_NOATTR), whose st_rdev is 0.  st_dev is d's own (a mount point is a
- * dentry of its own).
- */
-static bool attr_fits(const struct dentry *d, const struct stat *st)
-{
-	return st->st_dev == LOAD_RELAXED(d->dev) && st->st_rdev == 0 &&
-	       st->st_mode <= USHRT_MAX && st->st_nlink <= UINT32_MAX && st->st_blocks >= 0 &&
-	       st->st_blocks <= UINT32_MAX && st->st_blksize >= 0 &&
-	       st->st_blksize <= INT32_MAX && time_fits(&st->st_atim) &&
-	       time_fits(&st->st_mtim) && time_fits(&st->st_ctim);
-}
-
-/* Write st (attr_fits()) into d's attributes: before d is hashed, or in a
- * d_seq write section, under dcache_mutex (see struct dentry). */
-static void attr_store(struct dentry *d, const struct stat *st)
-{
-	STORE_RELAXED(d->a_mode, (unsigned short)st->st_mode);
-	STORE_RELAXED(d->a_nlink, (uint32_t)st->st_nlink);
-	STORE_RELAXED(d->a_uid, (uint32_t)st->st_uid);
-	STORE_RELAXED(d->a_gid, (uint32_t)st->st_gid);
-	STORE_RELAXED(d->a_blksize, (int32_t)st->st_blksize);
-	STORE_RELAXED(d->a_ino, (uint64_t)st->st_ino);
-	STORE_RELAXED(d->a_size, (int64_t)st->st_size);
-	STORE_RELAXED(d->a_blocks, (uint32_t)st->st_blocks);
-	STORE_RELAXED(d->a_atime, time_pack(&st->st_atim));
-	STORE_RELAXED(d->a_mtime, time_pack(&st->st_mtim));
-	STORE_RELAXED(d->a_ctime, time_pack(&st->st_ctim));
-}
-
-/* Rebuild the kernel's struct stat from d's attributes, padding zeroed as
- * the kernel's cp_new_stat() leaves it.  The caller saw D_ATTR and checks
- * d_seq afterwards. */
-static void attr_unpack(struct stat *st, const struct dentry *d)
-{
-#if defined(__x86_64__) && defined(__GLIBC__)
-	/* Every member stored once, the padding ones by name (x86-64 glibc's
-	 * layout: 144 bytes, no hidden holes): a memset of the struct compiles
-	 * to `rep stos`, 12% of a hit. */
-	_Static_assert(sizeof(struct stat) == 144, "x86-64 glibc struct stat");
-	st->__pad0 = 0;
-	st->__glibc_reserved[0] = 0;
-	st->__glibc_reserved[1] = 0;
-	st->__glibc_reserved[2] = 0;
-#else
-	memset(st, 0, sizeof(*st));
-#endif
-	st->st_dev = LOAD_RELAXED(d->dev);
-	st->st_ino = LOAD_RELAXED(d->a_ino);
-	st->st_rdev = 0;
-	st->st_size = LOAD_RELAXED(d->a_size);
-	st->st_blocks = LOAD_RELAXED(d->a_blocks);
-	time_unpack(&st->st_atim, LOAD_RELAXED(d->a_atime));
-	time_unpack(&st->st_mtim, LOAD_RELAXED(d->a_mtime));
-	time_unpack(&st->st_ctim, LOAD_RELAXED(d->a_ctime));
-	st->st_mode = LOAD_RELAXED(d->a_mode);
-	st->st_nlink = LOAD_RELAXED(d->a_nlink);
-	st->st_uid = LOAD_RELAXED(d->a_uid);
-	st->st_gid = LOAD_RELAXED(d->a_gid);
-	st->st_blksize = LOAD_RELAXED(d->a_blksize);
-}
-
-struct cwd_ref {
-	struct dentry *d;
-	struct rcu_head rcu;
-};
 
 /* watch id -> dentries using it (several paths may reach one inode) */
 struct wd_entry {
@@ -389,48 +119,30 @@ struct wd_entry {
 };
 #define WD_BUCKETS 1024
 
-static pthread_mutex_t dcache_mutex = PTHREAD_MUTEX_INITIALIZER;
-static const struct dcache_ops *dc_ops;
-static size_t dc_max_bytes = DEFAULT_MAX_BYTES;
-/* Completion policy (dcache_set_completion): list a directory after this many
- * negative probes (0 = never), if it holds at most this many names. */
-static unsigned int dc_complete_probes = 2;
-static unsigned int dc_complete_max = 10000;
-/* ... or after this many times `probes` names were found present (the walk
- * asked about each one). */
-#define COMPLETE_POS_PER_NEG 4
-/* Policy (dcache_set_policy), set before the first lookup. */
-static long long dc_racy_ns = 2000000000LL; /* attributes this fresh are not kept */
-/* TTL filesystems (fs_cacheable() == 2): how long positive and negative
- * answers live (dcache_set_ttl); a negative TTL of 0 caches no absent name. */
-static uint64_t dc_ttl_ns = 1000000000ULL;
-static uint64_t dc_neg_ttl_ns = 1000000000ULL;
-static bool dc_no_negative;
-#define MAX_EXCLUDES 16
-static char *dc_exclude[MAX_EXCLUDES];
-static size_t dc_exclude_len[MAX_EXCLUDES];
-static unsigned int dc_nexclude;
+pthread_mutex_t dcache_mutex = PTHREAD_MUTEX_INITIALIZER;
+const struct dcache_ops *dc_ops;
+size_t dc_max_bytes = DEFAULT_MAX_BYTES;
 
 /* Published under dcache_mutex, read under RCU. */
-static struct cds_lfht *dc_table;
-static struct dentry *dc_root;
-static struct cwd_ref *dc_cwd;
+struct cds_lfht *dc_table;
+struct dentry *dc_root;
+struct cwd_ref *dc_cwd;
 /* Writer-side, under dcache_mutex. */
-static unsigned long dc_cwd_gen;
-static size_t dc_bytes;
-static size_t dc_count;
-static CDS_LIST_HEAD(dc_lru);
+unsigned long dc_cwd_gen;
+size_t dc_bytes;
+size_t dc_count;
+CDS_LIST_HEAD(dc_lru);
 static struct wd_entry *dc_wd_map[WD_BUCKETS] DCACHE_COLD_BSS;
 /* Bumped whenever attributes are dropped by inode or by device rather than
  * by name (forget_inode_locked, forget_dev_files_locked): a kernel answer
- * fetched before the bump is not published (populate_rcu samples it). */
-static unsigned long dc_attr_gen;
+ * fetched before the bump is not published (dc_populate_rcu samples it). */
+unsigned long dc_attr_gen;
 /* The tree generation: bumped (seq_cst) by every writer that may change what
  * a name resolves to - every d_write_begin() except the ones that only drop or
  * rewrite an object's attributes or a directory's completeness - BEFORE it changes
  * anything, and so before any call_rcu() of what it unhashes.  The path index
- * (below) trusts an entry only while this is the value its walk began with. */
-static uint64_t dc_tree_gen;
+ * (dcache_pidx.c) trusts an entry only while this is the value its walk began with. */
+uint64_t dc_tree_gen;
 
 /* ---------------------------------------------------------------------- */
 /* Threads we do not start: call_rcu and hash-table resizing.
@@ -443,7 +155,7 @@ static uint64_t dc_tree_gen;
  * with them, p90 2.6 ms).  Most such processes never free a dentry nor
  * outgrow the initial table, so:
  *
- *  - call_rcu() below (a macro: every call site in this file) queues the
+ *  - call_rcu() (a macro, dcache_int.h: every call site in cache/) queues the
  *    head on dc_pending until our call_rcu thread exists; the first
  *    dcache_lookup() after that runs dc_maintenance(), which starts it
  *    (start_call_rcu_locked) and hands the queue over.  Until then the memory stays allocated (it is no
@@ -466,11 +178,11 @@ static uint64_t dc_tree_gen;
 static struct rcu_head *dc_pending;     /* under dcache_mutex; linked by next.next */
 static bool dc_callrcu_ready;           /* call_rcu() has a thread (dc_crdp or inherited) */
 static unsigned long dc_table_size;     /* buckets asked for; under dcache_mutex */
-static int dc_maint;                    /* dc_maintenance() has work (atomic) */
-/* liburcu allocations and thread starts: see ensure_table(). */
+int dc_maint;                           /* dc_maintenance() has work (atomic) */
+/* liburcu allocations and thread starts: see dc_ensure_table(). */
 static pthread_mutex_t dc_init_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-static void dc_call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
+void dc_call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
 {
 	if (LOAD_ACQUIRE(dc_callrcu_ready)) {
 		urcu_bp_call_rcu(head, func);
@@ -481,11 +193,9 @@ static void dc_call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *hea
 	dc_pending = head;
 	STORE_RELAXED(dc_maint, 1);
 }
-#undef call_rcu /* urcu-bp's mapping to urcu_bp_call_rcu */
-#define call_rcu(head, func) dc_call_rcu(head, func)
 
 /* After an insertion, under dcache_mutex. */
-static inline void note_growth_locked(void)
+void dc_note_growth_locked(void)
 {
 	if (dc_count > dc_table_size && !LOAD_RELAXED(dc_maint))
 		STORE_RELAXED(dc_maint, 1);
@@ -496,33 +206,14 @@ static inline void note_growth_locked(void)
  * so first use is async-signal-safe), shared atomic overflow block beyond. */
 
 #define STAT_BLOCKS 256
-/* One block per thread, each on cache lines of its own (128: the adjacent-
- * line prefetcher pairs lines): the hit path writes only its own. */
-struct stat_block {
-	uint64_t c[DCACHE_STAT_N_];
-} __attribute__((aligned(128)));
 static struct stat_block stat_pool[STAT_BLOCKS + 1] DCACHE_COLD_BSS;
 static unsigned int stat_pool_used;
-static __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
+__thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
 /* Set (PASS_WHY_*) where a lookup gives up for a reason the statistics tell
  * apart; turned into DCACHE_STAT_PASS_WATCH/_FS/_ATTR/_RACY by the lookup's
  * DCACHE_STAT_PASS.  tls_last_pass_why: what the last pass was. */
-static __thread unsigned char tls_pass_why __attribute__((tls_model("initial-exec")));
+__thread unsigned char tls_pass_why __attribute__((tls_model("initial-exec")));
 static __thread unsigned char tls_last_pass_why __attribute__((tls_model("initial-exec")));
-
-/* Why the walk passes through at d, for the statistics: tls_pass_why is
- * PASS_WHY_WATCH (no watch for lack of budget), PASS_WHY_FS (D_NOCACHE:
- * uncached filesystem, excluded or unwatchable directory), PASS_WHY_ATTR
- * (D_NOATTR) or PASS_WHY_RACY (set by populate_rcu). */
-enum { PASS_WHY_NONE, PASS_WHY_WATCH, PASS_WHY_FS, PASS_WHY_ATTR, PASS_WHY_RACY };
-#define NOTE_PASS_WHY(d)                                                               \
-	do {                                                                          \
-		unsigned int f_ = d_flags(d);                                         \
-		tls_pass_why = (f_ & D_NOWATCH)	 ? PASS_WHY_WATCH                     \
-			      : (f_ & D_NOCACHE) ? PASS_WHY_FS                        \
-			      : (f_ & D_NOATTR)	 ? PASS_WHY_ATTR                      \
-						 : PASS_WHY_NONE;                     \
-	} while (0)
 
 void dcache_stat_inc(enum dcache_stat_id id)
 {
@@ -577,113 +268,15 @@ void dcache_stats_sum(struct dcache_stats *out)
 	out->index_hits = c[DCACHE_STAT_INDEX];
 }
 
-/* Coarse monotonic clock for TTLs (vDSO; a few ns; jiffy resolution). */
-static inline uint64_t now_coarse(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* ---------------------------------------------------------------------- */
-/* d_seq helpers */
-
-/* Reader: sample d_seq, waiting out a writer in progress. */
-static inline unsigned int d_seq_begin(const struct dentry *d)
-{
-	unsigned int s;
-
-	while ((s = LOAD_ACQUIRE(d->seq)) & 1)
-		caa_cpu_relax();
-	return s;
-}
-
-/*
- * The seqlock's fences order the reader's relaxed data loads before its
- * re-check, and the writer's odd store before its data stores.  GCC's
- * ThreadSanitizer does not support fences (-Wtsan): there every shared field
- * is an atomic already (no data race to report), and seq_cst accesses of
- * d_seq stand in for the fences.
- */
-#ifdef __SANITIZE_THREAD__
-#define D_SEQ_FENCE(order) ((void)0)
-#define D_SEQ_ORDER __ATOMIC_SEQ_CST
-#else
-#define D_SEQ_FENCE(order) __atomic_thread_fence(order)
-#define D_SEQ_ORDER __ATOMIC_RELAXED
-#endif
-
-/* Reader: true if d changed since d_seq_begin() returned s. */
-static inline bool d_seq_retry(const struct dentry *d, unsigned int s)
-{
-	D_SEQ_FENCE(__ATOMIC_ACQUIRE);
-	return __atomic_load_n(&d->seq, D_SEQ_ORDER) != s;
-}
-
-/* Writer, under dcache_mutex: every path-index entry becomes stale (see
- * dc_tree_gen), before anything changes. */
-static inline void tree_changed_locked(void)
-{
-	__atomic_store_n(&dc_tree_gen, dc_tree_gen + 1, __ATOMIC_SEQ_CST);
-}
-
-/* Writer, under dcache_mutex, for a change that leaves every name resolving
- * to the same dentry (an object's attributes dropped or written in place, a
- * directory's listing no longer complete): d's readers retry, path-index
- * entries stay (their d_seq no longer matches: the next walk refills them). */
-static inline void d_write_begin_attr(struct dentry *d)
-{
-	__atomic_store_n(&d->seq, d->seq + 1, D_SEQ_ORDER);
-	D_SEQ_FENCE(__ATOMIC_RELEASE);
-}
-
-/* Writer, under dcache_mutex. */
-static inline void d_write_begin(struct dentry *d)
-{
-	tree_changed_locked();
-	d_write_begin_attr(d);
-}
-
-static inline void d_write_end(struct dentry *d)
-{
-	STORE_RELEASE(d->seq, d->seq + 1);
-}
-
-static inline unsigned int d_flags(const struct dentry *d)
-{
-	return LOAD_RELAXED(d->flags);
-}
 
 /* ---------------------------------------------------------------------- */
 /* Hashing */
-
-static inline unsigned long name_hash(const struct dentry *parent, const char *name, size_t len)
-{
-	/* FNV-1a over the name, seeded with the parent's address. */
-	uint64_t h = 0xcbf29ce484222325ULL ^ ((uintptr_t)parent * 0x9e3779b97f4a7c15ULL);
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)name[i];
-		h *= 0x100000001b3ULL;
-	}
-	return (unsigned long)(h ^ (h >> 29));
-}
 
 struct d_key {
 	const struct dentry *parent;
 	const char *name;
 	size_t len;
 };
-
-/* The end of the path component at p: its '/' or NUL.  Inline: components
- * are short, and a strchrnul() call cost 12% of a 10-component hit. */
-static inline const char *comp_end(const char *p)
-{
-	while (*p && *p != '/')
-		p++;
-	return p;
-}
 
 /* a[0..len) == b[0..len), for the short names of paths: 8 bytes at a time,
  * never reading past either (a libc memcmp call cost more than the
@@ -712,12 +305,12 @@ static int d_match(struct cds_lfht_node *node, const void *key)
 	const struct dentry *d = caa_container_of(node, struct dentry, hnode);
 	const struct d_key *k = key;
 
-	(void)LOAD_ACQUIRE(d->seq); /* pairs with d_alloc's release: fields are set */
+	(void)LOAD_ACQUIRE(d->seq); /* pairs with dc_d_alloc's release: fields are set */
 	return d->parent == k->parent && d->namelen == k->len && name_eq(d->name, k->name, k->len);
 }
 
 /* Find the hashed child `name` of `parent`.  Call under rcu_read_lock(). */
-static struct dentry *d_lookup_rcu(struct cds_lfht *ht, const struct dentry *parent,
+struct dentry *dc_d_lookup_rcu(struct cds_lfht *ht, const struct dentry *parent,
 				   const char *name, size_t len)
 {
 	struct d_key key = { parent, name, len };
@@ -746,7 +339,7 @@ static void free_sx_rcu(struct rcu_head *head)
 }
 
 /* Unpublish d's statx answer.  Under dcache_mutex. */
-static void drop_sx_locked(struct dentry *d)
+void dc_drop_sx_locked(struct dentry *d)
 {
 	struct dcache_sx **slot = d_sx_slot(d);
 	struct dcache_sx *x = slot ? *slot : NULL;
@@ -758,7 +351,7 @@ static void drop_sx_locked(struct dentry *d)
 	call_rcu(&x->rcu, free_sx_rcu);
 }
 
-static void free_cwd_rcu(struct rcu_head *head)
+void dc_free_cwd_rcu(struct rcu_head *head)
 {
 	free(caa_container_of(head, struct cwd_ref, rcu));
 }
@@ -766,7 +359,7 @@ static void free_cwd_rcu(struct rcu_head *head)
 /* ---------------------------------------------------------------------- */
 /* Watch map.  All under dcache_mutex. */
 
-static void wd_map_add_locked(int wd, struct dentry *d)
+void dc_wd_map_add_locked(int wd, struct dentry *d)
 {
 	struct wd_entry *e = malloc(sizeof(*e));
 
@@ -779,7 +372,7 @@ static void wd_map_add_locked(int wd, struct dentry *d)
 }
 
 /* Remove d's entry for wd; release the watch when nobody else uses it. */
-static void wd_map_del_locked(int wd, struct dentry *d)
+void dc_wd_map_del_locked(int wd, struct dentry *d)
 {
 	struct wd_entry **pp = &dc_wd_map[(unsigned int)wd % WD_BUCKETS];
 	bool others = false;
@@ -801,7 +394,7 @@ static void wd_map_del_locked(int wd, struct dentry *d)
 }
 
 /* Collect the dentries watching `wd` into out[] (at most max). */
-static size_t wd_map_get_locked(int wd, struct dentry **out, size_t max)
+size_t dc_wd_map_get_locked(int wd, struct dentry **out, size_t max)
 {
 	size_t n = 0;
 
@@ -814,7 +407,7 @@ static size_t wd_map_get_locked(int wd, struct dentry **out, size_t max)
 /* ---------------------------------------------------------------------- */
 /* Killing and dropping.  All under dcache_mutex. */
 
-static void drop_attr_locked(struct dentry *d, bool clear_search)
+void dc_drop_attr_locked(struct dentry *d, bool clear_search)
 {
 	if (!(d->flags & D_ATTR) && !d->access_ok && !(clear_search && (d->flags & D_SEARCHED)))
 		return;
@@ -824,7 +417,7 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
 		d_write_begin(d);
 	else
 		d_write_begin_attr(d);
-	drop_sx_locked(d);
+	dc_drop_sx_locked(d);
 	STORE_RELAXED(d->access_ok, 0);
 	STORE_RELAXED(d->flags, d->flags & ~(D_ATTR | (clear_search ? D_SEARCHED : 0)));
 	d_write_end(d);
@@ -837,7 +430,7 @@ static void drop_attr_locked(struct dentry *d, bool clear_search)
  * that sampled D_COMPLETE and then failed to find that child sees the bump in
  * its d_seq_retry(dir) and starts over instead of answering ENOENT.
  */
-static void uncomplete_locked(struct dentry *dir)
+void dc_uncomplete_locked(struct dentry *dir)
 {
 	if (!d_dir(dir))
 		return; /* never watched: neither complete nor probed */
@@ -851,30 +444,28 @@ static void uncomplete_locked(struct dentry *dir)
 	d_write_end(dir);
 }
 
-static void kill_locked(struct dentry *d);
-static void kill_one_locked(struct dentry *d);
 
-static void kill_children_locked(struct dentry *d)
+void dc_kill_children_locked(struct dentry *d)
 {
 	if (!d_dir(d))
 		return; /* never watched (or not a directory): no children */
 	while (!cds_list_empty(&d->dir->children))
-		kill_locked(cds_list_first_entry(&d->dir->children, struct dentry, sibling));
+		dc_kill_locked(cds_list_first_entry(&d->dir->children, struct dentry, sibling));
 }
 
 /* Unhash d and its subtree; free after a grace period.  d != root.  Its
  * parent stops being complete. */
-static void kill_locked(struct dentry *d)
+void dc_kill_locked(struct dentry *d)
 {
-	uncomplete_locked(d->parent);
-	kill_one_locked(d);
+	dc_uncomplete_locked(d->parent);
+	dc_kill_one_locked(d);
 }
 
-/* kill_locked() without touching the parent's completeness: only for a
+/* dc_kill_locked() without touching the parent's completeness: only for a
  * D_UNK placeholder whose replacement is already hashed. */
-static void kill_one_locked(struct dentry *d)
+void dc_kill_one_locked(struct dentry *d)
 {
-	kill_children_locked(d);
+	dc_kill_children_locked(d);
 	d_write_begin(d);
 	STORE_RELAXED(d->flags, d->flags | D_DEAD);
 	d_write_end(d);
@@ -882,14 +473,14 @@ static void kill_one_locked(struct dentry *d)
 	cds_list_del(&d->sibling);
 	cds_list_del(&d->lru);
 	if (d_wd(d) >= 0)
-		wd_map_del_locked(d_wd(d), d);
+		dc_wd_map_del_locked(d_wd(d), d);
 	if (dc_cwd && dc_cwd->d == d) {
 		struct cwd_ref *old = dc_cwd;
 
 		STORE_RELEASE(dc_cwd, NULL);
-		call_rcu(&old->rcu, free_cwd_rcu);
+		call_rcu(&old->rcu, dc_free_cwd_rcu);
 	}
-	drop_sx_locked(d);
+	dc_drop_sx_locked(d);
 	dc_bytes -= d_bytes(d);
 	dc_count--;
 	call_rcu(&d->rcu, free_dentry_rcu);
@@ -897,26 +488,26 @@ static void kill_one_locked(struct dentry *d)
 }
 
 /* Forget everything below the root, and the root's own state. */
-static void kill_all_locked(void)
+void dc_kill_all_locked(void)
 {
 	tree_changed_locked();
 	if (!dc_root)
 		return;
-	uncomplete_locked(dc_root);
-	kill_children_locked(dc_root);
-	drop_attr_locked(dc_root, true);
+	dc_uncomplete_locked(dc_root);
+	dc_kill_children_locked(dc_root);
+	dc_drop_attr_locked(dc_root, true);
 	if (dc_cwd) {
 		struct cwd_ref *old = dc_cwd;
 
 		STORE_RELEASE(dc_cwd, NULL);
-		call_rcu(&old->rcu, free_cwd_rcu);
+		call_rcu(&old->rcu, dc_free_cwd_rcu);
 	}
 	dc_cwd_gen++;
 }
 
 /* Second-chance eviction down to 7/8 of the cap: leaves only, so that a
  * directory goes once its children have gone. */
-static void evict_locked(void)
+void dc_evict_locked(void)
 {
 	size_t target = dc_max_bytes / 8 * 7;
 	size_t budget = 2 * dc_count + 16;
@@ -933,7 +524,7 @@ static void evict_locked(void)
 			continue;
 		}
 		/* tmp may be d's parent only if d was its last child: re-read. */
-		kill_locked(d);
+		dc_kill_locked(d);
 		tmp = cds_list_first_entry(&dc_lru, struct dentry, lru);
 	}
 }
@@ -941,7 +532,7 @@ static void evict_locked(void)
 /* ---------------------------------------------------------------------- */
 /* Allocation and insertion.  Under dcache_mutex. */
 
-static struct dentry *d_alloc(struct dentry *parent, const char *name, size_t len,
+struct dentry *dc_d_alloc(struct dentry *parent, const char *name, size_t len,
 			      unsigned char type, const char *link, size_t linklen)
 {
 	size_t sz = sizeof(struct dentry) + len + 1 + (link ? linklen + 1 : 0);
@@ -966,19 +557,7 @@ static struct dentry *d_alloc(struct dentry *parent, const char *name, size_t le
 	return d;
 }
 
-/* The hash d is filed under: recomputed (hashing is rare, lookups are not). */
-static inline unsigned long d_hash_value(const struct dentry *d)
-{
-	return name_hash(d->parent, d->name, d->namelen);
-}
-
-/* Publish d's initialised fields to readers that find it in the table. */
-static void d_publish(struct dentry *d)
-{
-	STORE_RELEASE(d->seq, d->seq);
-}
-
-static void d_hash_locked(struct dentry *d)
+void dc_d_hash_locked(struct dentry *d)
 {
 	d_publish(d);
 	cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
@@ -986,9 +565,9 @@ static void d_hash_locked(struct dentry *d)
 	cds_list_add_tail(&d->lru, &dc_lru);
 	dc_bytes += d_bytes(d);
 	dc_count++;
-	note_growth_locked();
+	dc_note_growth_locked();
 	if (dc_bytes > dc_max_bytes)
-		evict_locked();
+		dc_evict_locked();
 }
 
 /*
@@ -1070,7 +649,7 @@ static void stop_call_rcu_locked(void)
 }
 
 /* Deferred work (see "Threads we do not start" above).  No lock held. */
-static void dc_maintenance(void)
+void dc_maintenance(void)
 {
 	struct rcu_head *list;
 	unsigned long grow = 0;
@@ -1113,18 +692,12 @@ static void dc_maintenance(void)
  * dc_init_mutex, never under dcache_mutex (see the fork order in shim.c).
  */
 
-struct pidx_slot;
-static struct pidx_slot *dc_pidx; /* the path index: set once by ensure_table(), or NULL */
-static void pidx_map(void);
-
-static bool ensure_table(void)
+bool dc_ensure_table_slow(void)
 {
 	struct stat st;
 	sigset_t all, old;
 	bool ok;
 
-	if (caa_likely(LOAD_ACQUIRE(dc_root) != NULL))
-		return true;
 	if (!dc_ops)
 		return false;
 	pthread_mutex_lock(&dc_init_mutex);
@@ -1144,14 +717,14 @@ static bool ensure_table(void)
 			 * instructions); dc_maintenance() grows it. */
 			dc_table = cds_lfht_new(64, 64, 0, 0, NULL);
 			if (!dc_pidx)
-				pidx_map();
+				dc_pidx_map();
 			pthread_mutex_lock(&dcache_mutex);
 			dc_table_size = 64;
 			pthread_mutex_unlock(&dcache_mutex);
 		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (dc_table) {
-			struct dentry *r = d_alloc(NULL, "/", 1, D_DIR, NULL, 0);
+			struct dentry *r = dc_d_alloc(NULL, "/", 1, D_DIR, NULL, 0);
 
 			if (r) {
 				if (dc_ops->kernel_lstat("/", &st) != 0 || !S_ISDIR(st.st_mode) ||
@@ -1173,223 +746,11 @@ static bool ensure_table(void)
 }
 
 /* ---------------------------------------------------------------------- */
-/*
- * The path index: a whole name, as the caller spelt it, straight to the
- * dentry its last walk ended on, so that a long name costs one hash of the
- * string instead of one table lookup per component.
- *
- * A direct-mapped array of slots, mapped at the first lookup (anonymous
- * memory, never freed: a slot is never dereferenced after the mapping
- * goes, and the mapping never goes).  Each slot is a seqcount-protected
- * record { start dentry, FOLLOW/DIRECTORY flags, name } -> { final dentry,
- * its d_seq, whether the walk ended asking for a directory, dc_tree_gen when
- * the walk began }.  Readers write nothing: the walk that
- * found a name the index did not have fills the slot (a try-lock on the
- * slot's seq; a busy slot is simply not filled).
- *
- * Why an entry is exact while its generation is current:
- *  - every change that can make a name resolve differently (a dentry
- *    unhashed, freed, made uncacheable, a directory's search permission
- *    forgotten, the root or the cwd replaced) bumps dc_tree_gen before it
- *    touches anything (d_write_begin(), kill_all_locked());
- *  - the walk samples dc_tree_gen before it reads the root or the cwd, so
- *    an entry records a generation no newer than the state it walked;
- *  - a reader compares the generation after reading the slot consistently
- *    (slot seq re-checked), and only then dereferences the final dentry,
- *    inside its RCU read-side section: a dentry freed since the entry was
- *    made was unhashed (gen bumped) before its call_rcu(), so either the
- *    reader sees the bump, or its section began before the grace period;
- *  - the final dentry's own state (attributes, access answers, being
- *    killed) is checked through its d_seq, which must still equal the one
- *    the walk saw, exactly as at the end of a walk;
- *  - walks that crossed a D_TTL dentry, or ended on ENOENT from a complete
- *    listing (no dentry to check), are not indexed.
- * Memory: PIDX_SLOTS x 256 bytes of address space, resident as touched;
- * not counted in the dentry budget (dc_bytes).
- */
-#define PIDX_SLOTS 4096u
-#define PIDX_NAME_MAX 192u /* longer names are walked, never indexed */
-
-struct pidx_slot {
-	unsigned int seq;           /* odd while being filled */
-	unsigned int len;           /* strlen(name) */
-	uint64_t hash;              /* pidx_hash(start, key, name) */
-	uint64_t gen;               /* dc_tree_gen when the walk began */
-	const struct dentry *start; /* the root or the cwd's dentry */
-	struct dentry *res;         /* where the walk ended */
-	unsigned int res_seq;       /* res's d_seq then */
-	unsigned int key;           /* DCACHE_Q_FOLLOW, DCACHE_Q_DIRECTORY of the walk */
-	unsigned int want_dir;      /* the walk ended asking for a directory (the flag, or
-				     * a trailing slash in the name or in a symlink body) */
-	uint64_t name[(PIDX_NAME_MAX + 7) / 8 + 1]; /* zero-padded */
-};
-_Static_assert(sizeof(struct pidx_slot) <= 256, "a path-index slot fits 256 bytes");
-
-/* Bit i: slot i was ever filled.  A probe of a never-filled slot reads only
- * this (a process that repeats no name never faults the slots' pages in). */
-static uint64_t dc_pidx_used[PIDX_SLOTS / 64];
-
-/* A thread fills slots only after this many cached answers of its own
- * (dcache_set_index()): each slot's first touch of its page costs a page
- * fault (~12 us on a VM), which a cc1 (a few thousand lookups, few names
- * repeated) never earns back; a build tool or a benchmark loop does. */
-static unsigned long dc_pidx_min_answers = 4096;
-
-/* Set by populate_rcu() in the thread whose lookup asked the kernel; cleared
- * at each lookup's start.  The walks of such a lookup fill no index slot:
- * only a name found again by a plain walk (looked up twice) gets one. */
-static __thread bool tls_populated __attribute__((tls_model("initial-exec")));
-
-/* The n < 8 bytes at p, zero-padded, as pidx_slot.name stores a name's
- * last word; p - 8 + n is still inside the name when it has >= 8 bytes
- * (`whole`): one load of the name's last 8 bytes, shifted.  Never reads
- * outside the name, never calls libc's memcpy for a variable length. */
-static inline uint64_t pidx_tail(const char *p, size_t n, bool whole)
-{
-	uint64_t w = 0;
-
-	if (whole && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
-		memcpy(&w, p + n - 8, 8);
-		return w >> (8 * (8 - n)); /* little-endian: the last n bytes */
-	}
-	for (size_t k = 0; k < n; k++)
-		w |= (uint64_t)(unsigned char)p[k] << (8 * k);
-	return w;
-}
-
-/* Hash of (start, key, name); len = strlen(name) < PIDX_NAME_MAX. */
-static inline uint64_t pidx_hash(const struct dentry *start, unsigned int key,
-				 const char *name, size_t len)
-{
-	uint64_t h = ((uint64_t)(uintptr_t)start ^ key ^ ((uint64_t)len << 48)) *
-		     0x9E3779B97F4A7C15ULL;
-	size_t i = 0;
-
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, name + i, 8);
-		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
-		h ^= h >> 29;
-	}
-	if (i < len) {
-		uint64_t w = pidx_tail(name + i, len - i, len >= 8);
-
-		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
-		h ^= h >> 29;
-	}
-	return h ^ (h >> 32);
-}
-
-/* Reader, under rcu_read_lock(): the entry for (start, key, name) if one is
- * current as of `gen` (dc_tree_gen sampled before start was read).  The
- * outputs are written only when it returns an entry. */
-static inline struct dentry *pidx_find(const struct dentry *start, unsigned int key,
-				       const char *name, size_t len, uint64_t h, uint64_t gen,
-				       unsigned int *res_seq, bool *want_dir)
-{
-	unsigned int slot = (unsigned int)(h % PIDX_SLOTS), s;
-	struct pidx_slot *e;
-	struct dentry *res;
-	unsigned int rs;
-	bool wd;
-	size_t i = 0;
-
-	if (!(LOAD_RELAXED(dc_pidx_used[slot / 64]) & (1ULL << (slot % 64))))
-		return NULL;
-	e = &dc_pidx[slot];
-	s = LOAD_ACQUIRE(e->seq);
-	if ((s & 1) || LOAD_RELAXED(e->hash) != h || LOAD_RELAXED(e->len) != len ||
-	    LOAD_RELAXED(e->start) != start || LOAD_RELAXED(e->key) != key ||
-	    LOAD_RELAXED(e->gen) != gen)
-		return NULL;
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, name + i, 8);
-		if (LOAD_RELAXED(e->name[i / 8]) != w)
-			return NULL;
-	}
-	if (i < len) {
-		if (LOAD_RELAXED(e->name[i / 8]) != pidx_tail(name + i, len - i, len >= 8))
-			return NULL;
-	}
-	res = LOAD_RELAXED(e->res);
-	rs = LOAD_RELAXED(e->res_seq);
-	wd = LOAD_RELAXED(e->want_dir) != 0;
-	D_SEQ_FENCE(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&e->seq, D_SEQ_ORDER) != s)
-		return NULL; /* refilled meanwhile: what was read may be another name's */
-	*res_seq = rs;
-	*want_dir = wd;
-	return res;
-}
-
-/* Reader, under rcu_read_lock(), at the end of a walk that began at `gen`:
- * remember (start, key, name) -> (res, res_seq, want_dir).  Lock-free; gives
- * up if another thread is filling the slot. */
-static void pidx_fill(const struct dentry *start, unsigned int key, const char *name,
-		      size_t len, uint64_t h, uint64_t gen, struct dentry *res,
-		      unsigned int res_seq, bool want_dir)
-{
-	unsigned int slot = (unsigned int)(h % PIDX_SLOTS);
-	struct pidx_slot *e = &dc_pidx[slot];
-	unsigned int s = LOAD_RELAXED(e->seq);
-	size_t i = 0;
-
-	if (LOAD_ACQUIRE(dc_tree_gen) != gen)
-		return; /* already stale */
-	if (!(LOAD_RELAXED(dc_pidx_used[slot / 64]) & (1ULL << (slot % 64))))
-		__atomic_fetch_or(&dc_pidx_used[slot / 64], 1ULL << (slot % 64), __ATOMIC_RELAXED);
-	if ((s & 1) || !__atomic_compare_exchange_n(&e->seq, &s, s + 1, false, __ATOMIC_ACQUIRE,
-						    __ATOMIC_RELAXED))
-		return;
-	D_SEQ_FENCE(__ATOMIC_RELEASE); /* the odd seq before the new fields */
-	STORE_RELAXED(e->hash, h);
-	STORE_RELAXED(e->len, (unsigned int)len);
-	STORE_RELAXED(e->start, start);
-	STORE_RELAXED(e->key, key);
-	STORE_RELAXED(e->want_dir, want_dir ? 1u : 0u);
-	STORE_RELAXED(e->gen, gen);
-	STORE_RELAXED(e->res, res);
-	STORE_RELAXED(e->res_seq, res_seq);
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, name + i, 8);
-		STORE_RELAXED(e->name[i / 8], w);
-	}
-	if (i < len) {
-		STORE_RELAXED(e->name[i / 8], pidx_tail(name + i, len - i, len >= 8));
-	}
-	STORE_RELEASE(e->seq, s + 2);
-}
-
-/* Whether this thread's walks fill slots: see dc_pidx_min_answers. */
-static inline bool pidx_worth_filling(void)
-{
-	const struct stat_block *b = tls_stats;
-
-	return b && LOAD_RELAXED(b->c[DCACHE_STAT_HIT]) + LOAD_RELAXED(b->c[DCACHE_STAT_NEG_HIT]) >=
-			    dc_pidx_min_answers;
-}
-
-/* ensure_table(), once: map the index; without it every walk is a full one. */
-static void pidx_map(void)
-{
-	void *p = mmap(NULL, (size_t)PIDX_SLOTS * sizeof(struct pidx_slot), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (p != MAP_FAILED)
-		STORE_RELEASE(dc_pidx, (struct pidx_slot *)p);
-}
-
-/* ---------------------------------------------------------------------- */
 /* Canonical paths */
 
 /* Write d's absolute path into buf.  Under rcu_read_lock().  Returns length,
  * -ENAMETOOLONG, or -EAGAIN if a dentry on the chain died. */
-static long d_path_rcu(const struct dentry *d, char *buf, size_t size)
+long dc_d_path_rcu(const struct dentry *d, char *buf, size_t size)
 {
 	size_t pos = size - 1;
 	const struct dentry *root = LOAD_ACQUIRE(dc_root);
@@ -1419,1050 +780,7 @@ static long d_path_rcu(const struct dentry *d, char *buf, size_t size)
 }
 
 /* ---------------------------------------------------------------------- */
-/* The walk */
-
-enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD,
-		 MISS_STATX, MISS_EXPIRED };
-
-struct miss {
-	enum miss_kind kind;
-	struct dentry *d;       /* directory (CHILD, SEARCH) or object (ATTR, ACCESS, STATX) */
-	const char *name;       /* CHILD */
-	size_t len;
-	int amode;              /* ACCESS: bit index */
-	struct stat st;         /* POP_ANSWERED: the kernel's lstat answer */
-	unsigned int mask;      /* STATX: the request mask */
-	unsigned int seq;       /* DCACHE_Q_FIND_: d_seq of the final dentry d */
-	/* CHILD, ATTR: the gap is the final object of a plain stat/lstat
-	 * (answer), which asks for a directory (want_dir) and follows a final
-	 * symlink (follow): populate_rcu() may answer the caller itself with
-	 * the kernel's reply (POP_MISS_ANSWERED) instead of a second walk. */
-	bool answer, want_dir, follow;
-	int err;                /* POP_MISS_ANSWERED: 0 (m->st) or the errno */
-	unsigned char pass_why; /* POP_MISS_ANSWERED: PASS_WHY_* if the reply's attributes
-				 * were not kept (counted as the kernel's answer) */
-};
-
-#define DCACHE_Q_FIND_ 0x100u /* internal: report the final dentry, answer nothing */
-#define WALK_RETRY (-2)
-#define WALK_MISS  (-3)
-#define POP_ANSWERED (-4) /* populate_rcu(): m->st is the answer, not cached */
-#define POP_MISS_ANSWERED (-5) /* populate_rcu(): cached, and m->err / m->st answer */
-
-struct frame {
-	const char *p; /* rest of an outer path, resumed when the nested body ends */
-};
-
-/* Has a D_TTL deadline passed?  *now is read from the clock on first use. */
-static inline bool ttl_passed(uint64_t deadline, uint64_t *now)
-{
-	if (!*now)
-		*now = now_coarse();
-	return *now >= deadline;
-}
-
-static inline bool d_expired(const struct dentry *d, uint64_t *now)
-{
-	return (d_flags(d) & D_TTL) && ttl_passed(LOAD_RELAXED(d->expires), now);
-}
-
-static inline const char *skip_slashes(const char *p)
-{
-	while (*p == '/')
-		p++;
-	return p;
-}
-
-/*
- * One RCU-walk attempt.  Under rcu_read_lock().  known_len: strlen(path) if
- * the caller has it, else SIZE_MAX.  Returns 0 / errno (answer),
- * DCACHE_PASS, WALK_RETRY (a dentry changed under us) or WALK_MISS (*m says
- * what the kernel must be asked).
- */
-static int walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amode,
-		    struct stat *st, struct miss *m)
-{
-	struct frame stack[MAX_SYMLINKS + 1];
-	int depth = 0, links = 0;
-	bool follow = qflags & DCACHE_Q_FOLLOW;
-	/* The path index's key bits: the flags as asked, before a trailing slash. */
-	const unsigned int qkey = qflags & (DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY);
-	bool want_dir = qflags & DCACHE_Q_DIRECTORY;
-	/* A plain stat/lstat: a miss at its final object can be answered by
-	 * the kernel's reply that fills it (struct miss.answer). */
-	const bool plain_stat = (qflags & DCACHE_Q_STAT) &&
-				!(qflags & (DCACHE_Q_ACCESS | DCACHE_Q_EACCESS | DCACHE_Q_NEGONLY |
-					    DCACHE_Q_FIND_));
-	/* Sampled before the root or the cwd is read: see the path index. */
-	uint64_t gen = LOAD_ACQUIRE(dc_tree_gen);
-	struct dentry *root = LOAD_ACQUIRE(dc_root);
-	struct dentry *cur, *res, *start;
-	unsigned int cur_seq, res_seq;
-	const char *p = path;
-	uint64_t now = 0, ph = 0;
-	size_t plen = PIDX_NAME_MAX;
-	bool index = false; /* this walk may fill an index slot */
-
-	if (d_flags(root) & D_NOCACHE) {
-		NOTE_PASS_WHY(root);
-		return DCACHE_PASS;
-	}
-	if (*p == '/') {
-		cur = root;
-	} else {
-		struct cwd_ref *c = LOAD_ACQUIRE(dc_cwd);
-
-		if (!c) {
-			m->kind = MISS_CWD;
-			return WALK_MISS;
-		}
-		cur = c->d;
-	}
-	cur_seq = d_seq_begin(cur);
-	if (d_flags(cur) & D_DEAD)
-		return WALK_RETRY;
-	if (d_expired(cur, &now)) {
-		m->kind = MISS_EXPIRED; /* the cwd's name on a TTL filesystem */
-		m->d = cur;
-		return WALK_MISS;
-	}
-	start = cur;
-	if (LOAD_ACQUIRE(dc_pidx) && !(d_flags(cur) & D_TTL) &&
-	    (plen = known_len != SIZE_MAX ? known_len : strnlen(path, PIDX_NAME_MAX)) <
-		    PIDX_NAME_MAX) {
-		bool slot_want_dir;
-
-		ph = pidx_hash(start, qkey, path, plen);
-		res = pidx_find(start, qkey, path, plen, ph, gen, &res_seq, &slot_want_dir);
-		if (res && d_seq_begin(res) == res_seq) {
-			if (!LOAD_RELAXED(res->referenced))
-				STORE_RELAXED(res->referenced, 1);
-			dcache_stat_inc(DCACHE_STAT_INDEX);
-			if (res->type == D_NEG) {
-				if (d_seq_retry(res, res_seq))
-					return WALK_RETRY;
-				return ENOENT;
-			}
-			want_dir = slot_want_dir;
-			goto resolved;
-		}
-		/* No entry, or res changed since (attributes): walk, and refill. */
-		index = !tls_populated && pidx_worth_filling();
-	}
-
-	for (;;) {
-		const char *name, *next;
-		size_t len;
-		bool last;
-		unsigned int complete;
-		struct dentry *d;
-		unsigned int s;
-
-		p = skip_slashes(p);
-		if (!*p) {
-			if (depth == 0) {
-				/* Only "/" (or the cwd, impossible: "" is rejected) ends here. */
-				res = cur;
-				res_seq = cur_seq;
-				break;
-			}
-			p = stack[--depth].p;
-			continue;
-		}
-		name = p;
-		next = comp_end(p);
-		len = (size_t)(next - p);
-		p = next;
-		last = depth == 0 && !*skip_slashes(p);
-		if (last && *p == '/')
-			want_dir = follow = true; /* trailing slash: directory, followed */
-
-		/* May we look anything up in cur?  (may_lookup: exec permission) */
-		if (!(d_flags(cur) & D_SEARCHED)) {
-			bool dots = name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'));
-
-			if (d_seq_retry(cur, cur_seq))
-				return WALK_RETRY;
-			/* An unknown name: the kernel's lstat of it answers both
-			 * questions (success or ENOENT proves the search right;
-			 * EACCES passes through), saving the "dir/." probe. */
-			if (!dots && len <= NAME_MAX && !(d_flags(cur) & D_NOCACHE) &&
-			    !d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len)) {
-				m->kind = MISS_CHILD;
-				m->d = cur;
-				m->name = name;
-				m->len = len;
-				m->answer = last && plain_stat;
-				m->want_dir = want_dir;
-				m->follow = follow;
-				return WALK_MISS;
-			}
-			m->kind = MISS_SEARCH;
-			m->d = cur;
-			return WALK_MISS;
-		}
-
-		if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'))) {
-			d = len == 1 ? cur : cur->parent;
-			s = d_seq_begin(d);
-			if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
-				return WALK_RETRY;
-			if (last) {
-				res = d;
-				res_seq = s;
-				break;
-			}
-			cur = d;
-			cur_seq = s;
-			continue;
-		}
-		if (len > NAME_MAX)
-			return DCACHE_PASS; /* filesystem-specific ENAMETOOLONG: the kernel's call */
-		if (d_flags(cur) & D_NOCACHE) {
-			NOTE_PASS_WHY(cur);
-			return DCACHE_PASS;
-		}
-
-		/* D_COMPLETE is sampled (acquire) BEFORE the lookup: the listing's
-		 * entries were hashed before it was set (release), so a lookup
-		 * made after seeing it finds every name the listing had.  It is
-		 * cleared with a d_seq bump before any entry goes: see
-		 * uncomplete_locked(). */
-		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
-		if (complete && (d_flags(cur) & D_TTL) &&
-		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
-			complete = 0; /* the listing is too old: ask about this name */
-		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
-		if (!d) {
-			if (d_seq_retry(cur, cur_seq))
-				return WALK_RETRY;
-			if (complete)
-				return ENOENT; /* not in the complete listing */
-			m->kind = MISS_CHILD;
-			m->d = cur;
-			m->name = name;
-			m->len = len;
-			m->answer = last && plain_stat;
-			m->want_dir = want_dir;
-			m->follow = follow;
-			return WALK_MISS;
-		}
-		s = d_seq_begin(d);
-		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
-			return WALK_RETRY;
-		if (d_flags(d) & D_TTL)
-			index = false; /* a name that expires: never indexed */
-		if (d_expired(d, &now)) {
-			m->kind = MISS_EXPIRED; /* forget it, then ask again */
-			m->d = d;
-			return WALK_MISS;
-		}
-		if (!LOAD_RELAXED(d->referenced))
-			STORE_RELAXED(d->referenced, 1);
-		if (d->type == D_UNK) {
-			/* Known to exist, nothing more: ask the kernel.  An open of
-			 * it (NEGONLY) needs the kernel anyway, whatever it is. */
-			if (d_seq_retry(d, s))
-				return WALK_RETRY;
-			if (last && (qflags & DCACHE_Q_NEGONLY))
-				return DCACHE_PASS;
-			m->kind = MISS_CHILD;
-			m->d = cur;
-			m->name = name;
-			m->len = len;
-			m->answer = last && plain_stat;
-			m->want_dir = want_dir;
-			m->follow = follow;
-			return WALK_MISS;
-		}
-
-		if (d->type == D_NEG) {
-			/* A missing name answers itself and every path below it. */
-			if (d_seq_retry(d, s))
-				return WALK_RETRY;
-			if (index)
-				pidx_fill(start, qkey, path, plen, ph, gen, d, s, want_dir);
-			return ENOENT;
-		}
-		if (d->type == D_LNK && (!last || follow)) {
-			const char *body = d_link(d);
-
-			if (++links > MAX_SYMLINKS)
-				return ELOOP;
-			/* More follows in this frame: come back to it.  Otherwise
-			 * the body replaces the frame (a trailing symlink, or the
-			 * last component of a nested body); a trailing slash in a
-			 * trailing symlink's body then asks for a directory. */
-			if (!last && *skip_slashes(p))
-				stack[depth++].p = p;
-			if (*body == '/') {
-				cur = root;
-				cur_seq = d_seq_begin(cur);
-			}
-			if (d_seq_retry(d, s))
-				return WALK_RETRY;
-			p = body;
-			continue;
-		}
-		if (last) {
-			res = d;
-			res_seq = s;
-			break;
-		}
-		if (d->type != D_DIR) {
-			if (d_seq_retry(d, s))
-				return WALK_RETRY;
-			return ENOTDIR;
-		}
-		cur = d;
-		cur_seq = s;
-	}
-
-	if (index && !d_seq_retry(res, res_seq))
-		pidx_fill(start, qkey, path, plen, ph, gen, res, res_seq, want_dir);
-resolved:
-	/* res is the final object, valid as of res_seq. */
-	if (want_dir && res->type != D_DIR) {
-		if (d_seq_retry(res, res_seq))
-			return WALK_RETRY;
-		return ENOTDIR;
-	}
-	if (qflags & DCACHE_Q_FIND_) {
-		/* The caller answers from res (valid under its RCU section) and
-		 * checks res_seq after reading it. */
-		m->d = res;
-		m->seq = res_seq;
-		return 0;
-	}
-	if (qflags & DCACHE_Q_NEGONLY)
-		return DCACHE_PASS; /* success needs the kernel (an fd) */
-	if (qflags & (DCACHE_Q_ACCESS | DCACHE_Q_EACCESS)) {
-		unsigned int bit = (unsigned int)amode + ((qflags & DCACHE_Q_EACCESS) ? 8 : 0);
-
-		if (amode != 0 && !(LOAD_RELAXED(res->access_ok) & (1u << bit))) {
-			if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
-				NOTE_PASS_WHY(res);
-				return DCACHE_PASS;
-			}
-			if (d_seq_retry(res, res_seq))
-				return WALK_RETRY;
-			if (d_flags(res) & D_LISTED) {
-				/* Hard-linked or not?  Its lstat replaces the entry. */
-				m->kind = MISS_CHILD;
-				m->d = res->parent;
-				m->name = res->name;
-				m->len = res->namelen;
-				return WALK_MISS;
-			}
-			m->kind = MISS_ACCESS;
-			m->d = res;
-			m->amode = (int)bit;
-			return WALK_MISS;
-		}
-	}
-	if (qflags & DCACHE_Q_STAT) {
-		unsigned int f = LOAD_ACQUIRE(res->flags); /* D_ATTR: see struct dentry */
-
-		if (f & (D_NOCACHE | D_NOATTR)) {
-			NOTE_PASS_WHY(res);
-			return DCACHE_PASS;
-		}
-		/* A name reached through "." or ".." was not checked for expiry. */
-		if ((f & D_TTL) && ttl_passed(LOAD_RELAXED(res->expires), &now)) {
-			if (d_seq_retry(res, res_seq))
-				return WALK_RETRY;
-			m->kind = MISS_EXPIRED;
-			m->d = res;
-			return WALK_MISS;
-		}
-		if (!(f & D_ATTR)) {
-			if (d_seq_retry(res, res_seq))
-				return WALK_RETRY;
-			m->kind = MISS_ATTR;
-			m->d = res;
-			m->answer = plain_stat;
-			return WALK_MISS;
-		}
-		attr_unpack(st, res); /* checked by the d_seq_retry() below */
-	}
-	if (d_seq_retry(res, res_seq))
-		return WALK_RETRY;
-	return 0;
-}
-
-/* ---------------------------------------------------------------------- */
-/* The slow path: ask the kernel about one gap, insert the answer. */
-
-static unsigned char type_of(mode_t mode)
-{
-	if (S_ISDIR(mode))
-		return D_DIR;
-	if (S_ISREG(mode))
-		return D_REG;
-	if (S_ISLNK(mode))
-		return D_LNK;
-	return D_OTHER;
-}
-
-/* Make sure directory d is watched.  Under dcache_mutex and rcu_read_lock().
- * Returns false (and marks d D_NOCACHE) if it cannot be. */
-static bool ensure_watch_locked(struct dentry *d, const char *dpath)
-{
-	int wd;
-
-	if (d_wd(d) >= 0)
-		return true;
-	if ((d->flags & D_NOCACHE) || d->type != D_DIR)
-		return false;
-	if (!d->dir) {
-		struct dir_state *ds = calloc(1, sizeof(*ds));
-
-		if (!ds)
-			return false;
-		ds->wd = -1;
-		CDS_INIT_LIST_HEAD(&ds->children);
-		dc_bytes += sizeof(*ds); /* d_bytes(d) counts it from now on */
-		STORE_RELEASE(d->dir, ds);
-	}
-	wd = dc_ops->watch_dir(dpath);
-	if (wd == -EAGAIN)
-		return false; /* transient (no thread, instance being replaced): retry later */
-	if (wd < 0) {
-		/* No watch, no coherence: nothing below d is cached.  A later
-		 * event on d's parent recreates d and tries again.  A watch
-		 * limit (the kernel's, or the budget of invalidate/) is told
-		 * apart for the statistics. */
-		bool limit = wd == -ENOSPC || wd == -EMFILE;
-
-		d_write_begin(d);
-		STORE_RELAXED(d->flags, d->flags | D_NOCACHE | (limit ? D_NOWATCH : 0));
-		d_write_end(d);
-		tls_pass_why = limit ? PASS_WHY_WATCH : PASS_WHY_FS;
-		return false;
-	}
-	d->dir->wd = wd;
-	wd_map_add_locked(wd, d);
-	return true;
-}
-
-/* Is d (hashed, alive) still what we sampled? */
-static bool unchanged_locked(struct dentry *d, unsigned int seq)
-{
-	return !(d->flags & D_DEAD) && d->seq == seq;
-}
-
-/*
- * Git's racy-timestamp rule: a non-directory whose mtime or ctime is within
- * dc_racy_ns of now (or in the future) may still be being written, possibly
- * through a shared mapping that produces no inotify event: its attributes
- * are answered from the kernel, not kept.  Its name is still cached.
- */
-static bool attrs_racy(const struct stat *st)
-{
-	struct timespec now;
-	long long t;
-
-	if (dc_racy_ns <= 0 || S_ISDIR(st->st_mode))
-		return false;
-	clock_gettime(CLOCK_REALTIME, &now);
-	t = (long long)now.tv_sec * 1000000000LL + now.tv_nsec - dc_racy_ns;
-	return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec >= t ||
-	       (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec >= t;
-}
-
-/* Is canonical directory path `dir` at or below an excluded prefix? */
-static bool excluded(const char *dir, size_t len)
-{
-	for (unsigned int i = 0; i < dc_nexclude; i++) {
-		size_t l = dc_exclude_len[i];
-
-		if (len >= l && memcmp(dir, dc_exclude[i], l) == 0 &&
-		    (len == l || dir[l] == '/' || l == 1))
-			return true;
-	}
-	return false;
-}
-
-/* The names of one directory listing, NUL-separated. */
-struct name_buf {
-	char *buf;
-	size_t len, cap, count, bytes;
-};
-
-/* One record per name: the getdents64 type byte (DT_UNKNOWN if not given),
- * then the name and its NUL. */
-static int name_buf_add_typed(void *arg, const char *name, size_t len, unsigned char type)
-{
-	struct name_buf *nb = arg;
-
-	if (nb->len + len + 2 > nb->cap) {
-		size_t cap = nb->cap ? nb->cap * 2 : 4096;
-		char *b;
-
-		while (cap < nb->len + len + 2)
-			cap *= 2;
-		b = realloc(nb->buf, cap);
-		if (!b)
-			return -ENOMEM;
-		nb->buf = b;
-		nb->cap = cap;
-	}
-	nb->buf[nb->len] = (char)type;
-	memcpy(nb->buf + nb->len + 1, name, len);
-	nb->buf[nb->len + 1 + len] = '\0';
-	nb->len += len + 2;
-	nb->count++;
-	nb->bytes += sizeof(struct dentry) + len + 1;
-	return 0;
-}
-
-static int name_buf_add(void *arg, const char *name, size_t len)
-{
-	return name_buf_add_typed(arg, name, len, DT_UNKNOWN);
-}
-
-/* What a listed name is hashed as: a directory or regular file when the
- * listing op vouched for its type (not a mount point), else a placeholder. */
-static unsigned char listed_type(unsigned char dt)
-{
-	return dt == DT_DIR ? D_DIR : dt == DT_REG ? D_REG : D_UNK;
-}
-
-/*
- * Make directory p complete: read its listing and hash every name in it (as
- * D_UNK placeholders where not known yet), then set D_COMPLETE, so that any
- * other name is answered ENOENT without the kernel.  Under rcu_read_lock(),
- * not under the mutex.  As for every insertion, p is watched and p->dir_gen
- * sampled before the kernel is asked; an event on p meanwhile (create, delete,
- * move) changes dir_gen and the listing is thrown away.
- */
-static void complete_dir_rcu(struct dentry *p, const char *dpath)
-{
-	struct name_buf nb = { 0 };
-	unsigned int gen;
-	uint64_t t0;
-	long r;
-
-	pthread_mutex_lock(&dcache_mutex);
-	if ((p->flags & (D_DEAD | D_COMPLETE | D_NOCACHE)) || d_wd(p) < 0 || p->dir->no_complete) {
-		pthread_mutex_unlock(&dcache_mutex);
-		return;
-	}
-	if ((p->flags & D_TTL) && !dc_neg_ttl_ns) {
-		pthread_mutex_unlock(&dcache_mutex);
-		return; /* no absent name is cached there */
-	}
-	gen = p->dir->dir_gen;
-	pthread_mutex_unlock(&dcache_mutex);
-
-	t0 = now_coarse();
-	if (dc_ops->kernel_listdir_typed)
-		r = dc_ops->kernel_listdir_typed(dpath, dc_complete_max, name_buf_add_typed, &nb);
-	else
-		r = dc_ops->kernel_listdir(dpath, dc_complete_max, name_buf_add, &nb);
-	pthread_mutex_lock(&dcache_mutex);
-	if (r == -E2BIG || r == -EOPNOTSUPP) {
-		p->dir->no_complete = true; /* too big to list, or names fold case */
-	} else if (r >= 0 && !(p->flags & (D_DEAD | D_COMPLETE)) && p->dir->dir_gen == gen &&
-		   dc_bytes + nb.bytes <= dc_max_bytes / 2) {
-		bool conflict = false;
-
-		/* A name listed but cached as absent: its create event is still
-		 * queued.  Leave completion to a later probe. */
-		for (size_t off = 0; off < nb.len; off += strlen(nb.buf + off + 1) + 2) {
-			const char *nm = nb.buf + off + 1;
-			struct dentry *c = d_lookup_rcu(dc_table, p, nm, strlen(nm));
-
-			if (c && c->type == D_NEG) {
-				conflict = true;
-				break;
-			}
-		}
-		for (size_t off = 0; !conflict && off < nb.len; off += strlen(nb.buf + off + 1) + 2) {
-			const char *nm = nb.buf + off + 1;
-			size_t len = strlen(nm);
-			unsigned char type = listed_type((unsigned char)nb.buf[off]);
-			struct dentry *d;
-
-			if (len > NAME_MAX || d_lookup_rcu(dc_table, p, nm, len))
-				continue;
-			d = d_alloc(p, nm, len, type, NULL, 0);
-			if (!d) {
-				conflict = true;
-				break;
-			}
-			d->flags = p->flags & D_TTL;
-			d->expires = t0 + dc_ttl_ns;
-			/* Not a mount point (the op checked): p's filesystem. */
-			if (type != D_UNK)
-				d->dev = p->dev;
-			if (type == D_REG)
-				d->flags |= D_LISTED;
-			d_publish(d);
-			cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
-			cds_list_add_tail(&d->sibling, &p->dir->children);
-			cds_list_add_tail(&d->lru, &dc_lru);
-			dc_bytes += d_bytes(d);
-			dc_count++;
-		}
-		if (!conflict) {
-			STORE_RELAXED(p->dir->complete_until,
-				      t0 + (dc_neg_ttl_ns < dc_ttl_ns ? dc_neg_ttl_ns : dc_ttl_ns));
-			/* Release: the entries above are visible to whoever sees it. */
-			STORE_RELEASE(p->flags, p->flags | D_COMPLETE);
-			if (p->dir->completions < USHRT_MAX)
-				p->dir->completions++;
-		}
-		p->dir->neg_probes = 0;
-		p->dir->pos_probes = 0;
-		note_growth_locked();
-		if (dc_bytes > dc_max_bytes)
-			evict_locked();
-	}
-	pthread_mutex_unlock(&dcache_mutex);
-	free(nb.buf);
-}
-
-/*
- * Fill the gap described by m.  Under rcu_read_lock(), not under the mutex.
- * Returns 0 if something was learned (walk again), DCACHE_PASS, or a positive
- * errno that the kernel just answered for the very question asked (a failed
- * access check: replayed once, never cached).
- */
-static int populate_rcu(struct miss *m)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	long n;
-	int r;
-
-	if (m->kind == MISS_CWD) {
-		unsigned long gen;
-		struct dentry *d;
-
-		pthread_mutex_lock(&dcache_mutex);
-		gen = dc_cwd_gen;
-		pthread_mutex_unlock(&dcache_mutex);
-		if (dc_ops->kernel_getcwd(path, sizeof(path)) != 0 || path[0] != '/')
-			return DCACHE_PASS;
-		/* Resolve the (canonical) cwd; recursion is one level deep
-		 * because the path is absolute. */
-		for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
-			struct miss m2 = { 0 };
-			struct stat dummy;
-			struct dentry *res = NULL;
-
-			r = walk_rcu(path, SIZE_MAX, DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0, &dummy,
-				     &m2);
-			if (r == WALK_RETRY)
-				continue;
-			if (r == WALK_MISS) {
-				if (populate_rcu(&m2) != 0)
-					return DCACHE_PASS;
-				continue;
-			}
-			if (r != 0)
-				return DCACHE_PASS;
-			/* Find the dentry: the canonical path has no symlinks,
-			 * so a plain descent from the root reaches it. */
-			d = LOAD_ACQUIRE(dc_root);
-			for (const char *p = skip_slashes(path); *p && d; p = skip_slashes(p)) {
-				const char *e = strchrnul(p, '/');
-
-				d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), d, p, (size_t)(e - p));
-				p = e;
-			}
-			res = d;
-			if (!res || res->type != D_DIR)
-				return DCACHE_PASS;
-			pthread_mutex_lock(&dcache_mutex);
-			if (gen == dc_cwd_gen && !(res->flags & D_DEAD)) {
-				struct cwd_ref *c = malloc(sizeof(*c)), *old = dc_cwd;
-
-				if (c) {
-					c->d = res;
-					STORE_RELEASE(dc_cwd, c);
-					if (old)
-						call_rcu(&old->rcu, free_cwd_rcu);
-				}
-			}
-			pthread_mutex_unlock(&dcache_mutex);
-			return 0;
-		}
-		return DCACHE_PASS;
-	}
-
-	n = d_path_rcu(m->d, path, sizeof(path));
-	if (n == -EAGAIN)
-		return 0; /* walk again; it will see the change */
-	if (n < 0)
-		return DCACHE_PASS;
-
-	switch (m->kind) {
-	case MISS_CHILD: {
-		struct dentry *p = m->d, *d;
-		unsigned int gen;
-		char target[PATH_MAX];
-		long tlen = 0;
-		unsigned char type;
-		unsigned int flags = 0;
-		struct dentry *old;
-		size_t dirlen;
-		uint64_t t0;
-		unsigned long agen;
-		bool complete = false, kept_attr = false;
-
-		if ((size_t)n + 1 + m->len >= sizeof(path))
-			return DCACHE_PASS;
-		pthread_mutex_lock(&dcache_mutex);
-		if (dc_nexclude && !(p->flags & D_DEAD) && excluded(path, (size_t)n)) {
-			d_write_begin(p);
-			STORE_RELAXED(p->flags, p->flags | D_NOCACHE); /* the user said so */
-			d_write_end(p);
-		}
-		if ((p->flags & D_DEAD) || !ensure_watch_locked(p, path)) {
-			pthread_mutex_unlock(&dcache_mutex);
-			return DCACHE_PASS;
-		}
-		gen = p->dir->dir_gen; /* watched: it has one */
-		agen = dc_attr_gen;
-		pthread_mutex_unlock(&dcache_mutex);
-
-		dirlen = (size_t)n;
-		t0 = now_coarse();
-		if (n > 1)
-			path[n++] = '/';
-		memcpy(path + n, m->name, m->len);
-		path[n + (long)m->len] = '\0';
-		r = dc_ops->kernel_lstat(path, &st);
-		if (r == 0 && st.st_dev > UINT32_MAX)
-			return DCACHE_PASS; /* no 32-bit encoding: not cached (struct dentry) */
-		if (r == 0) {
-			type = type_of(st.st_mode);
-			if (type == D_LNK) {
-				tlen = dc_ops->kernel_readlink(path, target, sizeof(target));
-				if (tlen <= 0 || (size_t)tlen >= sizeof(target))
-					return DCACHE_PASS;
-			}
-			if (type != D_DIR && st.st_nlink > 1)
-				flags |= D_NOATTR; /* other names change it without an event here */
-			if (type == D_OTHER)
-				flags |= D_NOATTR; /* a FIFO's times move with I/O that raises no event */
-			if (st.st_dev != LOAD_RELAXED(p->dev)) {
-				int v = dc_ops->fs_cacheable(path, st.st_dev);
-
-				if (v == 0)
-					flags |= D_NOCACHE; /* a mount point of a filesystem we cannot watch */
-				else if (v == 2)
-					flags |= D_TTL; /* a mount point of a TTL filesystem */
-			} else {
-				flags |= d_flags(p) & D_TTL; /* outside the mutex: atomic load */
-			}
-		} else if (r == -ENOENT) {
-			if (dc_no_negative || ((d_flags(p) & D_TTL) && !dc_neg_ttl_ns))
-				return ENOENT; /* the kernel's answer, not kept */
-			type = D_NEG;
-			flags |= d_flags(p) & D_TTL;
-		} else {
-			return DCACHE_PASS; /* EACCES, ENOTDIR (p changed), EIO...: the kernel answers */
-		}
-
-		pthread_mutex_lock(&dcache_mutex);
-		if ((p->flags & D_DEAD) || p->dir->dir_gen != gen) {
-			pthread_mutex_unlock(&dcache_mutex);
-			return DCACHE_PASS; /* an event raced with the kernel's answer */
-		}
-		if (!(p->flags & D_SEARCHED))
-			STORE_RELAXED(p->flags, p->flags | D_SEARCHED);
-		old = d_lookup_rcu(dc_table, p, m->name, m->len);
-		if (old && old->type != D_UNK && !(old->flags & D_LISTED))
-			old = (struct dentry *)-1; /* already known: nothing to add */
-		if (old != (struct dentry *)-1) {
-			d = d_alloc(p, m->name, m->len, type, type == D_LNK ? target : NULL, (size_t)tlen);
-			if (d) {
-				d->flags = flags;
-				d->dev = type == D_NEG ? p->dev : (uint32_t)st.st_dev;
-				if (type != D_NEG)
-					d->ino = st.st_ino;
-				/* TTLs count from before the kernel was asked (t0). */
-				d->expires = t0 + (type == D_NEG ? dc_neg_ttl_ns : dc_ttl_ns);
-				if (type != D_DIR && type != D_NEG && !(flags & (D_NOATTR | D_NOCACHE)) &&
-				    !attr_fits(d, &st)) {
-					/* Asking again would get the same answer. */
-					flags |= D_NOATTR;
-					d->flags = flags;
-				} else if (type != D_DIR && type != D_NEG &&
-					   !(flags & (D_NOATTR | D_NOCACHE)) && !attrs_racy(&st) &&
-					   agen == dc_attr_gen) {
-					attr_store(d, &st); /* not hashed yet */
-					d->flags |= D_ATTR;
-					kept_attr = true;
-				}
-				/* The replacement is hashed before the placeholder
-				 * goes, so the name never looks absent. */
-				d_hash_locked(d);
-				if (old && !(old->flags & D_DEAD))
-					kill_one_locked(old);
-			}
-			struct dir_state *ps = p->dir;
-
-			if (type == D_NEG && dc_complete_probes && !(p->flags & D_COMPLETE) &&
-			    !ps->no_complete && ps->neg_probes < USHRT_MAX &&
-			    ++ps->neg_probes >= dc_complete_probes << (ps->completions < 4 ? ps->completions : 4))
-				complete = true;
-			/* Many names looked up one by one (a header directory):
-			 * listing it answers the rest, present ones with their
-			 * type, at the cost of about COMPLETE_POS_PER_NEG lstats. */
-			if (type != D_NEG && !old && dc_complete_probes && !(p->flags & D_COMPLETE) &&
-			    !ps->no_complete && ps->pos_probes < USHRT_MAX &&
-			    ++ps->pos_probes >= (COMPLETE_POS_PER_NEG * dc_complete_probes)
-						       << (ps->completions < 4 ? ps->completions : 4))
-				complete = true;
-		}
-		pthread_mutex_unlock(&dcache_mutex);
-		if (complete && (dc_ops->kernel_listdir || dc_ops->kernel_listdir_typed)) {
-			path[dirlen] = '\0';
-			complete_dir_rcu(p, path);
-		}
-		/* The final object of a plain stat, found unchanged (dir_gen)
-		 * when the reply was kept: the reply answers, as a second walk
-		 * would (a symlink to follow, or an uncached mount point, walks). */
-		if (m->answer && !(flags & D_NOCACHE) && (type != D_LNK || !m->follow)) {
-			m->err = type == D_NEG ? ENOENT : m->want_dir && type != D_DIR ? ENOTDIR : 0;
-			m->st = st;
-			m->pass_why = PASS_WHY_NONE;
-			if (!m->err && type != D_DIR && !kept_attr) {
-				/* As a second walk would count it: the kernel's answer. */
-				if (flags & D_NOATTR)
-					m->pass_why = PASS_WHY_ATTR;
-				else if (attrs_racy(&st))
-					m->pass_why = PASS_WHY_RACY;
-				else
-					return 0; /* (raced with another filler): walk again */
-			}
-			return POP_MISS_ANSWERED;
-		}
-		return 0;
-	}
-	case MISS_SEARCH: {
-		struct dentry *d = m->d;
-		unsigned int seq, pgen;
-
-		if ((size_t)n + 2 >= sizeof(path))
-			return DCACHE_PASS;
-		/* chmod of d reaches us as IN_ATTRIB on its parent's watch, which
-		 * kills d; only the root, which has no parent, needs its own. */
-		pthread_mutex_lock(&dcache_mutex);
-		if ((d->flags & D_DEAD) || (d == dc_root && !ensure_watch_locked(d, path))) {
-			pthread_mutex_unlock(&dcache_mutex);
-			return DCACHE_PASS;
-		}
-		seq = d->seq;
-		pgen = d_dir_gen(d->parent);
-		pthread_mutex_unlock(&dcache_mutex);
-		strcpy(path + n, n > 1 ? "/." : ".");
-		if (dc_ops->kernel_lstat(path, &st) != 0)
-			return DCACHE_PASS; /* EACCES: not searchable; the kernel says so */
-		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen)
-			STORE_RELAXED(d->flags, d->flags | D_SEARCHED);
-		pthread_mutex_unlock(&dcache_mutex);
-		return 0;
-	}
-	case MISS_EXPIRED: {
-		/* A D_TTL fact outlived its TTL: forget the name (and what lies
-		 * below it) if the name expired, else only its attributes. */
-		struct dentry *d = m->d;
-
-		pthread_mutex_lock(&dcache_mutex);
-		if (!(d->flags & D_DEAD) && d != dc_root) {
-			if (now_coarse() >= d->expires)
-				kill_locked(d);
-			else
-				drop_attr_locked(d, false);
-		}
-		pthread_mutex_unlock(&dcache_mutex);
-		return 0;
-	}
-	case MISS_ATTR: {
-		struct dentry *d = m->d;
-		unsigned int seq, pgen, dgen;
-		unsigned long agen;
-
-		/* A file's attributes change with events on its parent's watch; a
-		 * directory's also with events on its own (an entry created in it
-		 * moves its mtime/nlink, and drop_attr_locked() has nothing to drop
-		 * yet, so d_seq does not move): sample both generations. */
-		pthread_mutex_lock(&dcache_mutex);
-		if ((d->flags & D_DEAD) || (d->type == D_DIR && !ensure_watch_locked(d, path))) {
-			pthread_mutex_unlock(&dcache_mutex);
-			return DCACHE_PASS;
-		}
-		seq = d->seq;
-		pgen = d_dir_gen(d->parent);
-		dgen = d_attr_gen(d);
-		agen = dc_attr_gen;
-		pthread_mutex_unlock(&dcache_mutex);
-		if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type)
-			return DCACHE_PASS; /* changed under us: an event is on its way */
-		if (attrs_racy(&st) && !(d->type != D_DIR && st.st_nlink > 1)) {
-			/* The kernel's answer for the object the walk resolved: give
-			 * it to this caller, keep nothing. */
-			m->st = st;
-			tls_pass_why = PASS_WHY_RACY;
-			return POP_ANSWERED;
-		}
-		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
-		    agen == dc_attr_gen && !(d->flags & D_ATTR)) {
-			if (d->type == D_OTHER || (d->type != D_DIR && st.st_nlink > 1) ||
-			    !attr_fits(d, &st)) {
-				/* Unfit: asking again would get the same answer. */
-				STORE_RELAXED(d->flags, (d->flags | D_NOATTR) & ~D_LISTED);
-				m->pass_why = PASS_WHY_ATTR; /* not kept: counted as MISS_CHILD does */
-			} else {
-				if (d->flags & D_LISTED) /* st_nlink is 1: known now */
-					STORE_RELAXED(d->flags, d->flags & ~D_LISTED);
-				/* In place: readers copying the fields of an
-				 * earlier set (dropped since) must see d change.
-				 * Names resolve as before: the path index stays. */
-				d_write_begin_attr(d);
-				attr_store(d, &st);
-				STORE_RELAXED(d->flags, d->flags | D_ATTR);
-				d_write_end(d);
-			}
-			if (m->answer) {
-				/* Nothing moved between the walk and the kernel's
-				 * reply: it is this stat's answer. */
-				pthread_mutex_unlock(&dcache_mutex);
-				m->st = st;
-				m->err = 0;
-				return POP_MISS_ANSWERED;
-			}
-		}
-		pthread_mutex_unlock(&dcache_mutex);
-		return 0;
-	}
-	case MISS_ACCESS: {
-		struct dentry *d = m->d;
-		unsigned int seq, pgen;
-		unsigned long agen;
-		int bit = m->amode;
-
-		/* Permissions change with IN_ATTRIB, reported on the parent's watch
-		 * too: only the root needs a watch of its own for this. */
-		pthread_mutex_lock(&dcache_mutex);
-		if ((d->flags & D_DEAD) || (d == dc_root && !ensure_watch_locked(d, path))) {
-			pthread_mutex_unlock(&dcache_mutex);
-			return DCACHE_PASS;
-		}
-		seq = d->seq;
-		pgen = d_dir_gen(d->parent);
-		agen = dc_attr_gen;
-		pthread_mutex_unlock(&dcache_mutex);
-		r = dc_ops->kernel_access(path, bit & 7,
-					  AT_SYMLINK_NOFOLLOW | ((bit & 8) ? AT_EACCESS : 0));
-		if (r == -EACCES || r == -EROFS || r == -ETXTBSY)
-			return -r; /* the kernel's answer about this object; not cached */
-		if (r != 0)
-			return DCACHE_PASS;
-		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && agen == dc_attr_gen)
-			STORE_RELAXED(d->access_ok, d->access_ok | (1u << bit));
-		pthread_mutex_unlock(&dcache_mutex);
-		return 0;
-	}
-	case MISS_STATX: {
-		/* As MISS_ATTR, for one request mask; published only beside the
-		 * lstat attributes, so that whatever drops those drops this. */
-		struct dentry *d = m->d;
-		unsigned int seq, pgen, dgen;
-		unsigned long agen;
-		struct statx stx;
-		struct dcache_sx *x;
-
-		if (!dc_ops->kernel_statx)
-			return DCACHE_PASS;
-		pthread_mutex_lock(&dcache_mutex);
-		if ((d->flags & D_DEAD) || !(d->flags & D_ATTR) || (d->type == D_DIR && d_wd(d) < 0)) {
-			pthread_mutex_unlock(&dcache_mutex);
-			return DCACHE_PASS;
-		}
-		seq = d->seq;
-		pgen = d_dir_gen(d->parent);
-		dgen = d_attr_gen(d);
-		agen = dc_attr_gen;
-		pthread_mutex_unlock(&dcache_mutex);
-		if (dc_ops->kernel_statx(path, m->mask, &stx) != 0 ||
-		    !(stx.stx_mask & STATX_TYPE) || type_of(stx.stx_mode) != d->type ||
-		    (d->type != D_DIR && stx.stx_nlink > 1))
-			return DCACHE_PASS; /* changed under us, or not cacheable */
-		x = malloc(sizeof(*x));
-		if (!x)
-			return DCACHE_PASS;
-		x->mask = m->mask;
-		x->stx = stx;
-		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
-		    agen == dc_attr_gen && (d->flags & D_ATTR)) {
-			drop_sx_locked(d); /* another mask's answer */
-			dc_bytes += sizeof(*x);
-			STORE_RELEASE(*d_sx_slot(d), x); /* a directory's: watched, it has one */
-			x = NULL;
-		}
-		pthread_mutex_unlock(&dcache_mutex);
-		free(x);
-		return 0;
-	}
-	default:
-		return DCACHE_PASS;
-	}
-}
-
-/* ---------------------------------------------------------------------- */
 /* Public entry points */
-
-int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exclude,
-		      unsigned int nexclude)
-{
-	if (nexclude > MAX_EXCLUDES)
-		return -E2BIG;
-	dc_racy_ns = racy_ns;
-	dc_no_negative = no_negative;
-	for (unsigned int i = 0; i < dc_nexclude; i++)
-		free(dc_exclude[i]);
-	dc_nexclude = 0;
-	if (no_negative)
-		dc_complete_probes = 0;
-	for (unsigned int i = 0; i < nexclude; i++) {
-		size_t l = strlen(exclude[i]);
-
-		while (l > 1 && exclude[i][l - 1] == '/')
-			l--;
-		if (exclude[i][0] != '/' || !(dc_exclude[i] = strndup(exclude[i], l)))
-			return -EINVAL;
-		dc_exclude_len[i] = l;
-		dc_nexclude = i + 1;
-	}
-	return 0;
-}
-
-void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns)
-{
-	dc_ttl_ns = ttl_ns;
-	dc_neg_ttl_ns = neg_ttl_ns;
-}
-
-void dcache_set_index(unsigned long min_answers)
-{
-	dc_pidx_min_answers = min_answers;
-}
-
-void dcache_set_completion(unsigned int probes, unsigned int max_entries)
-{
-	dc_complete_probes = dc_no_negative ? 0 : probes;
-	dc_complete_max = max_entries;
-}
 
 int dcache_init(const struct dcache_ops *ops, size_t max_bytes)
 {
@@ -2470,884 +788,6 @@ int dcache_init(const struct dcache_ops *ops, size_t max_bytes)
 	if (max_bytes)
 		dc_max_bytes = max_bytes;
 	return 0;
-}
-
-int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
-{
-	return dcache_lookup_len(path, strnlen(path, PATH_MAX), flags, amode, st);
-}
-
-int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, struct stat *st)
-{
-	struct stat tmp;
-	int r = DCACHE_PASS;
-
-	if (!st)
-		st = &tmp;
-	if (caa_unlikely(LOAD_RELAXED(dc_maint)))
-		dc_maintenance();
-	if ((unsigned)amode > 7)
-		r = DCACHE_PASS; /* faccessat: EINVAL, before the path is even read */
-	else if (plen >= PATH_MAX)
-		r = ENAMETOOLONG; /* getname(): before anything else */
-	else if (!*path)
-		r = ENOENT;
-	else if (!ensure_table())
-		r = DCACHE_PASS;
-	else {
-		bool kernel_answered = false;
-
-		tls_populated = false;
-		rcu_read_lock();
-		for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
-			struct miss m = { 0 };
-
-			r = walk_rcu(path, plen, flags, amode, st, &m);
-			if (r == WALK_RETRY)
-				continue;
-			if (r != WALK_MISS)
-				break;
-			tls_populated = true;
-			r = populate_rcu(&m);
-			if (r == POP_MISS_ANSWERED) {
-				dcache_stat_inc(DCACHE_STAT_MISS);
-				r = m.err;
-				if (!r)
-					*st = m.st;
-				if (m.pass_why) {
-					tls_pass_why = m.pass_why;
-					kernel_answered = true;
-				}
-				break;
-			}
-			if (r == POP_ANSWERED) {
-				*st = m.st;
-				r = 0;
-				kernel_answered = true;
-				break;
-			}
-			if (r != 0) {
-				kernel_answered = r > 0;
-				break;
-			}
-			dcache_stat_inc(DCACHE_STAT_MISS);
-			r = DCACHE_PASS; /* unless a later attempt answers */
-		}
-		if (r < 0)
-			r = DCACHE_PASS;
-		rcu_read_unlock();
-		if (kernel_answered) {
-			dcache_stat_inc(DCACHE_STAT_PASS);
-			return r;
-		}
-	}
-	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
-	return r;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Answers built from the final dentry (readlink, statx) and realpath */
-
-/* One attempt of a lookup that answers more than dcache_lookup() does: under
- * rcu_read_lock(), returns what walk_rcu() returns. */
-typedef int (*attempt_fn)(const char *path, void *ctx, struct miss *m);
-
-/*
- * Drive `attempt` as dcache_lookup() drives walk_rcu(): retry, fill misses
- * through the ops, give up after MAX_WALK_ATTEMPTS, count one statistic.
- * Returns 0, a positive errno or DCACHE_PASS.
- */
-static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
-{
-	int r = DCACHE_PASS;
-	bool answered = false;
-
-	if (!ensure_table()) {
-		dcache_stat_inc(DCACHE_STAT_PASS);
-		return DCACHE_PASS;
-	}
-	tls_populated = false;
-	rcu_read_lock();
-	for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
-		struct miss m = { 0 };
-
-		r = attempt(path, ctx, &m);
-		if (r == WALK_RETRY)
-			continue;
-		if (r != WALK_MISS) {
-			answered = r >= 0;
-			break;
-		}
-		tls_populated = true;
-		r = populate_rcu(&m);
-		if (r != 0)
-			break; /* DCACHE_PASS, or a kernel answer that is not cached */
-		dcache_stat_inc(DCACHE_STAT_MISS);
-	}
-	rcu_read_unlock();
-	if (!answered)
-		r = DCACHE_PASS; /* includes running out of attempts */
-	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
-	return r;
-}
-
-struct readlink_ctx {
-	char *buf;
-	size_t size;
-	size_t len;
-	size_t plen; /* strnlen(path, PATH_MAX), measured once */
-};
-
-static int readlink_attempt(const char *path, void *ctx, struct miss *m)
-{
-	struct readlink_ctx *c = ctx;
-	struct dentry *res;
-	size_t n;
-	int r = walk_rcu(path, c->plen, DCACHE_Q_FIND_, 0, NULL, m);
-
-	if (r != 0)
-		return r;
-	res = m->d;
-	if (res->type != D_LNK)
-		return d_seq_retry(res, m->seq) ? WALK_RETRY : EINVAL;
-	if (d_seq_retry(res, m->seq))
-		return WALK_RETRY;
-	/* The target is immutable and stays readable in this RCU section. */
-	n = strlen(d_link(res));
-	c->len = n < c->size ? n : c->size;
-	memcpy(c->buf, d_link(res), c->len);
-	return 0;
-}
-
-int dcache_readlink(const char *path, char *buf, size_t size, size_t *len)
-{
-	struct readlink_ctx c = { buf, size, 0, strnlen(path, PATH_MAX) };
-	int r;
-
-	if (c.plen >= PATH_MAX || !*path || !size) {
-		r = !size ? DCACHE_PASS : *path ? ENAMETOOLONG : ENOENT; /* getname() */
-		dcache_stat_inc(r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
-		return r;
-	}
-	r = drive_lookup(path, readlink_attempt, &c);
-	if (r == 0)
-		*len = c.len;
-	return r;
-}
-
-struct statx_ctx {
-	unsigned int qflags; /* DCACHE_Q_FOLLOW or 0 */
-	unsigned int mask;
-	struct statx *out;
-	size_t plen; /* strnlen(path, PATH_MAX), measured once */
-};
-
-static int statx_attempt(const char *path, void *ctx, struct miss *m)
-{
-	struct statx_ctx *c = ctx;
-	struct dentry *res;
-	struct dcache_sx *x, **slot;
-	unsigned int f;
-	uint64_t now = 0;
-	int r = walk_rcu(path, c->plen, c->qflags | DCACHE_Q_FIND_, 0, NULL, m);
-
-	if (r != 0)
-		return r;
-	res = m->d;
-	f = d_flags(res);
-	if (f & (D_NOCACHE | D_NOATTR)) {
-		NOTE_PASS_WHY(res);
-		return DCACHE_PASS;
-	}
-	if ((f & D_TTL) && ttl_passed(LOAD_RELAXED(res->expires), &now)) {
-		if (d_seq_retry(res, m->seq))
-			return WALK_RETRY;
-		m->kind = MISS_EXPIRED; /* the name, its attributes and statx answer */
-		return WALK_MISS;
-	}
-	if (!(f & D_ATTR)) {
-		if (d_seq_retry(res, m->seq))
-			return WALK_RETRY;
-		m->kind = MISS_ATTR;
-		return WALK_MISS;
-	}
-	slot = d_sx_slot(res);
-	x = slot ? LOAD_ACQUIRE(*slot) : NULL;
-	if (!x || x->mask != c->mask) {
-		if (d_seq_retry(res, m->seq))
-			return WALK_RETRY;
-		m->kind = MISS_STATX;
-		m->mask = c->mask;
-		return WALK_MISS;
-	}
-	*c->out = x->stx;
-	return d_seq_retry(res, m->seq) ? WALK_RETRY : 0;
-}
-
-int dcache_statx(const char *path, int follow, unsigned int mask, struct statx *out)
-{
-	struct statx tmp;
-	struct statx_ctx c = { follow ? DCACHE_Q_FOLLOW : 0, mask, &tmp, strnlen(path, PATH_MAX) };
-	int r;
-
-	if (c.plen >= PATH_MAX || !*path) {
-		r = *path ? ENAMETOOLONG : ENOENT; /* getname() */
-		dcache_stat_inc(DCACHE_STAT_NEG_HIT);
-		return r;
-	}
-	r = drive_lookup(path, statx_attempt, &c);
-	if (r == 0)
-		*out = tmp;
-	return r;
-}
-
-/*
- * realpath: glibc 2.36's algorithm (stdlib/canonicalize.c) over dentries.
- * glibc keeps the resolved prefix as a string ("rname") and, for every
- * ordinary component, calls readlink(rname/component): a symlink's target is
- * spliced in front of the rest of the name; EINVAL (not a symlink) accepts
- * the component, unless the rest of the name starts with "/" alone, "/." or
- * "/..", where it first checks faccessat(rname/component/, F_OK); any other
- * error ends the call with that errno and rname (up to the component) copied
- * to a caller's buffer.  "." is skipped and ".." drops the last component of
- * rname, textually: no permission is checked there.
- *
- * Here rname is a dentry (cur), whose chain is the same symlink-free path.
- * readlink(rname/name) needs search permission on cur's chain: the walk's
- * D_SEARCHED on cur, its ancestors having been passed on the way down (or
- * when the cwd was resolved).  cur may be a non-directory (a file accepted by
- * readlink's EINVAL): the next ordinary component then fails with ENOTDIR.
- */
-#define RP_NAME_MAX (2 * PATH_MAX) /* name with symlink targets spliced in */
-
-struct realpath_ctx {
-	char *buf;       /* result or glibc's partial rname */
-	size_t size;
-	int einval;      /* a readlink of glibc's failed with EINVAL */
-	char name[RP_NAME_MAX];
-};
-
-/* glibc's suffix_requires_dir_check(): does the rest `end` of the name make
- * glibc check that the component before it is a directory? */
-static bool rp_suffix_needs_dir(const char *end)
-{
-	while (*end == '/') {
-		do
-			end++;
-		while (*end == '/');
-		switch (*end++) {
-		default:
-			return false;
-		case '\0':
-			return true;
-		case '.':
-			break;
-		}
-		if (!*end || (*end == '.' && (!end[1] || end[1] == '/')))
-			return true;
-	}
-	return false;
-}
-
-/* buf = path of d, plus "/" and name[0..len) if name.  Under rcu_read_lock().
- * Returns 0, or DCACHE_PASS if it does not fit in PATH_MAX (the kernel would
- * have said ENAMETOOLONG), or WALK_RETRY. */
-static int rp_path(const struct dentry *d, const char *name, size_t len, char *buf, size_t size)
-{
-	long n = d_path_rcu(d, buf, size < PATH_MAX ? size : PATH_MAX);
-
-	if (n == -EAGAIN)
-		return WALK_RETRY;
-	if (n < 0)
-		return DCACHE_PASS;
-	if (!name)
-		return 0;
-	if ((size_t)n + 1 + len >= PATH_MAX || (size_t)n + 1 + len >= size)
-		return DCACHE_PASS;
-	if (n > 1)
-		buf[n++] = '/';
-	memcpy(buf + n, name, len);
-	buf[(size_t)n + len] = '\0';
-	return 0;
-}
-
-static int realpath_attempt(const char *path, void *ctx, struct miss *m)
-{
-	struct realpath_ctx *c = ctx;
-	struct dentry *root = LOAD_ACQUIRE(dc_root);
-	struct dentry *cur;
-	unsigned int cur_seq;
-	const char *p = path;
-	int links = 0, r;
-	unsigned int complete;
-	uint64_t now = 0;
-
-	c->einval = 0;
-	if (d_flags(root) & D_NOCACHE) {
-		NOTE_PASS_WHY(root);
-		return DCACHE_PASS;
-	}
-	if (*p == '/') {
-		cur = root;
-	} else {
-		struct cwd_ref *cw = LOAD_ACQUIRE(dc_cwd);
-
-		if (!cw) {
-			m->kind = MISS_CWD;
-			return WALK_MISS;
-		}
-		cur = cw->d;
-	}
-	cur_seq = d_seq_begin(cur);
-	if (d_flags(cur) & D_DEAD)
-		return WALK_RETRY;
-
-	for (;;) {
-		const char *name, *end;
-		struct dentry *d;
-		unsigned int s;
-		size_t len;
-
-		p = skip_slashes(p);
-		if (!*p)
-			break;
-		name = p;
-		end = comp_end(p);
-		len = (size_t)(end - p);
-		p = end;
-		if (len == 1 && name[0] == '.')
-			continue;
-		if (len == 2 && name[0] == '.' && name[1] == '.') {
-			if (cur == root)
-				continue;
-			d = cur->parent;
-			s = d_seq_begin(d);
-			if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
-				return WALK_RETRY;
-			cur = d;
-			cur_seq = s;
-			continue;
-		}
-		/* readlink(rname/name) */
-		if (cur->type != D_DIR) {
-			r = rp_path(cur, name, len, c->buf, c->size);
-			if (r == 0)
-				r = ENOTDIR;
-			return d_seq_retry(cur, cur_seq) ? WALK_RETRY : r;
-		}
-		if (!(d_flags(cur) & D_SEARCHED)) {
-			if (d_seq_retry(cur, cur_seq))
-				return WALK_RETRY;
-			/* As in walk_rcu(): the lstat of an unknown name proves
-			 * the search permission too (or passes EACCES through). */
-			if (len <= NAME_MAX && !(d_flags(cur) & D_NOCACHE) &&
-			    !d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len)) {
-				m->kind = MISS_CHILD;
-				m->d = cur;
-				m->name = name;
-				m->len = len;
-				return WALK_MISS;
-			}
-			m->kind = MISS_SEARCH;
-			m->d = cur;
-			return WALK_MISS;
-		}
-		if (len > NAME_MAX || (d_flags(cur) & D_NOCACHE)) {
-			if (len <= NAME_MAX)
-				NOTE_PASS_WHY(cur);
-			return DCACHE_PASS;
-		}
-		/* Sampled before the lookup: see walk_rcu(). */
-		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
-		if (complete && (d_flags(cur) & D_TTL) &&
-		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
-			complete = 0;
-		d = d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
-		if (!d) {
-			if (d_seq_retry(cur, cur_seq))
-				return WALK_RETRY;
-			if (complete) {
-				/* readlink: ENOENT, as for a negative dentry */
-				r = rp_path(cur, name, len, c->buf, c->size);
-				return d_seq_retry(cur, cur_seq) ? WALK_RETRY : r == 0 ? ENOENT : r;
-			}
-			m->kind = MISS_CHILD;
-			m->d = cur;
-			m->name = name;
-			m->len = len;
-			return WALK_MISS;
-		}
-		s = d_seq_begin(d);
-		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
-			return WALK_RETRY;
-		if (d_expired(d, &now)) {
-			m->kind = MISS_EXPIRED;
-			m->d = d;
-			return WALK_MISS;
-		}
-		if (d->type == D_UNK) {
-			if (d_seq_retry(d, s))
-				return WALK_RETRY;
-			m->kind = MISS_CHILD; /* exists; what it is, the kernel says */
-			m->d = cur;
-			m->name = name;
-			m->len = len;
-			return WALK_MISS;
-		}
-		if (!LOAD_RELAXED(d->referenced))
-			STORE_RELAXED(d->referenced, 1);
-
-		if (d->type == D_NEG) {
-			/* readlink: ENOENT (and so would the directory check) */
-			r = rp_path(d, NULL, 0, c->buf, c->size);
-			return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ENOENT : r;
-		}
-		if (d->type == D_LNK) {
-			size_t n = strlen(d_link(d)), rest = strlen(p);
-
-			if (++links > MAX_SYMLINKS) {
-				r = rp_path(d, NULL, 0, c->buf, c->size);
-				return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ELOOP : r;
-			}
-			if (n + rest + 1 > sizeof(c->name))
-				return DCACHE_PASS;
-			/* name = target + rest; the rest may lie in c->name already */
-			memmove(c->name + n, p, rest + 1);
-			memcpy(c->name, d_link(d), n);
-			if (d_seq_retry(d, s))
-				return WALK_RETRY;
-			p = c->name;
-			if (*p == '/') {
-				cur = root;
-				cur_seq = d_seq_begin(cur);
-			}
-			continue;
-		}
-		/* Not a symlink: readlink said EINVAL. */
-		c->einval = 1;
-		if (rp_suffix_needs_dir(p) && d->type != D_DIR) {
-			r = rp_path(d, NULL, 0, c->buf, c->size);
-			return d_seq_retry(d, s) ? WALK_RETRY : r == 0 ? ENOTDIR : r;
-		}
-		cur = d;
-		cur_seq = s;
-	}
-	r = rp_path(cur, NULL, 0, c->buf, c->size);
-	if (d_seq_retry(cur, cur_seq))
-		return WALK_RETRY;
-	return r;
-}
-
-int dcache_realpath(const char *path, char *buf, size_t size, int *einval)
-{
-	struct realpath_ctx c;
-	int r;
-
-	/* glibc's realpath puts no limit on the length of the name itself. */
-	*einval = 0;
-	if (!*path || strnlen(path, PATH_MAX) >= PATH_MAX || size < PATH_MAX) {
-		r = *path ? DCACHE_PASS : ENOENT;
-		if (size)
-			buf[0] = '\0';
-		dcache_stat_inc(r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
-		return r;
-	}
-	c.buf = buf;
-	c.size = size;
-	c.einval = 0;
-	r = drive_lookup(path, realpath_attempt, &c);
-	*einval = c.einval;
-	return r;
-}
-
-/* Drop the attributes and access facts of every dentry of inode (dev, ino).
- * Under dcache_mutex and rcu_read_lock().  O(dentries): used only when a new
- * hard link appears (rare), where the other names may sit in any directory. */
-static void forget_inode_locked(dev_t dev, ino_t ino)
-{
-	struct dentry *d;
-
-	dc_attr_gen++; /* a kernel answer in flight may predate the change */
-	cds_list_for_each_entry(d, &dc_lru, lru) {
-		/* Directories too: an inode-flag ioctl on one (chattr) changes its
-		 * attributes with no event (link() never names a directory). */
-		if ((d->flags & D_DEAD) || d->type == D_NEG)
-			continue;
-		if (d->dev == dev && (d->ino == ino || ((d->flags & D_ATTR) && d->a_ino == ino)))
-			drop_attr_locked(d, false);
-	}
-}
-
-void dcache_forget_inode(dev_t dev, ino_t ino)
-{
-	if (!LOAD_ACQUIRE(dc_root))
-		return;
-	rcu_read_lock(); /* before the mutex: see "Lock order" */
-	pthread_mutex_lock(&dcache_mutex);
-	forget_inode_locked(dev, ino);
-	pthread_mutex_unlock(&dcache_mutex);
-	rcu_read_unlock();
-}
-
-/*
- * Names that outlive their inode's other names
- * ============================================
- * inotify reports a change made through a file descriptor (write, ftruncate,
- * fchmod, close after writing) under the name, in the directory, through
- * which that descriptor was opened - even after that name was unlinked or
- * replaced (rename over it) while the inode lives on under another name:
- * `open b; ln b c; rm b; write` is IN_MODIFY "b", nothing about "c".  An
- * O_TMPFILE file given a name with linkat is reported as "#<inode number>".
- * And a hard link made and removed again before the event reader looked at
- * it changes the other names' st_nlink/st_ctime with no event about them.
- * Such an event names no cached dentry of the inode, and the inode is unknown.
- *
- * Invariant kept here: a cached attribute set (or access fact) of a
- * non-directory is dropped by the dcache_event_child() call of any later
- * event that may concern its inode, so before the next sync point - by name,
- * by inode number, or by device ("escalation": every non-directory on the
- * device of the event's directory forgets its attributes and access facts).
- * An event about name N in directory D escalates when:
- *   1. it is a write or attribute event, N is not a live cached non-directory
- *      in D, and the kernel has no N in D any more: it came through a dead
- *      name (else it concerns the inode now called N, and nothing else if
- *      that has one link; more than one link: forgotten by inode number);
- *   2. it is a write or attribute event, and N was removed (IN_DELETE) or
- *      moved over (IN_MOVED_TO) in D while watched (`removed` below): a dead
- *      N may live beside a new one (`ln b c; mv x b; write through old b`);
- *   3. it is a creation (IN_CREATE, IN_MOVED_TO) and N is gone, or the inode
- *      the kernel shows under N is the one shown at N's previous creation in
- *      D (`seen` below).  Looking happens after the event: if N was replaced
- *      meanwhile, the look saw the replacement, the created inode (perhaps a
- *      new link to a cached file) went unseen, and the replacement's own
- *      creation event comes later and sees that same inode again.  Otherwise
- *      the look saw the created inode, and more than one link forgets it by
- *      inode number (forget_same_inode_locked);
- *   4. it is a write or attribute event and events were lost before (queue
- *      overflow: removals are unknown); or any event but a removal arrives
- *      for a watch that no dentry uses any more (its directory is unknown):
- *      then every device.
- * The records are keyed by a hash of the directory's (st_dev, st_ino) and N,
- * so they survive the watch being dropped and made again; they are never
- * removed (a collision or a reused inode only escalates more often).
- * Not seen: a name replaced (renamed over, or removed and created again)
- * while its directory was not watched by this process image, then written
- * through a descriptor opened under the old name; links into directories it
- * does not watch.  README, coherence contract.
- * Cost: one lstat per write or attribute event about a name the cache does
- * not hold; escalation is O(dentries), on writes under removed names and on
- * names created and gone before the reader saw them (short-lived files).
- */
-struct name_rec {
-	uint64_t key;  /* 0: empty slot */
-	ino_t seen;    /* 0: none yet */
-	bool removed;
-};
-#define NAMES_MAX (1u << 18) /* 6 MiB of records; past that, dc_names_lost */
-static struct name_rec *dc_names;
-static size_t dc_names_cap, dc_names_used;
-static bool dc_names_lost;
-
-static uint64_t name_key(const struct dentry *dir, const char *name)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	h = (h ^ (uint64_t)dir->dev) * 1099511628211ULL;
-	h = (h ^ (uint64_t)dir->ino) * 1099511628211ULL;
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	h ^= h >> 31;
-	h *= 0x9E3779B97F4A7C15ULL;
-	h ^= h >> 29;
-	return h ? h : 1;
-}
-
-static struct name_rec *names_slot(uint64_t key, struct name_rec *t, size_t cap)
-{
-	size_t i = (size_t)key & (cap - 1);
-
-	while (t[i].key && t[i].key != key)
-		i = (i + 1) & (cap - 1);
-	return &t[i];
-}
-
-/* The record of `key`, created if `add`; NULL if absent, or if the table
- * cannot hold it (then dc_names_lost is set: every event escalates). */
-static struct name_rec *names_get_locked(uint64_t key, bool add)
-{
-	struct name_rec *r;
-
-	if (dc_names_cap) {
-		r = names_slot(key, dc_names, dc_names_cap);
-		if (r->key || !add)
-			return r->key ? r : NULL;
-	} else if (!add) {
-		return NULL;
-	}
-	if ((dc_names_used + 1) * 2 > dc_names_cap) {
-		size_t cap = dc_names_cap ? dc_names_cap * 2 : 256;
-		struct name_rec *t = cap <= NAMES_MAX ? calloc(cap, sizeof(*t)) : NULL;
-
-		if (!t) {
-			dc_names_lost = true;
-			return NULL;
-		}
-		for (size_t i = 0; i < dc_names_cap; i++)
-			if (dc_names[i].key)
-				*names_slot(dc_names[i].key, t, cap) = dc_names[i];
-		free(dc_names);
-		dc_names = t;
-		dc_names_cap = cap;
-	}
-	r = names_slot(key, dc_names, dc_names_cap);
-	r->key = key;
-	dc_names_used++;
-	return r;
-}
-
-/* Escalation: drop the attributes and access facts of every non-directory
- * on device `dev` (every device if `all`).  Under dcache_mutex and RCU. */
-static void forget_dev_files_locked(dev_t dev, bool all)
-{
-	struct dentry *d;
-
-	dc_attr_gen++;
-	cds_list_for_each_entry(d, &dc_lru, lru)
-		if (!(d->flags & D_DEAD) && d->type != D_DIR && d->type != D_NEG &&
-		    (all || d->dev == dev))
-			drop_attr_locked(d, false);
-}
-
-/* "#<digits>": the name the kernel gives an O_TMPFILE file's dentry; 0 if
- * `name` is not one. */
-static ino_t tmpfile_ino(const char *name)
-{
-	unsigned long long v = 0;
-
-	if (name[0] != '#' || !name[1])
-		return 0;
-	for (const char *p = name + 1; *p; p++) {
-		if (*p < '0' || *p > '9' || v > (~0ULL - 9) / 10)
-			return 0;
-		v = v * 10 + (unsigned long long)(*p - '0');
-	}
-	return (ino_t)v;
-}
-
-#define MAX_ALIASES 64
-
-/* lstat of dir/name as the kernel answers it now: 0 or -errno. */
-static int lstat_child_locked(struct dentry *dir, const char *name, struct stat *st)
-{
-	char path[PATH_MAX];
-	long n = d_path_rcu(dir, path, sizeof(path));
-
-	if (n < 0 || (size_t)n + 2 + strlen(name) >= sizeof(path))
-		return -ENAMETOOLONG;
-	snprintf(path + n, sizeof(path) - (size_t)n, "%s%s", n > 1 ? "/" : "", name);
-	return dc_ops->kernel_lstat(path, st);
-}
-
-/*
- * A name that appeared in dir may be a new hard link to a file whose
- * attributes we cache under another name: the link changed that file's
- * st_nlink/st_ctime without an event about the other names.  Ask the kernel
- * what the new name is (event thread, under dcache_mutex and RCU) and drop the
- * attributes of every cached name of that inode.  Links made by other
- * processes into directories this process does not watch are not seen: see
- * README, coherence contract.  Returns lstat's result; *st is filled on 0.
- */
-static int forget_same_inode_locked(struct dentry *dir, const char *name, struct stat *st)
-{
-	int r = lstat_child_locked(dir, name, st);
-
-	if (r == 0 && !S_ISDIR(st->st_mode) && st->st_nlink >= 2)
-		forget_inode_locked(st->st_dev, st->st_ino);
-	return r;
-}
-
-/* Rules 1-3 of "Names that outlive their inode's other names" for an event
- * about non-directory `name` in `dir` (a live dentry of the watch); `known`:
- * a live non-directory dentry of that name is cached; lr/st: the kernel's
- * lstat of it, made by the ENTRY part (creations).  True: escalate. */
-static bool names_event_locked(struct dentry *dir, const char *name, enum dcache_event ev,
-			       bool known, int lr, const struct stat *st)
-{
-	struct name_rec *rec;
-	struct stat now;
-	ino_t tino;
-
-	switch (ev) {
-	case DCACHE_EV_CREATE:
-	case DCACHE_EV_MOVED_IN:
-		rec = names_get_locked(name_key(dir, name), true);
-		if (!rec)
-			return true;
-		if (ev == DCACHE_EV_MOVED_IN)
-			rec->removed = true; /* it may have replaced a name */
-		if (lr != 0 || S_ISDIR(st->st_mode)) {
-			rec->seen = 0;
-			return true; /* gone before we looked: it is unknown */
-		}
-		if (rec->seen == st->st_ino)
-			return true; /* an earlier look may have seen this one */
-		rec->seen = st->st_ino;
-		return false;
-	case DCACHE_EV_REMOVE:
-		rec = names_get_locked(name_key(dir, name), true);
-		if (!rec)
-			return true;
-		rec->removed = true;
-		return false;
-	case DCACHE_EV_ATTR:
-	case DCACHE_EV_DATA:
-		rec = names_get_locked(name_key(dir, name), false);
-		if (dc_names_lost || (rec && rec->removed))
-			return true;
-		tino = tmpfile_ino(name);
-		if (tino) { /* an O_TMPFILE's dentry: the inode is in its name */
-			forget_inode_locked(LOAD_RELAXED(dir->dev), tino);
-			return false;
-		}
-		if (known)
-			return false;
-		if (lstat_child_locked(dir, name, &now) != 0)
-			return true; /* through a dead name */
-		if (!S_ISDIR(now.st_mode) && now.st_nlink >= 2)
-			forget_inode_locked(now.st_dev, now.st_ino);
-		return false;
-	default:
-		return false;
-	}
-}
-
-void dcache_events_lost(void)
-{
-	rcu_read_lock(); /* before the mutex: see "Lock order" */
-	pthread_mutex_lock(&dcache_mutex);
-	dc_names_lost = true;
-	pthread_mutex_unlock(&dcache_mutex);
-	rcu_read_unlock();
-}
-
-void dcache_event_child(int wd, const char *name, enum dcache_event ev)
-{
-	struct dentry *dirs[MAX_ALIASES];
-	struct stat st;
-	size_t n;
-	int lr = -ENOENT;
-	bool looked = false, known = false;
-
-	rcu_read_lock(); /* before the mutex: see "Lock order" */
-	pthread_mutex_lock(&dcache_mutex);
-	if (!dc_table) {
-		pthread_mutex_unlock(&dcache_mutex);
-		rcu_read_unlock();
-		return;
-	}
-	n = wd_map_get_locked(wd, dirs, MAX_ALIASES);
-	for (size_t i = 0; i < n; i++) {
-		struct dentry *dir = dirs[i], *c;
-
-		dir->dir->dir_gen++; /* watched: it has one */
-		/* A name came, went or moved: dir's mtime, size, nlink moved.
-		 * Writes to its files and their chmods do not move them. */
-		if (ev != DCACHE_EV_DATA && ev != DCACHE_EV_ATTR)
-			dir->dir->attr_gen++;
-		c = d_lookup_rcu(dc_table, dir, name, strlen(name));
-		if (c && (c->flags & D_DEAD))
-			c = NULL;
-		if (c && c->type != D_NEG && c->type != D_DIR && c->type != D_UNK)
-			known = true;
-		switch (ev) {
-		case DCACHE_EV_ENTRY:
-		case DCACHE_EV_CREATE:
-		case DCACHE_EV_REMOVE:
-		case DCACHE_EV_MOVED_IN:
-			uncomplete_locked(dir); /* a name came or went */
-			if (c)
-				kill_locked(c);
-			drop_attr_locked(dir, false); /* its mtime, size, nlink moved */
-			if (!looked) { /* aliases of one directory: one look */
-				lr = forget_same_inode_locked(dir, name, &st);
-				looked = true;
-			}
-			break;
-		case DCACHE_EV_ATTR:
-		case DCACHE_EV_GONE:
-			/* Permissions of a directory decide what lies below it. */
-			if (c && (c->type == D_DIR || c->type == D_NEG))
-				kill_locked(c);
-			else if (c)
-				drop_attr_locked(c, false);
-			break;
-		case DCACHE_EV_DATA:
-			if (c)
-				drop_attr_locked(c, false);
-			break;
-		}
-	}
-	if (ev != DCACHE_EV_ENTRY && ev != DCACHE_EV_GONE) {
-		if (n == 0) {
-			/* A watch no dentry uses any more (its events raced with
-			 * its removal): the directory is unknown (rule 4). */
-			if (ev != DCACHE_EV_REMOVE)
-				forget_dev_files_locked(0, true);
-		} else if (names_event_locked(dirs[0], name, ev, known, lr, &st)) {
-			forget_dev_files_locked(LOAD_RELAXED(dirs[0]->dev), false);
-		}
-	}
-	pthread_mutex_unlock(&dcache_mutex);
-	rcu_read_unlock();
-}
-
-void dcache_event_self(int wd, enum dcache_event ev)
-{
-	struct dentry *dirs[MAX_ALIASES];
-	size_t n;
-
-	rcu_read_lock(); /* before the mutex: see "Lock order" */
-	pthread_mutex_lock(&dcache_mutex);
-	if (!dc_table) {
-		pthread_mutex_unlock(&dcache_mutex);
-		rcu_read_unlock();
-		return;
-	}
-	n = wd_map_get_locked(wd, dirs, MAX_ALIASES);
-	for (size_t i = 0; i < n; i++) {
-		struct dentry *d = dirs[i];
-
-		d->dir->dir_gen++; /* watched: it has one */
-		d->dir->attr_gen++;
-		if (ev == DCACHE_EV_GONE && d != dc_root) {
-			kill_locked(d);
-		} else if (ev == DCACHE_EV_DATA) {
-			drop_attr_locked(d, false);
-		} else {
-			/* chmod of the directory (or the root went away): what we
-			 * learned through it may no longer hold. */
-			uncomplete_locked(d);
-			kill_children_locked(d);
-			drop_attr_locked(d, true);
-			if (ev == DCACHE_EV_GONE && d->dir->wd >= 0) {
-				int w = d->dir->wd;
-
-				d->dir->wd = -1;
-				wd_map_del_locked(w, d);
-			}
-		}
-	}
-	pthread_mutex_unlock(&dcache_mutex);
-	rcu_read_unlock();
-}
-
-void dcache_invalidate_all(void)
-{
-	rcu_read_lock();
-	pthread_mutex_lock(&dcache_mutex);
-	kill_all_locked();
-	pthread_mutex_unlock(&dcache_mutex);
-	rcu_read_unlock();
 }
 
 void dcache_reset(void)
@@ -3360,7 +800,7 @@ void dcache_reset(void)
 		struct dentry *r = dc_root;
 		bool ok;
 
-		kill_all_locked();
+		dc_kill_all_locked();
 		if (d_dir(r)) {
 			r->dir->dir_gen++;
 			r->dir->attr_gen++;
@@ -3369,7 +809,7 @@ void dcache_reset(void)
 			int w = r->dir->wd;
 
 			r->dir->wd = -1;
-			wd_map_del_locked(w, r);
+			dc_wd_map_del_locked(w, r);
 		}
 		/* The root may be another directory now: judge it again. */
 		ok = dc_ops->kernel_lstat("/", &st) == 0 && S_ISDIR(st.st_mode) &&
@@ -3395,12 +835,12 @@ void dcache_quiesce(void)
 	pthread_mutex_lock(&dcache_mutex);
 	r = dc_root;
 	if (r) {
-		kill_all_locked();
+		dc_kill_all_locked();
 		if (d_wd(r) >= 0) {
 			int w = r->dir->wd;
 
 			r->dir->wd = -1;
-			wd_map_del_locked(w, r);
+			dc_wd_map_del_locked(w, r);
 		}
 		cds_list_del(&r->lru);
 		dc_bytes -= d_bytes(r);
@@ -3452,7 +892,7 @@ void dcache_cwd_changed(void)
 		struct cwd_ref *old = dc_cwd;
 
 		STORE_RELEASE(dc_cwd, NULL);
-		call_rcu(&old->rcu, free_cwd_rcu);
+		call_rcu(&old->rcu, dc_free_cwd_rcu);
 	}
 	pthread_mutex_unlock(&dcache_mutex);
 	rcu_read_unlock();

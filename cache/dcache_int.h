@@ -1,0 +1,692 @@
+/*
+ * dcache_int.h - PRIVATE to cache/: what the dentry cache's source files
+ * share.  Never included outside cache/ (the module's contract is dcache.h);
+ * nothing declared here is part of the library's interface.
+ *
+ * It holds struct dentry and its helpers (accessors, the attribute encoding,
+ * the d_seq reader and writer sections), which every file of the cache uses,
+ * and, grouped by the file that defines them, the state and functions that
+ * one file defines and another uses.  The design, the lock table and the lock
+ * order are at the top of dcache.c; each file opens with what it adds.
+ *
+ * Names: what one file defines and another uses takes the prefix dc_
+ * (dcache_ is the public interface), but for dcache_mutex and the tls_*
+ * thread-locals, which keep the names every comment uses; static inline
+ * helpers keep their short names (d_*, attr_*, pidx_*, ...).  Everything here
+ * is hidden (the pragma below): nothing joins librcuwalk.so's dynamic
+ * symbols, and accesses to shared variables stay direct, not through the GOT.
+ * Hot-path helpers are static inline here, so that splitting the cache into
+ * files turned nothing on the hit path into a call.
+ */
+#ifndef RCUWALK_DCACHE_INT_H
+#define RCUWALK_DCACHE_INT_H
+
+/* liburcu's read side (rcu_read_lock/unlock) must be inline in every file. */
+#ifndef _LGPL_SOURCE
+#error "define _GNU_SOURCE and _LGPL_SOURCE before any #include in cache/*.c"
+#endif
+
+#include <urcu-bp.h>
+#include <urcu/rculfhash.h>
+#include <urcu/list.h>
+#include <urcu/compiler.h>
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "dcache.h"
+
+#pragma GCC visibility push(hidden)
+
+/*
+ * Shared accesses go through compiler atomics rather than liburcu's volatile
+ * CMM_* / rcu_dereference macros: same code on x86-64 (plain moves), but
+ * ThreadSanitizer understands them.  Publication (a dentry into the table, an
+ * attribute block, the cwd reference) is a release store paired with an
+ * acquire load; for hashed dentries the pair is d->seq (see dc_d_alloc/d_match).
+ */
+#define LOAD_RELAXED(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define STORE_RELAXED(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define LOAD_ACQUIRE(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE_RELEASE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+#define MAX_SYMLINKS 40        /* per lookup, as the kernel's MAXSYMLINKS */
+#define MAX_WALK_ATTEMPTS 256  /* misses + retries per lookup before passing through */
+
+/* ---------------------------------------------------------------------- */
+/* Dentries */
+
+/* D_UNK: the name exists (a complete directory's listing says so), nothing
+ * else is known: the walk treats it as a miss and the slow path replaces it. */
+enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
+
+/* d_flags bits (read by readers with atomic loads, written under dcache_mutex) */
+#define D_DEAD      0x01u /* unhashed; never valid again */
+#define D_SEARCHED  0x02u /* the kernel walked through this directory for us */
+#define D_NOCACHE   0x04u /* nothing below / no attributes: unwatched or uncacheable fs */
+#define D_NOATTR    0x08u /* attributes never cached (hard-linked file: nlink > 1; FIFO,
+			     * socket or device: reads and writes through them move
+			     * their times without any inotify event; a stat that
+			     * attr_fits() refuses) */
+#define D_COMPLETE  0x10u /* directory: every name in it is hashed; others are absent */
+#define D_TTL       0x20u /* on a filesystem others change behind this kernel: expires */
+#define D_NOWATCH   0x40u /* with D_NOCACHE: no watch because of a watch limit or budget */
+#define D_LISTED    0x80u /* regular file typed from a listing, never lstat'ed: its
+			     * st_nlink (hard links: D_NOATTR) is not known yet */
+#define D_ATTR      0x100u /* the attributes (a_* fields) hold its lstat answer */
+
+struct dentry {
+	struct cds_lfht_node hnode; /* keeps the hash (bit-reversed): none stored here */
+	struct dentry *parent;
+	/* One word, told apart by the (immutable) type: use d_dir(), d_sx_slot(). */
+	union {
+		/* D_DIR: its state, from when it is first watched
+		 * (ensure_watch_locked), else NULL.  Set once (release), freed
+		 * with d; it holds the directory's statx answer. */
+		struct dir_state *dir;
+		/* Any other type: RCU-published statx answer; only while D_ATTR. */
+		struct dcache_sx *sx;
+	};
+	unsigned int seq;           /* d_seq */
+	unsigned int flags;         /* D_* */
+	unsigned short access_ok;   /* bit m: access(m) == 0; bit 8+m: with AT_EACCESS */
+	unsigned char type;         /* enum d_type */
+	unsigned char referenced;   /* CLOCK bit, set by readers only when clear */
+	unsigned char namelen;      /* <= NAME_MAX; the root's is 0 */
+	/*
+	 * The attributes: the lstat answer of the object, compacted (attr_fits()
+	 * says what is kept; st_dev is `dev`), valid while D_ATTR is set.  They
+	 * are written in place, by attr_store() only, in one of two places:
+	 * before the dentry is hashed (published by d_publish()), or inside a
+	 * d_seq write section that also sets D_ATTR (populate_rcu, MISS_ATTR).
+	 * D_ATTR is cleared only inside a write section (dc_drop_attr_locked).
+	 * Readers load them with relaxed atomics after seeing D_ATTR and use
+	 * them only if d_seq_retry() then says d did not change: a reader racing
+	 * a writer may copy torn values, never use them.
+	 */
+	unsigned short a_mode;
+	uint32_t a_nlink, a_uid, a_gid;
+	int32_t a_blksize;
+	uint32_t a_blocks;          /* 512-byte units: 2 TiB allocated at most */
+	/* st_dev of the object (for mount-point detection), as the kernel's stat
+	 * encodes it (new_encode_dev(): 32 bits); an object with a larger one
+	 * is not cached. */
+	uint32_t dev;
+	uint64_t a_ino;
+	int64_t a_size;
+	uint64_t a_atime, a_mtime, a_ctime; /* time_pack() */
+	/* D_TTL only (CLOCK_MONOTONIC_COARSE ns): the name, its search and access
+	 * facts and its attributes are valid until `expires` (immutable after
+	 * hashing). */
+	uint64_t expires;
+	ino_t ino;                  /* st_ino of the object (0: unknown, D_NEG, the root) */
+	struct cds_list_head sibling; /* on parent->dir->children, under dcache_mutex */
+	/* The LRU link is dead once the dentry is killed (taken off dc_lru, under
+	 * dcache_mutex; readers never follow it): the rcu_head that frees the
+	 * dentry reuses its words. */
+	union {
+		struct cds_list_head lru;
+		struct rcu_head rcu;
+	};
+	/* The name, NUL-terminated; a D_LNK's target follows it, NUL-terminated
+	 * (d_link()).  One allocation of d_bytes(). */
+	char name[];
+};
+_Static_assert(NAME_MAX <= UCHAR_MAX, "namelen is an unsigned char");
+
+/*
+ * What only a watched directory needs, apart from its dentry so that the
+ * dentries of files (most of them) do not carry it.  Allocated by
+ * ensure_watch_locked() before the directory's first watch, published with a
+ * release store of d->dir, never replaced, freed with the dentry after its
+ * grace period (free_dentry_rcu).  Every hashed dentry's parent has one
+ * (children are hashed only under a watched parent), and so does every
+ * D_COMPLETE directory.  All under dcache_mutex except complete_until.
+ */
+struct dir_state {
+	/* D_TTL: D_COMPLETE holds until then (CLOCK_MONOTONIC_COARSE ns).
+	 * Written before D_COMPLETE is set (release); readers load it after
+	 * seeing D_COMPLETE (acquire), through d->dir. */
+	uint64_t complete_until;
+	struct dcache_sx *sx;       /* as struct dentry's sx, for the directory */
+	struct cds_list_head children; /* every hashed child (their `sibling`) */
+	int wd;                     /* watch id of this directory, -1 if none */
+	unsigned int dir_gen;       /* bumped by every event about an entry of this dir */
+	unsigned int attr_gen;      /* bumped by the events that can move this directory's own
+				     * attributes (a name created, deleted or moved in it; an
+				     * event on itself), not by writes to its files */
+	unsigned short neg_probes;  /* negative answers fetched since it was last complete */
+	unsigned short pos_probes;  /* unknown names found present since then */
+	unsigned short completions; /* times it was made complete (backs off the policy) */
+	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
+};
+
+/* d's dir_state: NULL for a directory never watched and for anything else.
+ * Under dcache_mutex (readers load d->dir themselves, of a D_DIR). */
+static inline struct dir_state *d_dir(const struct dentry *d)
+{
+	return d->type == D_DIR ? d->dir : NULL;
+}
+
+/* Writer-side views of d_dir() that hold for a dentry without one (under
+ * dcache_mutex).  A file's attr_gen is 0 forever: only directory events bump
+ * it, and they reach only watched directories. */
+static inline int d_wd(const struct dentry *d)
+{
+	return d_dir(d) ? d->dir->wd : -1;
+}
+
+static inline unsigned int d_dir_gen(const struct dentry *d)
+{
+	return d_dir(d) ? d->dir->dir_gen : 0;
+}
+
+static inline unsigned int d_attr_gen(const struct dentry *d)
+{
+	return d_dir(d) ? d->dir->attr_gen : 0;
+}
+
+/* Where d's statx answer is published: NULL for a directory never watched
+ * (none is kept there).  Under dcache_mutex, or, by a reader, under RCU. */
+static inline struct dcache_sx **d_sx_slot(struct dentry *d)
+{
+	if (d->type == D_DIR) {
+		struct dir_state *ds = LOAD_ACQUIRE(d->dir);
+
+		return ds ? &ds->sx : NULL;
+	}
+	return &d->sx;
+}
+
+/* A symlink's target: after its name, in the same allocation (immutable). */
+static inline const char *d_link(const struct dentry *d)
+{
+	return d->name + d->namelen + 1;
+}
+
+/* What d's allocations are counted as in dc_bytes: ensure_watch_locked()
+ * adds its dir_state when it makes one.  The root's namelen is 0 from before
+ * it is counted, so this stays what was added. */
+static inline size_t d_bytes(const struct dentry *d)
+{
+	size_t sz = sizeof(*d) + d->namelen + 1;
+
+	if (d->type == D_LNK)
+		sz += strlen(d_link(d)) + 1;
+	if (d_dir(d))
+		sz += sizeof(*d->dir);
+	return sz;
+}
+
+/* What the kernel's statx() filled for one request mask (exact-match key: the
+ * kernel's stx_mask and fields depend on the request). */
+struct dcache_sx {
+	unsigned int mask;
+	struct statx stx;
+	struct rcu_head rcu;
+};
+
+/*
+ * Timestamps: seconds and nanoseconds in 64 bits, the seconds (signed, 34
+ * bits: years 1698 to 2242) above 30 bits of nanoseconds.
+ */
+#define TIME_NS_BITS 30
+#define TIME_SEC_LIMIT (1LL << (63 - TIME_NS_BITS))
+
+static inline bool time_fits(const struct timespec *t)
+{
+	return (unsigned long)t->tv_nsec < 1000000000UL && t->tv_sec >= -TIME_SEC_LIMIT &&
+	       t->tv_sec < TIME_SEC_LIMIT;
+}
+
+static inline uint64_t time_pack(const struct timespec *t)
+{
+	return ((uint64_t)t->tv_sec << TIME_NS_BITS) | (uint64_t)t->tv_nsec;
+}
+
+static inline void time_unpack(struct timespec *t, uint64_t v)
+{
+	t->tv_sec = (time_t)((int64_t)v >> TIME_NS_BITS); /* arithmetic shift (GCC, Clang) */
+	t->tv_nsec = (long)(v & ((1ULL << TIME_NS_BITS) - 1));
+}
+
+/* Rebuild the kernel's struct stat from d's attributes, padding zeroed as
+ * the kernel's cp_new_stat() leaves it.  The caller saw D_ATTR and checks
+ * d_seq afterwards. */
+static inline void attr_unpack(struct stat *st, const struct dentry *d)
+{
+#if defined(__x86_64__) && defined(__GLIBC__)
+	/* Every member stored once, the padding ones by name (x86-64 glibc's
+	 * layout: 144 bytes, no hidden holes): a memset of the struct compiles
+	 * to `rep stos`, 12% of a hit. */
+	_Static_assert(sizeof(struct stat) == 144, "x86-64 glibc struct stat");
+	st->__pad0 = 0;
+	st->__glibc_reserved[0] = 0;
+	st->__glibc_reserved[1] = 0;
+	st->__glibc_reserved[2] = 0;
+#else
+	memset(st, 0, sizeof(*st));
+#endif
+	st->st_dev = LOAD_RELAXED(d->dev);
+	st->st_ino = LOAD_RELAXED(d->a_ino);
+	st->st_rdev = 0;
+	st->st_size = LOAD_RELAXED(d->a_size);
+	st->st_blocks = LOAD_RELAXED(d->a_blocks);
+	time_unpack(&st->st_atim, LOAD_RELAXED(d->a_atime));
+	time_unpack(&st->st_mtim, LOAD_RELAXED(d->a_mtime));
+	time_unpack(&st->st_ctim, LOAD_RELAXED(d->a_ctime));
+	st->st_mode = LOAD_RELAXED(d->a_mode);
+	st->st_nlink = LOAD_RELAXED(d->a_nlink);
+	st->st_uid = LOAD_RELAXED(d->a_uid);
+	st->st_gid = LOAD_RELAXED(d->a_gid);
+	st->st_blksize = LOAD_RELAXED(d->a_blksize);
+}
+
+struct cwd_ref {
+	struct dentry *d;
+	struct rcu_head rcu;
+};
+
+/* Coarse monotonic clock for TTLs (vDSO; a few ns; jiffy resolution). */
+static inline uint64_t now_coarse(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Shared state of dcache.c (see there) */
+
+extern pthread_mutex_t dcache_mutex;
+extern const struct dcache_ops *dc_ops;
+extern size_t dc_max_bytes;
+extern struct cds_lfht *dc_table;
+extern struct dentry *dc_root;
+extern struct cwd_ref *dc_cwd;
+extern unsigned long dc_cwd_gen;
+extern size_t dc_bytes;
+extern size_t dc_count;
+extern struct cds_list_head dc_lru;
+extern unsigned long dc_attr_gen;
+extern uint64_t dc_tree_gen;
+extern int dc_maint;
+
+/* Every call_rcu() of the cache goes through dc_call_rcu() (dcache.c, "Threads
+ * we do not start"): under dcache_mutex. */
+void dc_call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head));
+#undef call_rcu /* urcu-bp's mapping to urcu_bp_call_rcu */
+#define call_rcu(head, func) dc_call_rcu(head, func)
+
+/* Per-thread statistics (dcache.c). */
+
+/* One block per thread, each on cache lines of its own (128: the adjacent-
+ * line prefetcher pairs lines): the hit path writes only its own. */
+struct stat_block {
+	uint64_t c[DCACHE_STAT_N_];
+} __attribute__((aligned(128)));
+extern __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
+extern __thread unsigned char tls_pass_why __attribute__((tls_model("initial-exec")));
+
+/* Why the walk passes through at d, for the statistics: tls_pass_why is
+ * PASS_WHY_WATCH (no watch for lack of budget), PASS_WHY_FS (D_NOCACHE:
+ * uncached filesystem, excluded or unwatchable directory), PASS_WHY_ATTR
+ * (D_NOATTR) or PASS_WHY_RACY (set by dc_populate_rcu). */
+enum { PASS_WHY_NONE, PASS_WHY_WATCH, PASS_WHY_FS, PASS_WHY_ATTR, PASS_WHY_RACY };
+#define NOTE_PASS_WHY(d)                                                               \
+	do {                                                                          \
+		unsigned int f_ = d_flags(d);                                         \
+		tls_pass_why = (f_ & D_NOWATCH)	 ? PASS_WHY_WATCH                     \
+			      : (f_ & D_NOCACHE) ? PASS_WHY_FS                        \
+			      : (f_ & D_NOATTR)	 ? PASS_WHY_ATTR                      \
+						 : PASS_WHY_NONE;                     \
+	} while (0)
+
+/* ---------------------------------------------------------------------- */
+/* d_seq helpers */
+
+/* Reader: sample d_seq, waiting out a writer in progress. */
+static inline unsigned int d_seq_begin(const struct dentry *d)
+{
+	unsigned int s;
+
+	while ((s = LOAD_ACQUIRE(d->seq)) & 1)
+		caa_cpu_relax();
+	return s;
+}
+
+/*
+ * The seqlock's fences order the reader's relaxed data loads before its
+ * re-check, and the writer's odd store before its data stores.  GCC's
+ * ThreadSanitizer does not support fences (-Wtsan): there every shared field
+ * is an atomic already (no data race to report), and seq_cst accesses of
+ * d_seq stand in for the fences.
+ */
+#ifdef __SANITIZE_THREAD__
+#define D_SEQ_FENCE(order) ((void)0)
+#define D_SEQ_ORDER __ATOMIC_SEQ_CST
+#else
+#define D_SEQ_FENCE(order) __atomic_thread_fence(order)
+#define D_SEQ_ORDER __ATOMIC_RELAXED
+#endif
+
+/* Reader: true if d changed since d_seq_begin() returned s. */
+static inline bool d_seq_retry(const struct dentry *d, unsigned int s)
+{
+	D_SEQ_FENCE(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&d->seq, D_SEQ_ORDER) != s;
+}
+
+/* Writer, under dcache_mutex: every path-index entry becomes stale (see
+ * dc_tree_gen), before anything changes. */
+static inline void tree_changed_locked(void)
+{
+	__atomic_store_n(&dc_tree_gen, dc_tree_gen + 1, __ATOMIC_SEQ_CST);
+}
+
+/* Writer, under dcache_mutex, for a change that leaves every name resolving
+ * to the same dentry (an object's attributes dropped or written in place, a
+ * directory's listing no longer complete): d's readers retry, path-index
+ * entries stay (their d_seq no longer matches: the next walk refills them). */
+static inline void d_write_begin_attr(struct dentry *d)
+{
+	__atomic_store_n(&d->seq, d->seq + 1, D_SEQ_ORDER);
+	D_SEQ_FENCE(__ATOMIC_RELEASE);
+}
+
+/* Writer, under dcache_mutex. */
+static inline void d_write_begin(struct dentry *d)
+{
+	tree_changed_locked();
+	d_write_begin_attr(d);
+}
+
+static inline void d_write_end(struct dentry *d)
+{
+	STORE_RELEASE(d->seq, d->seq + 1);
+}
+
+static inline unsigned int d_flags(const struct dentry *d)
+{
+	return LOAD_RELAXED(d->flags);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Path components */
+
+/* The end of the path component at p: its '/' or NUL.  Inline: components
+ * are short, and a strchrnul() call cost 12% of a 10-component hit. */
+static inline const char *comp_end(const char *p)
+{
+	while (*p && *p != '/')
+		p++;
+	return p;
+}
+
+static inline const char *skip_slashes(const char *p)
+{
+	while (*p == '/')
+		p++;
+	return p;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Hashing (the table: dcache.c) */
+
+static inline unsigned long name_hash(const struct dentry *parent, const char *name, size_t len)
+{
+	/* FNV-1a over the name, seeded with the parent's address. */
+	uint64_t h = 0xcbf29ce484222325ULL ^ ((uintptr_t)parent * 0x9e3779b97f4a7c15ULL);
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)name[i];
+		h *= 0x100000001b3ULL;
+	}
+	return (unsigned long)(h ^ (h >> 29));
+}
+
+/* The hash d is filed under: recomputed (hashing is rare, lookups are not). */
+static inline unsigned long d_hash_value(const struct dentry *d)
+{
+	return name_hash(d->parent, d->name, d->namelen);
+}
+
+/* Publish d's initialised fields to readers that find it in the table. */
+static inline void d_publish(struct dentry *d)
+{
+	STORE_RELEASE(d->seq, d->seq);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Functions of dcache.c */
+
+/* The hashed child `name` of `parent`, or NULL.  Under rcu_read_lock(). */
+struct dentry *dc_d_lookup_rcu(struct cds_lfht *ht, const struct dentry *parent,
+			       const char *name, size_t len);
+/* d's absolute path into buf.  Under rcu_read_lock(). */
+long dc_d_path_rcu(const struct dentry *d, char *buf, size_t size);
+/* Freeing, after a grace period: the cwd reference; d's statx answer
+ * (unpublished first).  Under dcache_mutex. */
+void dc_free_cwd_rcu(struct rcu_head *head);
+void dc_drop_sx_locked(struct dentry *d);
+/* Watch map: the dentries watching wd into out[] (at most max); drop d's
+ * entry for wd, releasing the watch with the last.  Under dcache_mutex. */
+size_t dc_wd_map_get_locked(int wd, struct dentry **out, size_t max);
+void dc_wd_map_del_locked(int wd, struct dentry *d);
+void dc_wd_map_add_locked(int wd, struct dentry *d);
+/* Killing and dropping, in d_seq write sections.  Under dcache_mutex. */
+void dc_drop_attr_locked(struct dentry *d, bool clear_search);
+void dc_uncomplete_locked(struct dentry *dir);
+void dc_kill_children_locked(struct dentry *d);
+void dc_kill_locked(struct dentry *d);
+void dc_kill_one_locked(struct dentry *d);
+void dc_kill_all_locked(void);
+/* Evict down to 7/8 of the memory cap.  Under dcache_mutex. */
+void dc_evict_locked(void);
+/* A new dentry, not hashed; hash it under dcache_mutex (parent watched). */
+struct dentry *dc_d_alloc(struct dentry *parent, const char *name, size_t len,
+			  unsigned char type, const char *link, size_t linklen);
+void dc_d_hash_locked(struct dentry *d);
+/* After insertions made without dc_d_hash_locked().  Under dcache_mutex. */
+void dc_note_growth_locked(void);
+/* Deferred work ("Threads we do not start"), when dc_maint is set.  No lock
+ * held, not in a read-side section. */
+void dc_maintenance(void);
+/* Create the table and the root.  No lock held. */
+bool dc_ensure_table_slow(void);
+
+/* Make sure the table and the root exist: false if the cache is unusable.
+ * The check inline, the work (once) in dc_ensure_table_slow().  Any thread,
+ * no lock held. */
+static inline bool dc_ensure_table(void)
+{
+	if (caa_likely(LOAD_ACQUIRE(dc_root) != NULL))
+		return true;
+	return dc_ensure_table_slow();
+}
+
+/* ---------------------------------------------------------------------- */
+/* The walk (dcache_walk.c) and the miss path (dcache_populate.c) */
+
+enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD,
+		 MISS_STATX, MISS_EXPIRED };
+
+struct miss {
+	enum miss_kind kind;
+	struct dentry *d;       /* directory (CHILD, SEARCH) or object (ATTR, ACCESS, STATX) */
+	const char *name;       /* CHILD */
+	size_t len;
+	int amode;              /* ACCESS: bit index */
+	struct stat st;         /* POP_ANSWERED: the kernel's lstat answer */
+	unsigned int mask;      /* STATX: the request mask */
+	unsigned int seq;       /* DCACHE_Q_FIND_: d_seq of the final dentry d */
+	/* CHILD, ATTR: the gap is the final object of a plain stat/lstat
+	 * (answer), which asks for a directory (want_dir) and follows a final
+	 * symlink (follow): dc_populate_rcu() may answer the caller itself with
+	 * the kernel's reply (POP_MISS_ANSWERED) instead of a second walk. */
+	bool answer, want_dir, follow;
+	int err;                /* POP_MISS_ANSWERED: 0 (m->st) or the errno */
+	unsigned char pass_why; /* POP_MISS_ANSWERED: PASS_WHY_* if the reply's attributes
+				 * were not kept (counted as the kernel's answer) */
+};
+
+#define DCACHE_Q_FIND_ 0x100u /* internal: report the final dentry, answer nothing */
+#define WALK_RETRY (-2)
+#define WALK_MISS  (-3)
+#define POP_ANSWERED (-4) /* dc_populate_rcu(): m->st is the answer, not cached */
+#define POP_MISS_ANSWERED (-5) /* dc_populate_rcu(): cached, and m->err / m->st answer */
+
+/* Has a D_TTL deadline passed?  *now is read from the clock on first use. */
+static inline bool ttl_passed(uint64_t deadline, uint64_t *now)
+{
+	if (!*now)
+		*now = now_coarse();
+	return *now >= deadline;
+}
+
+static inline bool d_expired(const struct dentry *d, uint64_t *now)
+{
+	return (d_flags(d) & D_TTL) && ttl_passed(LOAD_RELAXED(d->expires), now);
+}
+
+/* One RCU-walk attempt; under rcu_read_lock(). */
+int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amode,
+		struct stat *st, struct miss *m);
+/* Fill the gap m describes; under rcu_read_lock(), not under the mutex. */
+int dc_populate_rcu(struct miss *m);
+
+/* ---------------------------------------------------------------------- */
+/* The path index (dcache_pidx.c: its design, and why an entry is exact).
+ * The readers are inline: the walk's hit path is one pidx_find(). */
+
+#define PIDX_SLOTS 4096u
+#define PIDX_NAME_MAX 192u /* longer names are walked, never indexed */
+
+struct pidx_slot {
+	unsigned int seq;           /* odd while being filled */
+	unsigned int len;           /* strlen(name) */
+	uint64_t hash;              /* pidx_hash(start, key, name) */
+	uint64_t gen;               /* dc_tree_gen when the walk began */
+	const struct dentry *start; /* the root or the cwd's dentry */
+	struct dentry *res;         /* where the walk ended */
+	unsigned int res_seq;       /* res's d_seq then */
+	unsigned int key;           /* DCACHE_Q_FOLLOW, DCACHE_Q_DIRECTORY of the walk */
+	unsigned int want_dir;      /* the walk ended asking for a directory (the flag, or
+				     * a trailing slash in the name or in a symlink body) */
+	uint64_t name[(PIDX_NAME_MAX + 7) / 8 + 1]; /* zero-padded */
+};
+_Static_assert(sizeof(struct pidx_slot) <= 256, "a path-index slot fits 256 bytes");
+
+extern struct pidx_slot *dc_pidx;
+extern uint64_t dc_pidx_used[PIDX_SLOTS / 64];
+extern unsigned long dc_pidx_min_answers;
+extern __thread bool tls_populated __attribute__((tls_model("initial-exec")));
+
+/* The n < 8 bytes at p, zero-padded, as pidx_slot.name stores a name's
+ * last word; p - 8 + n is still inside the name when it has >= 8 bytes
+ * (`whole`): one load of the name's last 8 bytes, shifted.  Never reads
+ * outside the name, never calls libc's memcpy for a variable length. */
+static inline uint64_t pidx_tail(const char *p, size_t n, bool whole)
+{
+	uint64_t w = 0;
+
+	if (whole && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+		memcpy(&w, p + n - 8, 8);
+		return w >> (8 * (8 - n)); /* little-endian: the last n bytes */
+	}
+	for (size_t k = 0; k < n; k++)
+		w |= (uint64_t)(unsigned char)p[k] << (8 * k);
+	return w;
+}
+
+/* Hash of (start, key, name); len = strlen(name) < PIDX_NAME_MAX. */
+static inline uint64_t pidx_hash(const struct dentry *start, unsigned int key,
+				 const char *name, size_t len)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)start ^ key ^ ((uint64_t)len << 48)) *
+		     0x9E3779B97F4A7C15ULL;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, name + i, 8);
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	if (i < len) {
+		uint64_t w = pidx_tail(name + i, len - i, len >= 8);
+
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	return h ^ (h >> 32);
+}
+
+/* Reader, under rcu_read_lock(): the entry for (start, key, name) if one is
+ * current as of `gen` (dc_tree_gen sampled before start was read).  The
+ * outputs are written only when it returns an entry. */
+static inline struct dentry *pidx_find(const struct dentry *start, unsigned int key,
+				       const char *name, size_t len, uint64_t h, uint64_t gen,
+				       unsigned int *res_seq, bool *want_dir)
+{
+	unsigned int slot = (unsigned int)(h % PIDX_SLOTS), s;
+	struct pidx_slot *e;
+	struct dentry *res;
+	unsigned int rs;
+	bool wd;
+	size_t i = 0;
+
+	if (!(LOAD_RELAXED(dc_pidx_used[slot / 64]) & (1ULL << (slot % 64))))
+		return NULL;
+	e = &dc_pidx[slot];
+	s = LOAD_ACQUIRE(e->seq);
+	if ((s & 1) || LOAD_RELAXED(e->hash) != h || LOAD_RELAXED(e->len) != len ||
+	    LOAD_RELAXED(e->start) != start || LOAD_RELAXED(e->key) != key ||
+	    LOAD_RELAXED(e->gen) != gen)
+		return NULL;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, name + i, 8);
+		if (LOAD_RELAXED(e->name[i / 8]) != w)
+			return NULL;
+	}
+	if (i < len) {
+		if (LOAD_RELAXED(e->name[i / 8]) != pidx_tail(name + i, len - i, len >= 8))
+			return NULL;
+	}
+	res = LOAD_RELAXED(e->res);
+	rs = LOAD_RELAXED(e->res_seq);
+	wd = LOAD_RELAXED(e->want_dir) != 0;
+	D_SEQ_FENCE(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&e->seq, D_SEQ_ORDER) != s)
+		return NULL; /* refilled meanwhile: what was read may be another name's */
+	*res_seq = rs;
+	*want_dir = wd;
+	return res;
+}
+
+/* Whether this thread's walks fill slots: see dc_pidx_min_answers. */
+static inline bool pidx_worth_filling(void)
+{
+	const struct stat_block *b = tls_stats;
+
+	return b && LOAD_RELAXED(b->c[DCACHE_STAT_HIT]) + LOAD_RELAXED(b->c[DCACHE_STAT_NEG_HIT]) >=
+			    dc_pidx_min_answers;
+}
+
+void dc_pidx_fill(const struct dentry *start, unsigned int key, const char *name,
+		 size_t len, uint64_t h, uint64_t gen, struct dentry *res,
+		 unsigned int res_seq, bool want_dir);
+void dc_pidx_map(void);
+
+#pragma GCC visibility pop
+
+#endif /* RCUWALK_DCACHE_INT_H */

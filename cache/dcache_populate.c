@@ -1,0 +1,767 @@
+/*
+ * dcache_populate.c - the slow path: ask the kernel about the one gap a walk
+ * found (struct miss), and insert the answer.
+ *
+ * Design
+ * ======
+ * A walk that finds a gap - an unknown name, a directory's search
+ * permission, an object's attributes, an access bit, a statx answer, the
+ * cwd, an expired TTL - returns WALK_MISS.  dc_populate_rcu() asks the kernel
+ * exactly that (one lstat, readlink, faccessat or statx of the canonical path
+ * that dc_d_path_rcu() rebuilds, or getcwd) without the writer mutex, then
+ * takes it to insert what it learned; the caller walks again.  A directory
+ * that keeps being probed is listed once and made complete
+ * (complete_dir_rcu(), dcache_set_completion()): every other name in it is
+ * then absent.
+ *
+ * Invariants kept here (the cache's own: dcache.c, "Locks and invariants")
+ * ====================
+ *  Generations ("Coherence" in dcache.c): before the kernel is asked, the
+ *    generations that an event able to change its answer would bump (the
+ *    parent's dir_gen; a directory's own attr_gen; dc_attr_gen) and the
+ *    dentry's d_seq are sampled under dcache_mutex; the answer is inserted
+ *    only if none of them moved and the dentry is alive (unchanged_locked()).
+ *  A directory is watched (ensure_watch_locked(), which also makes its
+ *    dir_state) before anything below it is hashed or its own attributes are
+ *    kept; one that cannot be watched is D_NOCACHE.
+ *  Attributes are written by attr_store() only: before the dentry is hashed,
+ *    or in a d_seq write section that sets D_ATTR.
+ *  What the cache may not keep (racy timestamps, hard links, a failed access
+ *    check) is answered to the caller that asked, and not kept.
+ *  The policy below is set before the first lookup (dcache_set_policy,
+ *    _ttl, _completion) and only read afterwards.
+ */
+#define _GNU_SOURCE
+#define _LGPL_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dcache_int.h"
+
+/* Completion policy (dcache_set_completion): list a directory after this many
+ * negative probes (0 = never), if it holds at most this many names. */
+static unsigned int dc_complete_probes = 2;
+static unsigned int dc_complete_max = 10000;
+/* ... or after this many times `probes` names were found present (the walk
+ * asked about each one). */
+#define COMPLETE_POS_PER_NEG 4
+/* Policy (dcache_set_policy), set before the first lookup. */
+static long long dc_racy_ns = 2000000000LL; /* attributes this fresh are not kept */
+/* TTL filesystems (fs_cacheable() == 2): how long positive and negative
+ * answers live (dcache_set_ttl); a negative TTL of 0 caches no absent name. */
+static uint64_t dc_ttl_ns = 1000000000ULL;
+static uint64_t dc_neg_ttl_ns = 1000000000ULL;
+static bool dc_no_negative;
+#define MAX_EXCLUDES 16
+static char *dc_exclude[MAX_EXCLUDES];
+static size_t dc_exclude_len[MAX_EXCLUDES];
+static unsigned int dc_nexclude;
+
+/*
+ * Can d keep st as its attributes?  Every field the kernel fills is kept at
+ * full width where it can be large and narrower where the kernel's values
+ * fit; a stat that does not fit is not kept (the kernel answers then), so
+ * attr_unpack() always rebuilds the exact struct stat.  st_rdev: attributes
+ * are kept for directories, regular files and symlinks only (devices are
+ * D_NOATTR), whose st_rdev is 0.  st_dev is d's own (a mount point is a
+ * dentry of its own).
+ */
+static bool attr_fits(const struct dentry *d, const struct stat *st)
+{
+	return st->st_dev == LOAD_RELAXED(d->dev) && st->st_rdev == 0 &&
+	       st->st_mode <= USHRT_MAX && st->st_nlink <= UINT32_MAX && st->st_blocks >= 0 &&
+	       st->st_blocks <= UINT32_MAX && st->st_blksize >= 0 &&
+	       st->st_blksize <= INT32_MAX && time_fits(&st->st_atim) &&
+	       time_fits(&st->st_mtim) && time_fits(&st->st_ctim);
+}
+
+/* Write st (attr_fits()) into d's attributes: before d is hashed, or in a
+ * d_seq write section, under dcache_mutex (see struct dentry). */
+static void attr_store(struct dentry *d, const struct stat *st)
+{
+	STORE_RELAXED(d->a_mode, (unsigned short)st->st_mode);
+	STORE_RELAXED(d->a_nlink, (uint32_t)st->st_nlink);
+	STORE_RELAXED(d->a_uid, (uint32_t)st->st_uid);
+	STORE_RELAXED(d->a_gid, (uint32_t)st->st_gid);
+	STORE_RELAXED(d->a_blksize, (int32_t)st->st_blksize);
+	STORE_RELAXED(d->a_ino, (uint64_t)st->st_ino);
+	STORE_RELAXED(d->a_size, (int64_t)st->st_size);
+	STORE_RELAXED(d->a_blocks, (uint32_t)st->st_blocks);
+	STORE_RELAXED(d->a_atime, time_pack(&st->st_atim));
+	STORE_RELAXED(d->a_mtime, time_pack(&st->st_mtim));
+	STORE_RELAXED(d->a_ctime, time_pack(&st->st_ctim));
+}
+
+static unsigned char type_of(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return D_DIR;
+	if (S_ISREG(mode))
+		return D_REG;
+	if (S_ISLNK(mode))
+		return D_LNK;
+	return D_OTHER;
+}
+
+/* Make sure directory d is watched.  Under dcache_mutex and rcu_read_lock().
+ * Returns false (and marks d D_NOCACHE) if it cannot be. */
+static bool ensure_watch_locked(struct dentry *d, const char *dpath)
+{
+	int wd;
+
+	if (d_wd(d) >= 0)
+		return true;
+	if ((d->flags & D_NOCACHE) || d->type != D_DIR)
+		return false;
+	if (!d->dir) {
+		struct dir_state *ds = calloc(1, sizeof(*ds));
+
+		if (!ds)
+			return false;
+		ds->wd = -1;
+		CDS_INIT_LIST_HEAD(&ds->children);
+		dc_bytes += sizeof(*ds); /* d_bytes(d) counts it from now on */
+		STORE_RELEASE(d->dir, ds);
+	}
+	wd = dc_ops->watch_dir(dpath);
+	if (wd == -EAGAIN)
+		return false; /* transient (no thread, instance being replaced): retry later */
+	if (wd < 0) {
+		/* No watch, no coherence: nothing below d is cached.  A later
+		 * event on d's parent recreates d and tries again.  A watch
+		 * limit (the kernel's, or the budget of invalidate/) is told
+		 * apart for the statistics. */
+		bool limit = wd == -ENOSPC || wd == -EMFILE;
+
+		d_write_begin(d);
+		STORE_RELAXED(d->flags, d->flags | D_NOCACHE | (limit ? D_NOWATCH : 0));
+		d_write_end(d);
+		tls_pass_why = limit ? PASS_WHY_WATCH : PASS_WHY_FS;
+		return false;
+	}
+	d->dir->wd = wd;
+	dc_wd_map_add_locked(wd, d);
+	return true;
+}
+
+/* Is d (hashed, alive) still what we sampled? */
+static bool unchanged_locked(struct dentry *d, unsigned int seq)
+{
+	return !(d->flags & D_DEAD) && d->seq == seq;
+}
+
+/*
+ * Git's racy-timestamp rule: a non-directory whose mtime or ctime is within
+ * dc_racy_ns of now (or in the future) may still be being written, possibly
+ * through a shared mapping that produces no inotify event: its attributes
+ * are answered from the kernel, not kept.  Its name is still cached.
+ */
+static bool attrs_racy(const struct stat *st)
+{
+	struct timespec now;
+	long long t;
+
+	if (dc_racy_ns <= 0 || S_ISDIR(st->st_mode))
+		return false;
+	clock_gettime(CLOCK_REALTIME, &now);
+	t = (long long)now.tv_sec * 1000000000LL + now.tv_nsec - dc_racy_ns;
+	return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec >= t ||
+	       (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec >= t;
+}
+
+/* Is canonical directory path `dir` at or below an excluded prefix? */
+static bool excluded(const char *dir, size_t len)
+{
+	for (unsigned int i = 0; i < dc_nexclude; i++) {
+		size_t l = dc_exclude_len[i];
+
+		if (len >= l && memcmp(dir, dc_exclude[i], l) == 0 &&
+		    (len == l || dir[l] == '/' || l == 1))
+			return true;
+	}
+	return false;
+}
+
+/* The names of one directory listing, NUL-separated. */
+struct name_buf {
+	char *buf;
+	size_t len, cap, count, bytes;
+};
+
+/* One record per name: the getdents64 type byte (DT_UNKNOWN if not given),
+ * then the name and its NUL. */
+static int name_buf_add_typed(void *arg, const char *name, size_t len, unsigned char type)
+{
+	struct name_buf *nb = arg;
+
+	if (nb->len + len + 2 > nb->cap) {
+		size_t cap = nb->cap ? nb->cap * 2 : 4096;
+		char *b;
+
+		while (cap < nb->len + len + 2)
+			cap *= 2;
+		b = realloc(nb->buf, cap);
+		if (!b)
+			return -ENOMEM;
+		nb->buf = b;
+		nb->cap = cap;
+	}
+	nb->buf[nb->len] = (char)type;
+	memcpy(nb->buf + nb->len + 1, name, len);
+	nb->buf[nb->len + 1 + len] = '\0';
+	nb->len += len + 2;
+	nb->count++;
+	nb->bytes += sizeof(struct dentry) + len + 1;
+	return 0;
+}
+
+static int name_buf_add(void *arg, const char *name, size_t len)
+{
+	return name_buf_add_typed(arg, name, len, DT_UNKNOWN);
+}
+
+/* What a listed name is hashed as: a directory or regular file when the
+ * listing op vouched for its type (not a mount point), else a placeholder. */
+static unsigned char listed_type(unsigned char dt)
+{
+	return dt == DT_DIR ? D_DIR : dt == DT_REG ? D_REG : D_UNK;
+}
+
+/*
+ * Make directory p complete: read its listing and hash every name in it (as
+ * D_UNK placeholders where not known yet), then set D_COMPLETE, so that any
+ * other name is answered ENOENT without the kernel.  Under rcu_read_lock(),
+ * not under the mutex.  As for every insertion, p is watched and p->dir_gen
+ * sampled before the kernel is asked; an event on p meanwhile (create, delete,
+ * move) changes dir_gen and the listing is thrown away.
+ */
+static void complete_dir_rcu(struct dentry *p, const char *dpath)
+{
+	struct name_buf nb = { 0 };
+	unsigned int gen;
+	uint64_t t0;
+	long r;
+
+	pthread_mutex_lock(&dcache_mutex);
+	if ((p->flags & (D_DEAD | D_COMPLETE | D_NOCACHE)) || d_wd(p) < 0 || p->dir->no_complete) {
+		pthread_mutex_unlock(&dcache_mutex);
+		return;
+	}
+	if ((p->flags & D_TTL) && !dc_neg_ttl_ns) {
+		pthread_mutex_unlock(&dcache_mutex);
+		return; /* no absent name is cached there */
+	}
+	gen = p->dir->dir_gen;
+	pthread_mutex_unlock(&dcache_mutex);
+
+	t0 = now_coarse();
+	if (dc_ops->kernel_listdir_typed)
+		r = dc_ops->kernel_listdir_typed(dpath, dc_complete_max, name_buf_add_typed, &nb);
+	else
+		r = dc_ops->kernel_listdir(dpath, dc_complete_max, name_buf_add, &nb);
+	pthread_mutex_lock(&dcache_mutex);
+	if (r == -E2BIG || r == -EOPNOTSUPP) {
+		p->dir->no_complete = true; /* too big to list, or names fold case */
+	} else if (r >= 0 && !(p->flags & (D_DEAD | D_COMPLETE)) && p->dir->dir_gen == gen &&
+		   dc_bytes + nb.bytes <= dc_max_bytes / 2) {
+		bool conflict = false;
+
+		/* A name listed but cached as absent: its create event is still
+		 * queued.  Leave completion to a later probe. */
+		for (size_t off = 0; off < nb.len; off += strlen(nb.buf + off + 1) + 2) {
+			const char *nm = nb.buf + off + 1;
+			struct dentry *c = dc_d_lookup_rcu(dc_table, p, nm, strlen(nm));
+
+			if (c && c->type == D_NEG) {
+				conflict = true;
+				break;
+			}
+		}
+		for (size_t off = 0; !conflict && off < nb.len; off += strlen(nb.buf + off + 1) + 2) {
+			const char *nm = nb.buf + off + 1;
+			size_t len = strlen(nm);
+			unsigned char type = listed_type((unsigned char)nb.buf[off]);
+			struct dentry *d;
+
+			if (len > NAME_MAX || dc_d_lookup_rcu(dc_table, p, nm, len))
+				continue;
+			d = dc_d_alloc(p, nm, len, type, NULL, 0);
+			if (!d) {
+				conflict = true;
+				break;
+			}
+			d->flags = p->flags & D_TTL;
+			d->expires = t0 + dc_ttl_ns;
+			/* Not a mount point (the op checked): p's filesystem. */
+			if (type != D_UNK)
+				d->dev = p->dev;
+			if (type == D_REG)
+				d->flags |= D_LISTED;
+			d_publish(d);
+			cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
+			cds_list_add_tail(&d->sibling, &p->dir->children);
+			cds_list_add_tail(&d->lru, &dc_lru);
+			dc_bytes += d_bytes(d);
+			dc_count++;
+		}
+		if (!conflict) {
+			STORE_RELAXED(p->dir->complete_until,
+				      t0 + (dc_neg_ttl_ns < dc_ttl_ns ? dc_neg_ttl_ns : dc_ttl_ns));
+			/* Release: the entries above are visible to whoever sees it. */
+			STORE_RELEASE(p->flags, p->flags | D_COMPLETE);
+			if (p->dir->completions < USHRT_MAX)
+				p->dir->completions++;
+		}
+		p->dir->neg_probes = 0;
+		p->dir->pos_probes = 0;
+		dc_note_growth_locked();
+		if (dc_bytes > dc_max_bytes)
+			dc_evict_locked();
+	}
+	pthread_mutex_unlock(&dcache_mutex);
+	free(nb.buf);
+}
+
+/*
+ * Fill the gap described by m.  Under rcu_read_lock(), not under the mutex.
+ * Returns 0 if something was learned (walk again), DCACHE_PASS, or a positive
+ * errno that the kernel just answered for the very question asked (a failed
+ * access check: replayed once, never cached).
+ */
+int dc_populate_rcu(struct miss *m)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	long n;
+	int r;
+
+	if (m->kind == MISS_CWD) {
+		unsigned long gen;
+		struct dentry *d;
+
+		pthread_mutex_lock(&dcache_mutex);
+		gen = dc_cwd_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+		if (dc_ops->kernel_getcwd(path, sizeof(path)) != 0 || path[0] != '/')
+			return DCACHE_PASS;
+		/* Resolve the (canonical) cwd; recursion is one level deep
+		 * because the path is absolute. */
+		for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
+			struct miss m2 = { 0 };
+			struct stat dummy;
+			struct dentry *res = NULL;
+
+			r = dc_walk_rcu(path, SIZE_MAX, DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0, &dummy,
+				     &m2);
+			if (r == WALK_RETRY)
+				continue;
+			if (r == WALK_MISS) {
+				if (dc_populate_rcu(&m2) != 0)
+					return DCACHE_PASS;
+				continue;
+			}
+			if (r != 0)
+				return DCACHE_PASS;
+			/* Find the dentry: the canonical path has no symlinks,
+			 * so a plain descent from the root reaches it. */
+			d = LOAD_ACQUIRE(dc_root);
+			for (const char *p = skip_slashes(path); *p && d; p = skip_slashes(p)) {
+				const char *e = strchrnul(p, '/');
+
+				d = dc_d_lookup_rcu(LOAD_ACQUIRE(dc_table), d, p, (size_t)(e - p));
+				p = e;
+			}
+			res = d;
+			if (!res || res->type != D_DIR)
+				return DCACHE_PASS;
+			pthread_mutex_lock(&dcache_mutex);
+			if (gen == dc_cwd_gen && !(res->flags & D_DEAD)) {
+				struct cwd_ref *c = malloc(sizeof(*c)), *old = dc_cwd;
+
+				if (c) {
+					c->d = res;
+					STORE_RELEASE(dc_cwd, c);
+					if (old)
+						call_rcu(&old->rcu, dc_free_cwd_rcu);
+				}
+			}
+			pthread_mutex_unlock(&dcache_mutex);
+			return 0;
+		}
+		return DCACHE_PASS;
+	}
+
+	n = dc_d_path_rcu(m->d, path, sizeof(path));
+	if (n == -EAGAIN)
+		return 0; /* walk again; it will see the change */
+	if (n < 0)
+		return DCACHE_PASS;
+
+	switch (m->kind) {
+	case MISS_CHILD: {
+		struct dentry *p = m->d, *d;
+		unsigned int gen;
+		char target[PATH_MAX];
+		long tlen = 0;
+		unsigned char type;
+		unsigned int flags = 0;
+		struct dentry *old;
+		size_t dirlen;
+		uint64_t t0;
+		unsigned long agen;
+		bool complete = false, kept_attr = false;
+
+		if ((size_t)n + 1 + m->len >= sizeof(path))
+			return DCACHE_PASS;
+		pthread_mutex_lock(&dcache_mutex);
+		if (dc_nexclude && !(p->flags & D_DEAD) && excluded(path, (size_t)n)) {
+			d_write_begin(p);
+			STORE_RELAXED(p->flags, p->flags | D_NOCACHE); /* the user said so */
+			d_write_end(p);
+		}
+		if ((p->flags & D_DEAD) || !ensure_watch_locked(p, path)) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS;
+		}
+		gen = p->dir->dir_gen; /* watched: it has one */
+		agen = dc_attr_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+
+		dirlen = (size_t)n;
+		t0 = now_coarse();
+		if (n > 1)
+			path[n++] = '/';
+		memcpy(path + n, m->name, m->len);
+		path[n + (long)m->len] = '\0';
+		r = dc_ops->kernel_lstat(path, &st);
+		if (r == 0 && st.st_dev > UINT32_MAX)
+			return DCACHE_PASS; /* no 32-bit encoding: not cached (struct dentry) */
+		if (r == 0) {
+			type = type_of(st.st_mode);
+			if (type == D_LNK) {
+				tlen = dc_ops->kernel_readlink(path, target, sizeof(target));
+				if (tlen <= 0 || (size_t)tlen >= sizeof(target))
+					return DCACHE_PASS;
+			}
+			if (type != D_DIR && st.st_nlink > 1)
+				flags |= D_NOATTR; /* other names change it without an event here */
+			if (type == D_OTHER)
+				flags |= D_NOATTR; /* a FIFO's times move with I/O that raises no event */
+			if (st.st_dev != LOAD_RELAXED(p->dev)) {
+				int v = dc_ops->fs_cacheable(path, st.st_dev);
+
+				if (v == 0)
+					flags |= D_NOCACHE; /* a mount point of a filesystem we cannot watch */
+				else if (v == 2)
+					flags |= D_TTL; /* a mount point of a TTL filesystem */
+			} else {
+				flags |= d_flags(p) & D_TTL; /* outside the mutex: atomic load */
+			}
+		} else if (r == -ENOENT) {
+			if (dc_no_negative || ((d_flags(p) & D_TTL) && !dc_neg_ttl_ns))
+				return ENOENT; /* the kernel's answer, not kept */
+			type = D_NEG;
+			flags |= d_flags(p) & D_TTL;
+		} else {
+			return DCACHE_PASS; /* EACCES, ENOTDIR (p changed), EIO...: the kernel answers */
+		}
+
+		pthread_mutex_lock(&dcache_mutex);
+		if ((p->flags & D_DEAD) || p->dir->dir_gen != gen) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS; /* an event raced with the kernel's answer */
+		}
+		if (!(p->flags & D_SEARCHED))
+			STORE_RELAXED(p->flags, p->flags | D_SEARCHED);
+		old = dc_d_lookup_rcu(dc_table, p, m->name, m->len);
+		if (old && old->type != D_UNK && !(old->flags & D_LISTED))
+			old = (struct dentry *)-1; /* already known: nothing to add */
+		if (old != (struct dentry *)-1) {
+			d = dc_d_alloc(p, m->name, m->len, type, type == D_LNK ? target : NULL, (size_t)tlen);
+			if (d) {
+				d->flags = flags;
+				d->dev = type == D_NEG ? p->dev : (uint32_t)st.st_dev;
+				if (type != D_NEG)
+					d->ino = st.st_ino;
+				/* TTLs count from before the kernel was asked (t0). */
+				d->expires = t0 + (type == D_NEG ? dc_neg_ttl_ns : dc_ttl_ns);
+				if (type != D_DIR && type != D_NEG && !(flags & (D_NOATTR | D_NOCACHE)) &&
+				    !attr_fits(d, &st)) {
+					/* Asking again would get the same answer. */
+					flags |= D_NOATTR;
+					d->flags = flags;
+				} else if (type != D_DIR && type != D_NEG &&
+					   !(flags & (D_NOATTR | D_NOCACHE)) && !attrs_racy(&st) &&
+					   agen == dc_attr_gen) {
+					attr_store(d, &st); /* not hashed yet */
+					d->flags |= D_ATTR;
+					kept_attr = true;
+				}
+				/* The replacement is hashed before the placeholder
+				 * goes, so the name never looks absent. */
+				dc_d_hash_locked(d);
+				if (old && !(old->flags & D_DEAD))
+					dc_kill_one_locked(old);
+			}
+			struct dir_state *ps = p->dir;
+
+			if (type == D_NEG && dc_complete_probes && !(p->flags & D_COMPLETE) &&
+			    !ps->no_complete && ps->neg_probes < USHRT_MAX &&
+			    ++ps->neg_probes >= dc_complete_probes << (ps->completions < 4 ? ps->completions : 4))
+				complete = true;
+			/* Many names looked up one by one (a header directory):
+			 * listing it answers the rest, present ones with their
+			 * type, at the cost of about COMPLETE_POS_PER_NEG lstats. */
+			if (type != D_NEG && !old && dc_complete_probes && !(p->flags & D_COMPLETE) &&
+			    !ps->no_complete && ps->pos_probes < USHRT_MAX &&
+			    ++ps->pos_probes >= (COMPLETE_POS_PER_NEG * dc_complete_probes)
+						       << (ps->completions < 4 ? ps->completions : 4))
+				complete = true;
+		}
+		pthread_mutex_unlock(&dcache_mutex);
+		if (complete && (dc_ops->kernel_listdir || dc_ops->kernel_listdir_typed)) {
+			path[dirlen] = '\0';
+			complete_dir_rcu(p, path);
+		}
+		/* The final object of a plain stat, found unchanged (dir_gen)
+		 * when the reply was kept: the reply answers, as a second walk
+		 * would (a symlink to follow, or an uncached mount point, walks). */
+		if (m->answer && !(flags & D_NOCACHE) && (type != D_LNK || !m->follow)) {
+			m->err = type == D_NEG ? ENOENT : m->want_dir && type != D_DIR ? ENOTDIR : 0;
+			m->st = st;
+			m->pass_why = PASS_WHY_NONE;
+			if (!m->err && type != D_DIR && !kept_attr) {
+				/* As a second walk would count it: the kernel's answer. */
+				if (flags & D_NOATTR)
+					m->pass_why = PASS_WHY_ATTR;
+				else if (attrs_racy(&st))
+					m->pass_why = PASS_WHY_RACY;
+				else
+					return 0; /* (raced with another filler): walk again */
+			}
+			return POP_MISS_ANSWERED;
+		}
+		return 0;
+	}
+	case MISS_SEARCH: {
+		struct dentry *d = m->d;
+		unsigned int seq, pgen;
+
+		if ((size_t)n + 2 >= sizeof(path))
+			return DCACHE_PASS;
+		/* chmod of d reaches us as IN_ATTRIB on its parent's watch, which
+		 * kills d; only the root, which has no parent, needs its own. */
+		pthread_mutex_lock(&dcache_mutex);
+		if ((d->flags & D_DEAD) || (d == dc_root && !ensure_watch_locked(d, path))) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS;
+		}
+		seq = d->seq;
+		pgen = d_dir_gen(d->parent);
+		pthread_mutex_unlock(&dcache_mutex);
+		strcpy(path + n, n > 1 ? "/." : ".");
+		if (dc_ops->kernel_lstat(path, &st) != 0)
+			return DCACHE_PASS; /* EACCES: not searchable; the kernel says so */
+		pthread_mutex_lock(&dcache_mutex);
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen)
+			STORE_RELAXED(d->flags, d->flags | D_SEARCHED);
+		pthread_mutex_unlock(&dcache_mutex);
+		return 0;
+	}
+	case MISS_EXPIRED: {
+		/* A D_TTL fact outlived its TTL: forget the name (and what lies
+		 * below it) if the name expired, else only its attributes. */
+		struct dentry *d = m->d;
+
+		pthread_mutex_lock(&dcache_mutex);
+		if (!(d->flags & D_DEAD) && d != dc_root) {
+			if (now_coarse() >= d->expires)
+				dc_kill_locked(d);
+			else
+				dc_drop_attr_locked(d, false);
+		}
+		pthread_mutex_unlock(&dcache_mutex);
+		return 0;
+	}
+	case MISS_ATTR: {
+		struct dentry *d = m->d;
+		unsigned int seq, pgen, dgen;
+		unsigned long agen;
+
+		/* A file's attributes change with events on its parent's watch; a
+		 * directory's also with events on its own (an entry created in it
+		 * moves its mtime/nlink, and dc_drop_attr_locked() has nothing to drop
+		 * yet, so d_seq does not move): sample both generations. */
+		pthread_mutex_lock(&dcache_mutex);
+		if ((d->flags & D_DEAD) || (d->type == D_DIR && !ensure_watch_locked(d, path))) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS;
+		}
+		seq = d->seq;
+		pgen = d_dir_gen(d->parent);
+		dgen = d_attr_gen(d);
+		agen = dc_attr_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+		if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type)
+			return DCACHE_PASS; /* changed under us: an event is on its way */
+		if (attrs_racy(&st) && !(d->type != D_DIR && st.st_nlink > 1)) {
+			/* The kernel's answer for the object the walk resolved: give
+			 * it to this caller, keep nothing. */
+			m->st = st;
+			tls_pass_why = PASS_WHY_RACY;
+			return POP_ANSWERED;
+		}
+		pthread_mutex_lock(&dcache_mutex);
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
+		    agen == dc_attr_gen && !(d->flags & D_ATTR)) {
+			if (d->type == D_OTHER || (d->type != D_DIR && st.st_nlink > 1) ||
+			    !attr_fits(d, &st)) {
+				/* Unfit: asking again would get the same answer. */
+				STORE_RELAXED(d->flags, (d->flags | D_NOATTR) & ~D_LISTED);
+				m->pass_why = PASS_WHY_ATTR; /* not kept: counted as MISS_CHILD does */
+			} else {
+				if (d->flags & D_LISTED) /* st_nlink is 1: known now */
+					STORE_RELAXED(d->flags, d->flags & ~D_LISTED);
+				/* In place: readers copying the fields of an
+				 * earlier set (dropped since) must see d change.
+				 * Names resolve as before: the path index stays. */
+				d_write_begin_attr(d);
+				attr_store(d, &st);
+				STORE_RELAXED(d->flags, d->flags | D_ATTR);
+				d_write_end(d);
+			}
+			if (m->answer) {
+				/* Nothing moved between the walk and the kernel's
+				 * reply: it is this stat's answer. */
+				pthread_mutex_unlock(&dcache_mutex);
+				m->st = st;
+				m->err = 0;
+				return POP_MISS_ANSWERED;
+			}
+		}
+		pthread_mutex_unlock(&dcache_mutex);
+		return 0;
+	}
+	case MISS_ACCESS: {
+		struct dentry *d = m->d;
+		unsigned int seq, pgen;
+		unsigned long agen;
+		int bit = m->amode;
+
+		/* Permissions change with IN_ATTRIB, reported on the parent's watch
+		 * too: only the root needs a watch of its own for this. */
+		pthread_mutex_lock(&dcache_mutex);
+		if ((d->flags & D_DEAD) || (d == dc_root && !ensure_watch_locked(d, path))) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS;
+		}
+		seq = d->seq;
+		pgen = d_dir_gen(d->parent);
+		agen = dc_attr_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+		r = dc_ops->kernel_access(path, bit & 7,
+					  AT_SYMLINK_NOFOLLOW | ((bit & 8) ? AT_EACCESS : 0));
+		if (r == -EACCES || r == -EROFS || r == -ETXTBSY)
+			return -r; /* the kernel's answer about this object; not cached */
+		if (r != 0)
+			return DCACHE_PASS;
+		pthread_mutex_lock(&dcache_mutex);
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && agen == dc_attr_gen)
+			STORE_RELAXED(d->access_ok, d->access_ok | (1u << bit));
+		pthread_mutex_unlock(&dcache_mutex);
+		return 0;
+	}
+	case MISS_STATX: {
+		/* As MISS_ATTR, for one request mask; published only beside the
+		 * lstat attributes, so that whatever drops those drops this. */
+		struct dentry *d = m->d;
+		unsigned int seq, pgen, dgen;
+		unsigned long agen;
+		struct statx stx;
+		struct dcache_sx *x;
+
+		if (!dc_ops->kernel_statx)
+			return DCACHE_PASS;
+		pthread_mutex_lock(&dcache_mutex);
+		if ((d->flags & D_DEAD) || !(d->flags & D_ATTR) || (d->type == D_DIR && d_wd(d) < 0)) {
+			pthread_mutex_unlock(&dcache_mutex);
+			return DCACHE_PASS;
+		}
+		seq = d->seq;
+		pgen = d_dir_gen(d->parent);
+		dgen = d_attr_gen(d);
+		agen = dc_attr_gen;
+		pthread_mutex_unlock(&dcache_mutex);
+		if (dc_ops->kernel_statx(path, m->mask, &stx) != 0 ||
+		    !(stx.stx_mask & STATX_TYPE) || type_of(stx.stx_mode) != d->type ||
+		    (d->type != D_DIR && stx.stx_nlink > 1))
+			return DCACHE_PASS; /* changed under us, or not cacheable */
+		x = malloc(sizeof(*x));
+		if (!x)
+			return DCACHE_PASS;
+		x->mask = m->mask;
+		x->stx = stx;
+		pthread_mutex_lock(&dcache_mutex);
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
+		    agen == dc_attr_gen && (d->flags & D_ATTR)) {
+			dc_drop_sx_locked(d); /* another mask's answer */
+			dc_bytes += sizeof(*x);
+			STORE_RELEASE(*d_sx_slot(d), x); /* a directory's: watched, it has one */
+			x = NULL;
+		}
+		pthread_mutex_unlock(&dcache_mutex);
+		free(x);
+		return 0;
+	}
+	default:
+		return DCACHE_PASS;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Policy */
+
+int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exclude,
+		      unsigned int nexclude)
+{
+	if (nexclude > MAX_EXCLUDES)
+		return -E2BIG;
+	dc_racy_ns = racy_ns;
+	dc_no_negative = no_negative;
+	for (unsigned int i = 0; i < dc_nexclude; i++)
+		free(dc_exclude[i]);
+	dc_nexclude = 0;
+	if (no_negative)
+		dc_complete_probes = 0;
+	for (unsigned int i = 0; i < nexclude; i++) {
+		size_t l = strlen(exclude[i]);
+
+		while (l > 1 && exclude[i][l - 1] == '/')
+			l--;
+		if (exclude[i][0] != '/' || !(dc_exclude[i] = strndup(exclude[i], l)))
+			return -EINVAL;
+		dc_exclude_len[i] = l;
+		dc_nexclude = i + 1;
+	}
+	return 0;
+}
+
+void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns)
+{
+	dc_ttl_ns = ttl_ns;
+	dc_neg_ttl_ns = neg_ttl_ns;
+}
+
+void dcache_set_completion(unsigned int probes, unsigned int max_entries)
+{
+	dc_complete_probes = dc_no_negative ? 0 : probes;
+	dc_complete_max = max_entries;
+}

@@ -1,0 +1,441 @@
+/*
+ * dcache_walk.c - the RCU-walk: a path resolved from the cache alone, and the
+ * lookup loop around it (dcache_lookup).
+ *
+ * Design
+ * ======
+ * Lookups follow Nick Piggin's RCU-walk (fs/namei.c): inside an urcu-bp
+ * read-side section, component by component, taking no lock and writing
+ * nothing shared, validating each dentry with its d_seq hand over hand.  When
+ * the walk finds a gap (unknown name, unknown attributes, unknown permission)
+ * it returns a "miss" and the slow path asks the kernel about exactly that gap
+ * (one lstat of a canonical path), inserts the answer under the writer mutex,
+ * and restarts the walk.  Anything the cache cannot answer exactly - an
+ * error other than ENOENT/ENOTDIR, a filesystem without inotify coverage, a
+ * directory that could not be watched, a path too long to rebuild - makes the
+ * walk return DCACHE_PASS and the caller makes the real syscall: the kernel's
+ * own answer is always exact.
+ *
+ * dcache_lookup_len() is that loop (dc_walk_rcu(), then dc_populate_rcu() of
+ * dcache_populate.c for a miss, at most MAX_WALK_ATTEMPTS times); a name the
+ * path index holds (dcache_pidx.c) resolves in one step.
+ *
+ * Invariants relied on (dcache.c, "Locks and invariants")
+ * ====================
+ *  d_seq, hand over hand: a dentry is used only if its d_seq, sampled before
+ *    (d_seq_begin), is unchanged after (d_seq_retry), and a child is trusted
+ *    only once its parent's d_seq has been checked again; a change is
+ *    WALK_RETRY.
+ *  RCU: whatever the walk reaches stays allocated until the read-side section
+ *    its caller holds ends.
+ *  The path index: dc_tree_gen is sampled before the root or the cwd is read
+ *    (dcache_pidx.c, "Why an entry is exact").
+ * The walk writes nothing shared but a dentry's CLOCK bit (set only when
+ * clear) and path-index slots (lock-free); it never takes dcache_mutex.
+ */
+#define _GNU_SOURCE
+#define _LGPL_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "dcache_int.h"
+
+struct frame {
+	const char *p; /* rest of an outer path, resumed when the nested body ends */
+};
+
+/*
+ * One RCU-walk attempt.  Under rcu_read_lock().  known_len: strlen(path) if
+ * the caller has it, else SIZE_MAX.  Returns 0 / errno (answer),
+ * DCACHE_PASS, WALK_RETRY (a dentry changed under us) or WALK_MISS (*m says
+ * what the kernel must be asked).
+ */
+int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amode,
+		    struct stat *st, struct miss *m)
+{
+	struct frame stack[MAX_SYMLINKS + 1];
+	int depth = 0, links = 0;
+	bool follow = qflags & DCACHE_Q_FOLLOW;
+	/* The path index's key bits: the flags as asked, before a trailing slash. */
+	const unsigned int qkey = qflags & (DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY);
+	bool want_dir = qflags & DCACHE_Q_DIRECTORY;
+	/* A plain stat/lstat: a miss at its final object can be answered by
+	 * the kernel's reply that fills it (struct miss.answer). */
+	const bool plain_stat = (qflags & DCACHE_Q_STAT) &&
+				!(qflags & (DCACHE_Q_ACCESS | DCACHE_Q_EACCESS | DCACHE_Q_NEGONLY |
+					    DCACHE_Q_FIND_));
+	/* Sampled before the root or the cwd is read: see the path index. */
+	uint64_t gen = LOAD_ACQUIRE(dc_tree_gen);
+	struct dentry *root = LOAD_ACQUIRE(dc_root);
+	struct dentry *cur, *res, *start;
+	unsigned int cur_seq, res_seq;
+	const char *p = path;
+	uint64_t now = 0, ph = 0;
+	size_t plen = PIDX_NAME_MAX;
+	bool index = false; /* this walk may fill an index slot */
+
+	if (d_flags(root) & D_NOCACHE) {
+		NOTE_PASS_WHY(root);
+		return DCACHE_PASS;
+	}
+	if (*p == '/') {
+		cur = root;
+	} else {
+		struct cwd_ref *c = LOAD_ACQUIRE(dc_cwd);
+
+		if (!c) {
+			m->kind = MISS_CWD;
+			return WALK_MISS;
+		}
+		cur = c->d;
+	}
+	cur_seq = d_seq_begin(cur);
+	if (d_flags(cur) & D_DEAD)
+		return WALK_RETRY;
+	if (d_expired(cur, &now)) {
+		m->kind = MISS_EXPIRED; /* the cwd's name on a TTL filesystem */
+		m->d = cur;
+		return WALK_MISS;
+	}
+	start = cur;
+	if (LOAD_ACQUIRE(dc_pidx) && !(d_flags(cur) & D_TTL) &&
+	    (plen = known_len != SIZE_MAX ? known_len : strnlen(path, PIDX_NAME_MAX)) <
+		    PIDX_NAME_MAX) {
+		bool slot_want_dir;
+
+		ph = pidx_hash(start, qkey, path, plen);
+		res = pidx_find(start, qkey, path, plen, ph, gen, &res_seq, &slot_want_dir);
+		if (res && d_seq_begin(res) == res_seq) {
+			if (!LOAD_RELAXED(res->referenced))
+				STORE_RELAXED(res->referenced, 1);
+			dcache_stat_inc(DCACHE_STAT_INDEX);
+			if (res->type == D_NEG) {
+				if (d_seq_retry(res, res_seq))
+					return WALK_RETRY;
+				return ENOENT;
+			}
+			want_dir = slot_want_dir;
+			goto resolved;
+		}
+		/* No entry, or res changed since (attributes): walk, and refill. */
+		index = !tls_populated && pidx_worth_filling();
+	}
+
+	for (;;) {
+		const char *name, *next;
+		size_t len;
+		bool last;
+		unsigned int complete;
+		struct dentry *d;
+		unsigned int s;
+
+		p = skip_slashes(p);
+		if (!*p) {
+			if (depth == 0) {
+				/* Only "/" (or the cwd, impossible: "" is rejected) ends here. */
+				res = cur;
+				res_seq = cur_seq;
+				break;
+			}
+			p = stack[--depth].p;
+			continue;
+		}
+		name = p;
+		next = comp_end(p);
+		len = (size_t)(next - p);
+		p = next;
+		last = depth == 0 && !*skip_slashes(p);
+		if (last && *p == '/')
+			want_dir = follow = true; /* trailing slash: directory, followed */
+
+		/* May we look anything up in cur?  (may_lookup: exec permission) */
+		if (!(d_flags(cur) & D_SEARCHED)) {
+			bool dots = name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'));
+
+			if (d_seq_retry(cur, cur_seq))
+				return WALK_RETRY;
+			/* An unknown name: the kernel's lstat of it answers both
+			 * questions (success or ENOENT proves the search right;
+			 * EACCES passes through), saving the "dir/." probe. */
+			if (!dots && len <= NAME_MAX && !(d_flags(cur) & D_NOCACHE) &&
+			    !dc_d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len)) {
+				m->kind = MISS_CHILD;
+				m->d = cur;
+				m->name = name;
+				m->len = len;
+				m->answer = last && plain_stat;
+				m->want_dir = want_dir;
+				m->follow = follow;
+				return WALK_MISS;
+			}
+			m->kind = MISS_SEARCH;
+			m->d = cur;
+			return WALK_MISS;
+		}
+
+		if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'))) {
+			d = len == 1 ? cur : cur->parent;
+			s = d_seq_begin(d);
+			if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
+				return WALK_RETRY;
+			if (last) {
+				res = d;
+				res_seq = s;
+				break;
+			}
+			cur = d;
+			cur_seq = s;
+			continue;
+		}
+		if (len > NAME_MAX)
+			return DCACHE_PASS; /* filesystem-specific ENAMETOOLONG: the kernel's call */
+		if (d_flags(cur) & D_NOCACHE) {
+			NOTE_PASS_WHY(cur);
+			return DCACHE_PASS;
+		}
+
+		/* D_COMPLETE is sampled (acquire) BEFORE the lookup: the listing's
+		 * entries were hashed before it was set (release), so a lookup
+		 * made after seeing it finds every name the listing had.  It is
+		 * cleared with a d_seq bump before any entry goes: see
+		 * dc_uncomplete_locked(). */
+		complete = LOAD_ACQUIRE(cur->flags) & D_COMPLETE;
+		if (complete && (d_flags(cur) & D_TTL) &&
+		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
+			complete = 0; /* the listing is too old: ask about this name */
+		d = dc_d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
+		if (!d) {
+			if (d_seq_retry(cur, cur_seq))
+				return WALK_RETRY;
+			if (complete)
+				return ENOENT; /* not in the complete listing */
+			m->kind = MISS_CHILD;
+			m->d = cur;
+			m->name = name;
+			m->len = len;
+			m->answer = last && plain_stat;
+			m->want_dir = want_dir;
+			m->follow = follow;
+			return WALK_MISS;
+		}
+		s = d_seq_begin(d);
+		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
+			return WALK_RETRY;
+		if (d_flags(d) & D_TTL)
+			index = false; /* a name that expires: never indexed */
+		if (d_expired(d, &now)) {
+			m->kind = MISS_EXPIRED; /* forget it, then ask again */
+			m->d = d;
+			return WALK_MISS;
+		}
+		if (!LOAD_RELAXED(d->referenced))
+			STORE_RELAXED(d->referenced, 1);
+		if (d->type == D_UNK) {
+			/* Known to exist, nothing more: ask the kernel.  An open of
+			 * it (NEGONLY) needs the kernel anyway, whatever it is. */
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			if (last && (qflags & DCACHE_Q_NEGONLY))
+				return DCACHE_PASS;
+			m->kind = MISS_CHILD;
+			m->d = cur;
+			m->name = name;
+			m->len = len;
+			m->answer = last && plain_stat;
+			m->want_dir = want_dir;
+			m->follow = follow;
+			return WALK_MISS;
+		}
+
+		if (d->type == D_NEG) {
+			/* A missing name answers itself and every path below it. */
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			if (index)
+				dc_pidx_fill(start, qkey, path, plen, ph, gen, d, s, want_dir);
+			return ENOENT;
+		}
+		if (d->type == D_LNK && (!last || follow)) {
+			const char *body = d_link(d);
+
+			if (++links > MAX_SYMLINKS)
+				return ELOOP;
+			/* More follows in this frame: come back to it.  Otherwise
+			 * the body replaces the frame (a trailing symlink, or the
+			 * last component of a nested body); a trailing slash in a
+			 * trailing symlink's body then asks for a directory. */
+			if (!last && *skip_slashes(p))
+				stack[depth++].p = p;
+			if (*body == '/') {
+				cur = root;
+				cur_seq = d_seq_begin(cur);
+			}
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			p = body;
+			continue;
+		}
+		if (last) {
+			res = d;
+			res_seq = s;
+			break;
+		}
+		if (d->type != D_DIR) {
+			if (d_seq_retry(d, s))
+				return WALK_RETRY;
+			return ENOTDIR;
+		}
+		cur = d;
+		cur_seq = s;
+	}
+
+	if (index && !d_seq_retry(res, res_seq))
+		dc_pidx_fill(start, qkey, path, plen, ph, gen, res, res_seq, want_dir);
+resolved:
+	/* res is the final object, valid as of res_seq. */
+	if (want_dir && res->type != D_DIR) {
+		if (d_seq_retry(res, res_seq))
+			return WALK_RETRY;
+		return ENOTDIR;
+	}
+	if (qflags & DCACHE_Q_FIND_) {
+		/* The caller answers from res (valid under its RCU section) and
+		 * checks res_seq after reading it. */
+		m->d = res;
+		m->seq = res_seq;
+		return 0;
+	}
+	if (qflags & DCACHE_Q_NEGONLY)
+		return DCACHE_PASS; /* success needs the kernel (an fd) */
+	if (qflags & (DCACHE_Q_ACCESS | DCACHE_Q_EACCESS)) {
+		unsigned int bit = (unsigned int)amode + ((qflags & DCACHE_Q_EACCESS) ? 8 : 0);
+
+		if (amode != 0 && !(LOAD_RELAXED(res->access_ok) & (1u << bit))) {
+			if (d_flags(res) & (D_NOCACHE | D_NOATTR)) {
+				NOTE_PASS_WHY(res);
+				return DCACHE_PASS;
+			}
+			if (d_seq_retry(res, res_seq))
+				return WALK_RETRY;
+			if (d_flags(res) & D_LISTED) {
+				/* Hard-linked or not?  Its lstat replaces the entry. */
+				m->kind = MISS_CHILD;
+				m->d = res->parent;
+				m->name = res->name;
+				m->len = res->namelen;
+				return WALK_MISS;
+			}
+			m->kind = MISS_ACCESS;
+			m->d = res;
+			m->amode = (int)bit;
+			return WALK_MISS;
+		}
+	}
+	if (qflags & DCACHE_Q_STAT) {
+		unsigned int f = LOAD_ACQUIRE(res->flags); /* D_ATTR: see struct dentry */
+
+		if (f & (D_NOCACHE | D_NOATTR)) {
+			NOTE_PASS_WHY(res);
+			return DCACHE_PASS;
+		}
+		/* A name reached through "." or ".." was not checked for expiry. */
+		if ((f & D_TTL) && ttl_passed(LOAD_RELAXED(res->expires), &now)) {
+			if (d_seq_retry(res, res_seq))
+				return WALK_RETRY;
+			m->kind = MISS_EXPIRED;
+			m->d = res;
+			return WALK_MISS;
+		}
+		if (!(f & D_ATTR)) {
+			if (d_seq_retry(res, res_seq))
+				return WALK_RETRY;
+			m->kind = MISS_ATTR;
+			m->d = res;
+			m->answer = plain_stat;
+			return WALK_MISS;
+		}
+		attr_unpack(st, res); /* checked by the d_seq_retry() below */
+	}
+	if (d_seq_retry(res, res_seq))
+		return WALK_RETRY;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The lookup loop */
+
+int dcache_lookup(const char *path, unsigned flags, int amode, struct stat *st)
+{
+	return dcache_lookup_len(path, strnlen(path, PATH_MAX), flags, amode, st);
+}
+
+int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, struct stat *st)
+{
+	struct stat tmp;
+	int r = DCACHE_PASS;
+
+	if (!st)
+		st = &tmp;
+	if (caa_unlikely(LOAD_RELAXED(dc_maint)))
+		dc_maintenance();
+	if ((unsigned)amode > 7)
+		r = DCACHE_PASS; /* faccessat: EINVAL, before the path is even read */
+	else if (plen >= PATH_MAX)
+		r = ENAMETOOLONG; /* getname(): before anything else */
+	else if (!*path)
+		r = ENOENT;
+	else if (!dc_ensure_table())
+		r = DCACHE_PASS;
+	else {
+		bool kernel_answered = false;
+
+		tls_populated = false;
+		rcu_read_lock();
+		for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
+			struct miss m = { 0 };
+
+			r = dc_walk_rcu(path, plen, flags, amode, st, &m);
+			if (r == WALK_RETRY)
+				continue;
+			if (r != WALK_MISS)
+				break;
+			tls_populated = true;
+			r = dc_populate_rcu(&m);
+			if (r == POP_MISS_ANSWERED) {
+				dcache_stat_inc(DCACHE_STAT_MISS);
+				r = m.err;
+				if (!r)
+					*st = m.st;
+				if (m.pass_why) {
+					tls_pass_why = m.pass_why;
+					kernel_answered = true;
+				}
+				break;
+			}
+			if (r == POP_ANSWERED) {
+				*st = m.st;
+				r = 0;
+				kernel_answered = true;
+				break;
+			}
+			if (r != 0) {
+				kernel_answered = r > 0;
+				break;
+			}
+			dcache_stat_inc(DCACHE_STAT_MISS);
+			r = DCACHE_PASS; /* unless a later attempt answers */
+		}
+		if (r < 0)
+			r = DCACHE_PASS;
+		rcu_read_unlock();
+		if (kernel_answered) {
+			dcache_stat_inc(DCACHE_STAT_PASS);
+			return r;
+		}
+	}
+	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);
+	return r;
+}
