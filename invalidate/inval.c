@@ -84,6 +84,25 @@
  * was created: entering another one (unshare, setns) gives the instance up
  * (shim.c), and the next instance opens them in the new namespace.
  *
+ * Sessions
+ * ========
+ * With RCUWALK_SESSION (session.c, doc/session.md) start_locked() attaches
+ * instead of calling inotify_init1(): inotify_fd is then our copy of the
+ * watcher's instance (session_active), moved high and guarded by I1-I4
+ * exactly like our own; a give-up closes only the copy, and the next
+ * instance attaches again (or, once the watcher was found dead, is our own).
+ * What changes: nobody here read()s the fd (read_all_locked() applies the
+ * ring's records; the sync points first run session_sync_locked()'s
+ * FIONREAD-then-state protocol); the reader sleeps on the ring's futex
+ * (reader_session), so I2 holds with no syscall on the number outside
+ * fd_mutex and a give-up wakes it with FUTEX_WAKE instead of the sentinel
+ * (which a shared instance does not have); unwatch_dir() never removes a
+ * watch (another process may use it); the watch budget is not applied (the
+ * kernel's ENOSPC still is) and st_watches only counts the watches this
+ * process created; defer_final_release() is skipped (the watcher holds the
+ * last reference).  A dead or stuck watcher: session_abandon() gives the
+ * instance up as a host close would (I3), then I4 as usual.
+ *
  * Watch budget
  * ============
  * The kernel's max_user_watches is shared by every process of the user
