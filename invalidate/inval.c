@@ -408,11 +408,15 @@ static int session_sync_locked(int fd, unsigned int gen)
 		} else if (st != last) {
 			last = st;
 			since = mono_ns();
-		} else if (mono_ns() - since > SESSION_STUCK_NS) {
-			return -1;
+		} else {
+			/* Standing still: a busy CPU, or a watcher that is gone
+			 * (asked only then: ~10 us of /proc). */
+			long idle = mono_ns() - since;
+
+			if (idle > SESSION_STUCK_NS ||
+			    (idle >= SESSION_STEP_NS && !session_watcher_alive()))
+				return -1;
 		}
-		if (!session_watcher_alive())
-			return -1;
 		session_wait(st, SESSION_STEP_NS);
 	}
 	session_apply_locked(apply_event);
