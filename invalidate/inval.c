@@ -417,6 +417,7 @@ static int session_sync_locked(int fd, unsigned int gen)
 			    (idle >= SESSION_STEP_NS && !session_watcher_alive()))
 				return -1;
 		}
+		session_poke(); /* out of its batching pause */
 		session_wait(st, SESSION_STEP_NS);
 	}
 	session_apply_locked(apply_event);

@@ -13,6 +13,13 @@
  *         (the design's `busy` is state & 1), bumped (seq_cst) before the
  *         cycle's first read() and again after its records are published;
  *         FUTEX_WAKE after the second bump.  A cycle reads until EAGAIN.
+ *  poke   a futex word nobody writes (0): after each read cycle the watcher
+ *         lets a burst gather for up to RING_BATCH_NS in FUTEX_WAIT on it (the
+ *         kernel merges identical unread events: one writer appending to a
+ *         log in /tmp queued ~100k IN_MODIFY a second, read one by one); a
+ *         process at a sync point FUTEX_WAKEs it (no write needed) to have
+ *         its cycle now.  A poke that comes just before the wait is lost: the
+ *         process pokes again after each of its waits (1 ms).
  *  exited 1 once the watcher has left for good (a watcher killed by a signal
  *         never sets it: readers also look at its pid).
  * A reader copies record i, then (acquire fence) reloads tail: if the writer
@@ -28,6 +35,7 @@
 #define RING_MAGIC 0x31474e49525752ULL /* "RWRING1" */
 #define RING_VERSION 1u
 #define RING_RECORDS 65536u /* > 4x the kernel's default max_queued_events */
+#define RING_BATCH_NS 2000000L /* as inval.c's READER_BATCH_NS */
 #define RING_SOCKET "sock"
 #define RING_FILE "ring"
 
@@ -46,6 +54,7 @@ struct ring_hdr {
 	_Alignas(64) uint32_t state;  /* futex; see above */
 	uint32_t exited;
 	uint64_t tail;
+	_Alignas(64) uint32_t poke;   /* futex; see above */
 	_Alignas(64) struct ring_rec recs[];
 };
 

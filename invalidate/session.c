@@ -185,6 +185,11 @@ void session_wait(uint32_t seen, long ns)
 	syscall(SYS_futex, &ring->state, FUTEX_WAIT, seen, &ts, NULL, 0);
 }
 
+void session_poke(void)
+{
+	syscall(SYS_futex, &ring->poke, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
 void session_wake(void)
 {
 	if (ring)

@@ -35,6 +35,8 @@ uint32_t session_state(void);
 int session_behind(void);
 /* Sleep until the state word differs from `seen` or `ns` passed.  */
 void session_wait(uint32_t seen, long ns);
+/* Ask the watcher for a read cycle now (ring.h, poke).  Any thread. */
+void session_poke(void);
 /* Wake every thread (of any process) sleeping in session_wait(). */
 void session_wake(void);
 /* 0 once the watcher has exited or died (raw /proc look-up, ~10 us). */

@@ -9,7 +9,8 @@
  * and a listening unix socket, says the directory's name through a pipe,
  * and then loops on poll():
  *  - the inotify fd: one read cycle (state odd, read() until EAGAIN, append
- *    records, publish tail, state even, FUTEX_WAKE);
+ *    records, publish tail, state even, FUTEX_WAKE), then a pause of up to
+ *    RING_BATCH_NS that a process at a sync point cuts short (ring.h, poke);
  *  - the socket: accept, send the instance's fd (SCM_RIGHTS), close;
  *  - a pidfd of the launcher's pid (the command, which the launcher becomes
  *    or waits for): once it has exited and a last cycle found nothing, the
@@ -202,15 +203,47 @@ static int watcher_loop(struct watcher *w)
 				continue;
 			return 1;
 		}
-		if (p[0].revents & POLLIN)
-			read_cycle(w);
 		if (p[1].revents & POLLIN)
 			answer(w);
+		if (p[0].revents & POLLIN) {
+			read_cycle(w);
+			if (!cmd_done) { /* a burst gathers, unless poked (ring.h) */
+				struct timespec ts = { 0, RING_BATCH_NS };
+
+				syscall(SYS_futex, &w->ring->poke, FUTEX_WAIT, 0, &ts, NULL, 0);
+			}
+		}
 		if (cmd_done && !(p[0].revents & POLLIN))
 			return 0; /* the command is gone and nothing is pending */
 		if (!cmd_done && (p[2].revents & (POLLIN | POLLHUP | POLLERR)))
 			cmd_done = 1;
 	}
+}
+
+/*
+ * A short scheduler slice (Linux >= 6.12's EEVDF custom slice; older
+ * kernels ignore it), as inval.c's reader_short_slice() explains: a process
+ * at a sync point waits for the watcher's next read cycle, and on busy CPUs
+ * a watcher with the default slice is scheduled only when the running task's
+ * slice ends.
+ */
+static void short_slice(void)
+{
+	struct {
+		uint32_t size, policy;
+		uint64_t flags;
+		int32_t nice;
+		uint32_t priority;
+		uint64_t runtime, deadline, period;
+	} a;
+
+	memset(&a, 0, sizeof(a));
+	if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0) != 0 || a.policy != 0 /* SCHED_OTHER */)
+		return;
+	a.size = sizeof(a);
+	a.flags &= 0x01; /* SCHED_FLAG_RESET_ON_FORK, as it was */
+	a.runtime = 100000; /* the kernel's minimum */
+	syscall(SYS_sched_setattr, 0, &a, 0);
 }
 
 /* In the watcher: set everything up, say the directory's name on `out`, loop. */
@@ -220,6 +253,7 @@ static int watcher_main(pid_t cmd, int out)
 	int devnull, r;
 
 	setsid(); /* the terminal's Ctrl-C is for the command */
+	short_slice();
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
