@@ -377,8 +377,16 @@ static long mono_ns(void)
  * that is gone: -1, the caller gives the session up.  Under read_mutex, for
  * instance (fd, gen); FIONREAD under fd_mutex (I1).  1 = applied, 0 = the
  * instance is no longer ours.
+ * With wait = 0 (the timed drains of clause 4, which owe no causality:
+ * foreign changes are seen once the watcher has published them, within its
+ * batching pause) nothing waits: FIONREAD once, apply what is published,
+ * and -1 only if events have stayed queued with the state word still for
+ * SESSION_STUCK_NS and the watcher is gone (idle_state, idle_since).
  */
-static int session_sync_locked(int fd, unsigned int gen)
+static uint32_t idle_state; /* under read_mutex */
+static long idle_since;
+
+static int session_sync_locked(int fd, unsigned int gen, int wait)
 {
 	uint32_t target = 0, last = 0;
 	long since = 0;
@@ -398,6 +406,17 @@ static int session_sync_locked(int fd, unsigned int gen)
 		st = session_state(); /* after FIONREAD: see above */
 		if (n == 0 && !(st & 1))
 			break;
+		if (!wait) {
+			long now = mono_ns();
+
+			if (st != idle_state || !idle_since) {
+				idle_state = st;
+				idle_since = now;
+			} else if (now - idle_since > SESSION_STUCK_NS && !session_watcher_alive()) {
+				return -1;
+			}
+			break;
+		}
 		if (first) {
 			target = st + ((st & 1) ? 3 : 2);
 			last = st;
@@ -959,7 +978,7 @@ void inval_drain(void)
 	pthread_mutex_lock(&read_mutex);
 	if (atomic_load(&session_active)) {
 		mounts_check_locked(fd, gen, NULL);
-		pending = session_sync_locked(fd, gen);
+		pending = session_sync_locked(fd, gen, 1);
 		pthread_mutex_unlock(&read_mutex);
 		if (pending < 0)
 			session_abandon(fd);
@@ -1066,7 +1085,8 @@ void inval_sync(void)
 		 * and the ring instead (session_sync_locked). */
 		if (atomic_load(&session_active)) {
 			mounts_check_locked(fd, gen, NULL);
-			broken = session_sync_locked(fd, gen) < 0;
+			broken = session_sync_locked(fd, gen,
+						     (long)(atomic_load(&drained_gen) - want) < 0) < 0;
 		} else {
 			mounts_check_locked(fd, gen, &pending);
 			if (pending)
