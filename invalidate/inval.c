@@ -93,7 +93,8 @@
  * instance attaches again (or, once the watcher was found dead, is our own).
  * What changes: nobody here read()s the fd (read_all_locked() applies the
  * ring's records; the sync points first run session_sync_locked()'s
- * FIONREAD-then-state protocol); the reader sleeps on the ring's futex
+ * FIONREAD-then-state protocol, the timed drains only apply what is
+ * published); the reader sleeps on the ring's futex
  * (reader_session), so I2 holds with no syscall on the number outside
  * fd_mutex and a give-up wakes it with FUTEX_WAKE instead of the sentinel
  * (which a shared instance does not have); unwatch_dir() never removes a
