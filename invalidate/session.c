@@ -38,21 +38,30 @@
 #include "session.h"
 
 static char session_dir[PATH_MAX];
+static int env_read;
 static struct ring_hdr *ring;
 static uint64_t read_pos;
 static atomic_int dead;
 _Atomic int session_active;
 
+/* Once, at load; or at the first session_wanted() if that comes first (the
+ * shim's constructor may create the instance before this one has run). */
 __attribute__((constructor)) static void session_env(void)
 {
-	const char *d = getenv("RCUWALK_SESSION");
+	const char *d;
 
+	if (env_read)
+		return;
+	d = getenv("RCUWALK_SESSION");
 	if (d && d[0] == '/' && strlen(d) < sizeof(session_dir) - 16)
 		strcpy(session_dir, d);
+	env_read = 1;
 }
 
 int session_wanted(void)
 {
+	if (!env_read)
+		session_env(); /* under fd_mutex (start_locked): no race */
 	return session_dir[0] && !atomic_load_explicit(&dead, memory_order_relaxed);
 }
 

@@ -14,7 +14,8 @@
 #include <stdint.h>
 #include <sys/inotify.h>
 
-/* Non-zero if RCUWALK_SESSION named a session that is not known dead. */
+/* Non-zero if RCUWALK_SESSION named a session that is not known dead.
+ * Under fd_mutex (the first call may read the environment). */
 int session_wanted(void);
 
 /* Attach: check the directory, receive the instance's fd (close-on-exec,

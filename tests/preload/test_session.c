@@ -250,12 +250,37 @@ static int exact_rounds(const char *base, int rounds, const char *tag)
 static int helper_exact(const char *base)
 {
 	struct fdscan s;
+	pid_t pid;
 
 	if (exact_rounds(base, ROUNDS, "b"))
 		return 1;
 	scan_inotify(&s);
 	if (n_init || s.n != 1)
 		FAIL("not in the session: %d inotify_init1, %d inotify fds", n_init, s.n);
+	/* A fork() child (no exec) attaches again, and is exact too. */
+	pid = fork();
+	if (pid == 0) {
+		if (exact_rounds(base, 40, "fork"))
+			_exit(1);
+		scan_inotify(&s);
+		if (n_init || s.n != 1) {
+			fprintf(stderr, "fork child: %d inotify_init1, %d inotify fds\n", n_init, s.n);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	return reap(pid);
+}
+
+/* (f) The command closes its stdout and sleeps: a reader of the pipe sees
+ * EOF at once, so the watcher holds no copy of it. */
+static int helper_close_out(void)
+{
+	struct stat st;
+
+	(void)stat("/", &st); /* attached */
+	close(1);
+	sleep(2);
 	return 0;
 }
 
@@ -397,6 +422,8 @@ static int helper(int argc, char **argv)
 		return helper_kill(a);
 	if (!strcmp(m, "euid"))
 		return helper_euid(a);
+	if (!strcmp(m, "close-out"))
+		return helper_close_out();
 	FAIL("unknown helper %s", m);
 }
 
@@ -517,6 +544,38 @@ static void test_session_other_euid_does_not_attach(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+static void test_session_watcher_keeps_no_fd_of_the_command(void **state)
+{
+	int p[2], st;
+	pid_t pid;
+	double t0, waited;
+	char c;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	if (pid == 0) {
+		const char *l = getenv("RCUWALK_LAUNCHER");
+
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execl(l, l, "--session", "--", self_exe(), "--helper", "close-out", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	t0 = mono_now();
+	while (read(p[0], &c, 1) > 0)
+		;
+	waited = mono_now() - t0;
+	close(p[0]);
+	st = wait_bounded(pid, 30);
+	print_message("EOF after %.3f s\n", waited);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(waited < 1.5); /* the command itself sleeps 2 s */
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -525,6 +584,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_instance_limit),
 		cmocka_unit_test(test_session_watcher_killed),
 		cmocka_unit_test(test_session_other_euid_does_not_attach),
+		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),
 	};
 
 	if (argc > 2 && !strcmp(argv[1], "--helper"))
