@@ -1452,12 +1452,6 @@ static void session_abandon(int fd)
 	pthread_mutex_unlock(&lose_mutex);
 }
 
-int inval_in_session(void)
-{
-	return atomic_load_explicit(&session_active, memory_order_relaxed) &&
-	       atomic_load_explicit(&inotify_fd, memory_order_relaxed) >= 0;
-}
-
 void inval_disable(void)
 {
 	atomic_store(&disabled, 1);

@@ -129,9 +129,6 @@ void inval_shutdown(void);
  * leaves today's per-process instance (invalidate/session.c).
  */
 
-/* Whether the current instance is a session's.  One atomic load. */
-int inval_in_session(void);
-
 /* The launcher's side (invalidate/watcher.c, library rcuwalk_watcher): start
  * a watcher for the calling process (which then execs or waits for the
  * command) by a double fork, and write its directory into dir[size].

@@ -272,6 +272,53 @@ static int helper_exact(const char *base)
 	return reap(pid);
 }
 
+/* (g) A process more than a ring behind (no reader thread yet, blocked in
+ * waitpid while a child makes > RING_RECORDS events) has lost events: it
+ * forgets everything (IN_Q_OVERFLOW), and the child's first change, whose
+ * record was overwritten, is seen. */
+static int helper_flood_child(const char *base)
+{
+	char p[PLEN], y[PLEN], z[PLEN];
+	int fy, fz;
+
+	snprintf(p, sizeof(p), "%s/d/x", base);
+	snprintf(y, sizeof(y), "%s/e/y", base);
+	snprintf(z, sizeof(z), "%s/e/z", base);
+	close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)); /* the change to see */
+	fy = open(y, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	fz = open(z, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	/* Alternating files: the kernel merges an event identical to the last
+	 * one queued, never these. */
+	for (unsigned int i = 0; i < RING_RECORDS + RING_RECORDS / 4; i++)
+		if (write(i & 1 ? fz : fy, "x", 1) != 1)
+			return 1;
+	close(fy);
+	close(fz);
+	return 0;
+}
+
+static int helper_flood(const char *base)
+{
+	char d[PLEN], e[PLEN], p[PLEN], q[PLEN];
+	struct stat st;
+
+	snprintf(d, sizeof(d), "%s/d", base);
+	snprintf(e, sizeof(e), "%s/e", base);
+	mkdir(d, 0755);
+	mkdir(e, 0755);
+	snprintf(p, sizeof(p), "%s/x", d);
+	snprintf(q, sizeof(q), "%s/nothing", e);
+	if (stat(p, &st) == 0 || stat(q, &st) == 0 || stat(p, &st) == 0) /* cached, both dirs watched */
+		FAIL("flood: setup");
+	if (reap(spawn_helper("flood-child", base, "")) != 0)
+		FAIL("flood child failed");
+	if (check_exact(p, "after the flood", 0))
+		return 1;
+	if (n_init)
+		FAIL("flood: not in the session");
+	return 0;
+}
+
 /* (f) The command closes its stdout and sleeps: a reader of the pipe sees
  * EOF at once, so the watcher holds no copy of it. */
 static int helper_close_out(void)
@@ -422,6 +469,10 @@ static int helper(int argc, char **argv)
 		return helper_kill(a);
 	if (!strcmp(m, "euid"))
 		return helper_euid(a);
+	if (!strcmp(m, "flood"))
+		return helper_flood(a);
+	if (!strcmp(m, "flood-child"))
+		return helper_flood_child(a);
 	if (!strcmp(m, "close-out"))
 		return helper_close_out();
 	FAIL("unknown helper %s", m);
@@ -544,6 +595,18 @@ static void test_session_other_euid_does_not_attach(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+static void test_session_a_ring_behind_forgets_everything(void **state)
+{
+	char d[PLEN];
+	int st;
+
+	(void)state;
+	subdir(d, "flood");
+	st = run_session("flood", d, "");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void test_session_watcher_keeps_no_fd_of_the_command(void **state)
 {
 	int p[2], st;
@@ -584,6 +647,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_instance_limit),
 		cmocka_unit_test(test_session_watcher_killed),
 		cmocka_unit_test(test_session_other_euid_does_not_attach),
+		cmocka_unit_test(test_session_a_ring_behind_forgets_everything),
 		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),
 	};
 
