@@ -84,6 +84,26 @@
  * was created: entering another one (unshare, setns) gives the instance up
  * (shim.c), and the next instance opens them in the new namespace.
  *
+ * Sessions
+ * ========
+ * With RCUWALK_SESSION (session.c, doc/session.md) start_locked() attaches
+ * instead of calling inotify_init1(): inotify_fd is then our copy of the
+ * watcher's instance (session_active), moved high and guarded by I1-I4
+ * exactly like our own; a give-up closes only the copy, and the next
+ * instance attaches again (or, once the watcher was found dead, is our own).
+ * What changes: nobody here read()s the fd (read_all_locked() applies the
+ * ring's records; the sync points first run session_sync_locked()'s
+ * FIONREAD-then-state protocol, the timed drains only apply what is
+ * published); the reader sleeps on the ring's futex
+ * (reader_session), so I2 holds with no syscall on the number outside
+ * fd_mutex and a give-up wakes it with FUTEX_WAKE instead of the sentinel
+ * (which a shared instance does not have); unwatch_dir() never removes a
+ * watch (another process may use it); the watch budget is not applied (the
+ * kernel's ENOSPC still is) and st_watches only counts the watches this
+ * process created; defer_final_release() is skipped (the watcher holds the
+ * last reference).  A dead or stuck watcher: session_abandon() gives the
+ * instance up as a host close would (I3), then I4 as usual.
+ *
  * Watch budget
  * ============
  * The kernel's max_user_watches is shared by every process of the user
@@ -112,6 +132,7 @@
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -120,6 +141,7 @@
 #include <linux/io_uring.h>
 
 #include "inval.h"
+#include "session.h"
 
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | \
 		    IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF | \
@@ -128,6 +150,9 @@
 #define READER_BATCH_NS 2000000L /* see reader_main() */
 #define DRAIN_QUANTUM_NS 200000L  /* see timed_drain_due(): no reader yet */
 #define BATCH_QUANTUM_NS 50000L   /* see timed_drain_due(): reader pausing */
+#define SESSION_STEP_NS 1000000L     /* session_sync_locked(): one wait */
+#define SESSION_STUCK_NS 100000000L  /* ... a watcher that long idle with events queued */
+#define SESSION_READER_NS 100000000L /* reader_session(): liveness/mounts period */
 
 static pthread_mutex_t read_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t fd_mutex = PTHREAD_MUTEX_INITIALIZER;   /* I1: leaf */
@@ -199,6 +224,7 @@ static void fd_unlock(void)
 }
 
 static void recount_watches(void);
+static void session_abandon(int fd);
 
 /* One watch fewer (its IN_IGNORED was read); never below zero (a give-up
  * may have set the count to 0 under a drain that still applies events). */
@@ -221,7 +247,7 @@ static void apply_event(const struct inotify_event *ev)
 		recount_watches();       /* IN_IGNORED events too */
 		return;
 	}
-	if (ev->mask & IN_IGNORED)
+	if ((ev->mask & IN_IGNORED) && !atomic_load_explicit(&session_active, memory_order_relaxed))
 		watch_gone(); /* exactly one per watch: the budget is given back */
 	if (ev->len && ev->name[0]) {
 		if ((ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_TO)) && !(ev->mask & IN_ISDIR))
@@ -249,6 +275,14 @@ static int read_all_locked(int fd, unsigned int gen)
 {
 	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
 
+	if (atomic_load(&session_active)) {
+		/* The session's ring, not read(): only the watcher reads the
+		 * instance.  No syscall on the number, hence no fd_mutex. */
+		if (atomic_load(&inotify_fd) != fd || atomic_load(&inst_gen) != gen)
+			return 0;
+		session_apply_locked(apply_event);
+		return 1;
+	}
 	for (;;) {
 		ssize_t n;
 
@@ -323,6 +357,93 @@ static void mounts_check_locked(int fd, unsigned int gen, int *pending)
 		mounts_changed_locked();
 }
 
+static long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/*
+ * A session's sync point (doc/session.md, "Causality"): make sure every
+ * event queued on the instance before this call is applied.  FIONREAD on our
+ * copy first, then the ring's state word (ring.h): an empty queue at t1 and
+ * no read cycle in progress at t2 > t1 mean that every event queued before
+ * t1 was taken by a cycle that has published it.  Otherwise wait for a
+ * cycle that starts after t1 (it reads until EAGAIN, after t1, and
+ * publishes before it ends: state reaches the even value after the next odd
+ * one), or for that test to pass later.  A queue that stays non-empty
+ * while the state word stands still for SESSION_STUCK_NS, or a watcher
+ * that is gone: -1, the caller gives the session up.  Under read_mutex, for
+ * instance (fd, gen); FIONREAD under fd_mutex (I1).  1 = applied, 0 = the
+ * instance is no longer ours.
+ * With wait = 0 (the timed drains of clause 4, which owe no causality:
+ * foreign changes are seen once the watcher has published them, within its
+ * batching pause) nothing waits: FIONREAD once, apply what is published,
+ * and -1 only if events have stayed queued with the state word still for
+ * SESSION_STUCK_NS and the watcher is gone (idle_state, idle_since).
+ */
+static uint32_t idle_state; /* under read_mutex */
+static long idle_since;
+
+static int session_sync_locked(int fd, unsigned int gen, int wait)
+{
+	uint32_t target = 0, last = 0;
+	long since = 0;
+	int first = 1;
+
+	for (;;) {
+		int n = 0, ours;
+		uint32_t st;
+
+		fd_lock();
+		ours = atomic_load(&inotify_fd) == fd && atomic_load(&inst_gen) == gen;
+		if (ours && syscall(SYS_ioctl, fd, FIONREAD, &n) != 0)
+			n = 1; /* not known empty */
+		fd_unlock();
+		if (!ours)
+			return 0;
+		st = session_state(); /* after FIONREAD: see above */
+		if (n == 0 && !(st & 1))
+			break;
+		if (!wait) {
+			long now = mono_ns();
+
+			if (st != idle_state || !idle_since) {
+				idle_state = st;
+				idle_since = now;
+			} else if (now - idle_since > SESSION_STUCK_NS && !session_watcher_alive()) {
+				return -1;
+			}
+			break;
+		}
+		if (first) {
+			target = st + ((st & 1) ? 3 : 2);
+			last = st;
+			since = mono_ns();
+			first = 0;
+		} else if ((int32_t)(st - target) >= 0) {
+			break;
+		} else if (st != last) {
+			last = st;
+			since = mono_ns();
+		} else {
+			/* Standing still: a busy CPU, or a watcher that is gone
+			 * (asked only then: ~10 us of /proc). */
+			long idle = mono_ns() - since;
+
+			if (idle > SESSION_STUCK_NS ||
+			    (idle >= SESSION_STEP_NS && !session_watcher_alive()))
+				return -1;
+		}
+		session_poke(); /* out of its batching pause */
+		session_wait(st, SESSION_STEP_NS);
+	}
+	session_apply_locked(apply_event);
+	return 1;
+}
+
 static void reader_left(unsigned int gen)
 {
 	unsigned int cur = atomic_load(&reader_exit_gen);
@@ -366,6 +487,47 @@ static void reader_short_slice(void)
 	syscall(SYS_sched_setattr, 0, &a, 0);
 }
 
+static void reader_pause(void);
+
+/*
+ * The reader of a session's instance: it sleeps on the ring's state word
+ * instead of poll() (the instance is the watcher's to read), applies what
+ * was published, and every SESSION_READER_NS asks the mount doorbell (no
+ * futex and poll() in one wait: a mount is seen within that period, or at
+ * the next sync point) and, if events are queued while nothing moves,
+ * whether the watcher is alive.  A dead watcher: change_gen is bumped so
+ * that the next inval_sync() takes its slow path, finds it dead too and
+ * gives the session up.  Its only syscalls on the number are under
+ * fd_mutex (mounts_check_locked), so I2 holds trivially.
+ */
+static void reader_session(int fd, unsigned int gen)
+{
+	for (;;) {
+		uint32_t st = session_state();
+		int alive = 1, pending = 0;
+
+		if (atomic_load(&inst_gen) != gen) /* I2 */
+			return;
+		if (session_behind()) {
+			pthread_mutex_lock(&read_mutex);
+			alive = read_all_locked(fd, gen);
+			pthread_mutex_unlock(&read_mutex);
+			if (!alive)
+				return;
+			reader_pause();
+			continue;
+		}
+		session_wait(st, SESSION_READER_NS);
+		if (st != session_state() || session_behind())
+			continue;
+		pthread_mutex_lock(&read_mutex);
+		mounts_check_locked(fd, gen, &pending);
+		pthread_mutex_unlock(&read_mutex);
+		if (pending && st == session_state() && !session_watcher_alive())
+			atomic_fetch_add(&change_gen, 1);
+	}
+}
+
 static void *reader_main(void *arg)
 {
 	int fd = (int)(uint32_t)(uintptr_t)arg;
@@ -382,6 +544,11 @@ static void *reader_main(void *arg)
 		pthread_mutex_lock(&read_mutex);
 		mounts_check_locked(fd, gen, NULL);
 		pthread_mutex_unlock(&read_mutex);
+	}
+	if (atomic_load(&session_active)) {
+		reader_session(fd, gen);
+		reader_left(gen);
+		return NULL;
 	}
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
@@ -407,29 +574,32 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&read_mutex);
 		if (!alive)
 			break;
-		/* Let a burst gather before the next read: the first event after
-		 * a quiet spell is applied at once, those that follow within
-		 * READER_BATCH_NS together (and the kernel merges a repeated
-		 * identical event, such as IN_MODIFY from one writer, while it
-		 * is unread).  Without this, another process appending to a file
-		 * in a watched directory (/tmp) woke the thread once per write:
-		 * 2053 wakeups during one compile here.  A give-up finds the
-		 * reader here at worst: it leaves READER_BATCH_NS later (I2). */
-		{
-			struct timespec ts = { 0, READER_BATCH_NS };
-
-			/* Meanwhile a lookup applies queued events itself, at most
-			 * once per DRAIN_QUANTUM_NS (timed_drain_due()): the pause
-			 * saves the wakeups of a process that is not looking
-			 * anything up, never the freshness of one that is. */
-			atomic_store_explicit(&reader_batching, 1, memory_order_relaxed);
-			while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-				;
-			atomic_store_explicit(&reader_batching, 0, memory_order_relaxed);
-		}
+		reader_pause();
 	}
 	reader_left(gen);
 	return NULL;
+}
+
+/* Let a burst gather before the next read: the first event after
+ * a quiet spell is applied at once, those that follow within
+ * READER_BATCH_NS together (and the kernel merges a repeated
+ * identical event, such as IN_MODIFY from one writer, while it
+ * is unread).  Without this, another process appending to a file
+ * in a watched directory (/tmp) woke the thread once per write:
+ * 2053 wakeups during one compile here.  A give-up finds the
+ * reader here at worst: it leaves READER_BATCH_NS later (I2). */
+static void reader_pause(void)
+{
+	struct timespec ts = { 0, READER_BATCH_NS };
+
+	/* Meanwhile a lookup applies queued events itself, at most
+	 * once per DRAIN_QUANTUM_NS (timed_drain_due()): the pause
+	 * saves the wakeups of a process that is not looking
+	 * anything up, never the freshness of one that is. */
+	atomic_store_explicit(&reader_batching, 1, memory_order_relaxed);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	atomic_store_explicit(&reader_batching, 0, memory_order_relaxed);
 }
 
 /* Move fd at or above FD_FLOOR (or as high as RLIMIT_NOFILE lets it go):
@@ -627,7 +797,11 @@ static int start_locked(void)
 	 * signals are the program's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	/* A session's copy of the watcher's instance, else our own. */
+	fd = session_wanted() ? session_attach() : -1;
+	atomic_store(&session_active, fd >= 0);
+	if (fd < 0)
+		fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (fd < 0) {
 		fd = -errno;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -635,10 +809,15 @@ static int start_locked(void)
 	}
 	fd = move_high(fd);
 	atomic_store(&mnt_sfd, open_mountinfo()); /* the doorbell comes with the reader */
-	defer_final_release(fd);
-	/* A watch that exists only to be removed: the IN_IGNORED that its
-	 * removal queues wakes the reader (I3).  /dev/null never changes. */
-	sentinel_wd = inotify_add_watch(fd, "/dev/null", IN_DELETE_SELF);
+	if (!atomic_load(&session_active)) {
+		/* A copy needs neither: the watcher holds the last reference,
+		 * and its reader is woken through the ring (wake_reader_locked). */
+		defer_final_release(fd);
+		/* A watch that exists only to be removed: the IN_IGNORED that
+		 * its removal queues wakes the reader (I3).  /dev/null never
+		 * changes. */
+		sentinel_wd = inotify_add_watch(fd, "/dev/null", IN_DELETE_SELF);
+	}
 	gen = atomic_load(&inst_gen);
 	atomic_store(&reader_running, 0);
 	if (!first_use_ns)
@@ -673,7 +852,7 @@ static int watch_dir(const char *path)
 		atomic_fetch_add_explicit(&st_watch_failures, 1, memory_order_relaxed);
 		return fd;
 	}
-	{
+	if (!atomic_load(&session_active)) { /* a session's watches are the session's */
 		unsigned long b = watch_budget_locked();
 
 		if (b && atomic_load(&st_watches) >= b) {
@@ -713,7 +892,7 @@ static void unwatch_dir(int wd)
 
 	fd_lock();
 	fd = atomic_load(&inotify_fd);
-	if (fd >= 0)
+	if (fd >= 0 && !atomic_load(&session_active)) /* another process may use it */
 		inotify_rm_watch(fd, wd);
 	fd_unlock();
 }
@@ -798,6 +977,14 @@ void inval_drain(void)
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&read_mutex);
+	if (atomic_load(&session_active)) {
+		mounts_check_locked(fd, gen, NULL);
+		pending = session_sync_locked(fd, gen, 1);
+		pthread_mutex_unlock(&read_mutex);
+		if (pending < 0)
+			session_abandon(fd);
+		return;
+	}
 	mounts_check_locked(fd, gen, &pending);
 	if (pending)
 		read_all_locked(fd, gen);
@@ -873,7 +1060,7 @@ void inval_sync(void)
 	unsigned long want = atomic_load_explicit(&change_gen, memory_order_acquire);
 	unsigned int gen;
 	long tick = 0;
-	int fd;
+	int fd, broken = 0;
 
 	if (__builtin_expect(want == atomic_load_explicit(&drained_gen, memory_order_acquire), 1) &&
 	    !timed_drain_due(&tick))
@@ -895,10 +1082,17 @@ void inval_sync(void)
 		 * `recovering` is set and the caller passes through (I4).
 		 * A mount made by a reaped child is seen here too.  One poll()
 		 * asks about both; read() only if events are queued (the
-		 * timed drains mostly find none). */
-		mounts_check_locked(fd, gen, &pending);
-		if (pending)
-			read_all_locked(fd, gen);
+		 * timed drains mostly find none).  A session asks FIONREAD
+		 * and the ring instead (session_sync_locked). */
+		if (atomic_load(&session_active)) {
+			mounts_check_locked(fd, gen, NULL);
+			broken = session_sync_locked(fd, gen,
+						     (long)(atomic_load(&drained_gen) - want) < 0) < 0;
+		} else {
+			mounts_check_locked(fd, gen, &pending);
+			if (pending)
+				read_all_locked(fd, gen);
+		}
 		atomic_store(&drained_gen, now);
 		if (tick)
 			atomic_store_explicit(&last_drain_tick, tick, memory_order_release);
@@ -906,6 +1100,8 @@ void inval_sync(void)
 	if (tick && !atomic_load(&reader_running))
 		maybe_start_reader(fd, gen, tick);
 	pthread_mutex_unlock(&read_mutex);
+	if (broken)
+		session_abandon(fd); /* then `recovering`: the caller recovers */
 }
 
 void inval_set_reader_delay(unsigned int ms)
@@ -949,6 +1145,7 @@ void inval_fork_child(void)
 		syscall(SYS_close, fd);
 	atomic_store(&inotify_fd, -1);
 	atomic_store(&closing_fd, -1);
+	atomic_store(&session_active, 0); /* the child attaches on its own */
 	sentinel_wd = -1;
 	atomic_store(&recovering, 0); /* the child's cache starts empty */
 	atomic_fetch_add(&inst_gen, 1);
@@ -1003,6 +1200,10 @@ static void wake_reader_locked(int fd)
 {
 	int wd = sentinel_wd;
 
+	if (atomic_load(&session_active)) {
+		session_wake(); /* the reader sleeps on the ring (reader_session) */
+		return;
+	}
 	sentinel_wd = -1;
 	if (wd >= 0 && inotify_rm_watch(fd, wd) == 0)
 		return;
@@ -1230,6 +1431,25 @@ void inval_stop(void)
 	pthread_mutex_unlock(&lose_mutex);
 	if (tid > 0)
 		wait_task_gone(tid);
+}
+
+/*
+ * The session's watcher is dead or stuck: give its instance up as the host's
+ * close would (I3: the reader has left when this returns), close our copy,
+ * and never attach again: `recovering` is set, so the caller empties the
+ * cache (inval_recover) before its next answer, and the next watch creates
+ * a per-process instance.  Any application thread holding none of our locks.
+ */
+static void session_abandon(int fd)
+{
+	session_mark_dead();
+	pthread_mutex_lock(&lose_mutex);
+	if (atomic_load(&inotify_fd) == fd && (int)getpid() == atomic_load(&owner_pid)) {
+		give_up_locked(fd, -1, 0);
+		syscall(SYS_close, fd); /* ours, and nobody names it any more */
+	}
+	atomic_store(&closing_fd, -1);
+	pthread_mutex_unlock(&lose_mutex);
 }
 
 void inval_disable(void)

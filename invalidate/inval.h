@@ -122,6 +122,19 @@ void inval_disable(void);
 /* Stop the reader thread and close the instance (tests; not needed at exit). */
 void inval_shutdown(void);
 
+/*
+ * Sessions (doc/session.md, phase 1).  With RCUWALK_SESSION=<dir> in the
+ * environment at load time, the process's instance is a copy of the
+ * session watcher's fd and events come from its ring; any failure to attach
+ * leaves today's per-process instance (invalidate/session.c).
+ */
+
+/* The launcher's side (invalidate/watcher.c, library rcuwalk_watcher): start
+ * a watcher for the calling process (which then execs or waits for the
+ * command) by a double fork, and write its directory into dir[size].
+ * Returns 0 or -errno (no watcher then).  Not for preloaded code. */
+int inval_watcher_spawn(char *dir, size_t size);
+
 /* Counters: watches currently held, events read, watch failures. */
 struct inval_stats {
 	unsigned long watches;

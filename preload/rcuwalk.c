@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "inval.h"
 #include "stats.h"
 
 #define LIBNAME "librcuwalk.so"
@@ -139,6 +140,9 @@ static void usage(FILE *f)
 		"                   $TMPDIR/rcuwalk-verify.PID.log (RCUWALK_VERIFY=1,\n"
 		"                   RCUWALK_VERIFY_LOG=FILE).  Slow by design\n"
 		"Other options:\n"
+		"  --session        one inotify instance for the whole command tree: a watcher\n"
+		"                   process reads it for every process (RCUWALK_SESSION=DIR;\n"
+		"                   opt-in; ends with the command)\n"
 		"  --log=FILE       append the launcher's diagnostics to FILE\n"
 		"  --report=FILE    print the summary of a RCUWALK_STATS=FILE records file\n"
 		"  -h, --help       this text\n"
@@ -734,12 +738,32 @@ static const char *envopt_value(const struct envopt *o, const char *v)
 	}
 }
 
+/* --session: a watcher for the whole tree (doc/session.md).  If it cannot
+ * start, the command runs as without --session (said in the --log only). */
+static void start_session(void)
+{
+	char dir[PATH_MAX];
+	int r;
+
+	fflush(NULL);
+	r = inval_watcher_spawn(dir, sizeof(dir));
+	if (r != 0) {
+		logmsg("--session: no watcher (%s): one instance per process", strerror(-r));
+		return;
+	}
+	if (setenv("RCUWALK_SESSION", dir, 1) != 0) {
+		logmsg("setenv RCUWALK_SESSION: %s", strerror(errno));
+		return;
+	}
+	logmsg("RCUWALK_SESSION=%s", dir);
+}
+
 int main(int argc, char **argv)
 {
 	const char *stats_file = NULL, *log_file = NULL, *report_file = NULL, *v;
 	const char *verify_file = NULL;
 	const char *envval[NENVOPTS] = { 0 };
-	int stats = 0, version = 0, verify = 0, i;
+	int stats = 0, version = 0, verify = 0, session = 0, i;
 	struct lib lib;
 
 	for (i = 1; i < argc; i++) {
@@ -770,6 +794,8 @@ int main(int argc, char **argv)
 			return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER;
 		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
 			version = 1;
+		} else if (!strcmp(a, "--session")) {
+			session = 1;
 		} else if (opt_value(a, "--stats", &v)) {
 			stats = 1;
 			stats_file = v && *v ? v : NULL;
@@ -865,6 +891,8 @@ int main(int argc, char **argv)
 		logmsg("RCUWALK_VERIFY=1%s%s", abs ? " RCUWALK_VERIFY_LOG=" : "", abs ? abs : "");
 		free(abs);
 	}
+	if (session)
+		start_session();
 	if (stats)
 		return run_with_stats(argv + i, stats_file);
 	logmsg("exec %s", argv[i]);

@@ -1,0 +1,63 @@
+/*
+ * ring.h - the session's event ring (doc/session.md, phase 1).  Private to
+ * invalidate/: the layout that watcher.c writes and session.c reads.
+ *
+ * One file, mapped shared: a header, then RING_RECORDS fixed-size records.
+ * One writer (the watcher); readers map it read-only and never write, so a
+ * reader killed at any instruction leaves nothing half-done.
+ *  tail   records appended so far (64 bit, never wraps); record i lives in
+ *         recs[i % RING_RECORDS].  The watcher fills a record, then publishes
+ *         it with a release store of tail.
+ *  state  the causality word (doc/session.md, "Causality"), also the futex
+ *         that waiters sleep on: odd while the watcher is inside a read cycle
+ *         (the design's `busy` is state & 1), bumped (seq_cst) before the
+ *         cycle's first read() and again after its records are published;
+ *         FUTEX_WAKE after the second bump.  A cycle reads until EAGAIN.
+ *  poke   a futex word nobody writes (0): after each read cycle the watcher
+ *         lets a burst gather for up to RING_BATCH_NS in FUTEX_WAIT on it (the
+ *         kernel merges identical unread events: one writer appending to a
+ *         log in /tmp queued ~100k IN_MODIFY a second, read one by one); a
+ *         process at a sync point FUTEX_WAKEs it (no write needed) to have
+ *         its cycle now.  A poke that comes just before the wait is lost: the
+ *         process pokes again after each of its waits (1 ms).
+ *  exited 1 once the watcher has left for good (a watcher killed by a signal
+ *         never sets it: readers also look at its pid).
+ * A reader copies record i, then (acquire fence) reloads tail: if the writer
+ * may have reached slot i again (tail - i >= RING_RECORDS) the copy may be
+ * torn, and events were lost anyway: IN_Q_OVERFLOW.
+ */
+#ifndef RCUWALK_RING_H
+#define RCUWALK_RING_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#define RING_MAGIC 0x31474e49525752ULL /* "RWRING1" */
+#define RING_VERSION 1u
+#define RING_RECORDS 65536u /* > 4x the kernel's default max_queued_events */
+#define RING_BATCH_NS 2000000L /* as inval.c's READER_BATCH_NS */
+#define RING_SOCKET "sock"
+#define RING_FILE "ring"
+
+struct ring_rec {
+	int32_t wd;
+	uint32_t mask, cookie, len; /* len: of name, 0 if none */
+	char name[NAME_MAX + 1];
+};
+
+struct ring_hdr {
+	uint64_t magic;
+	uint32_t version, nrec;
+	uint32_t uid, pid;            /* the watcher's euid and pid */
+	uint64_t mntns_dev, mntns_ino; /* stat of /proc/self/ns/mnt */
+	uint64_t root_dev, root_ino;   /* stat of "/" */
+	_Alignas(64) uint32_t state;  /* futex; see above */
+	uint32_t exited;
+	uint64_t tail;
+	_Alignas(64) uint32_t poke;   /* futex; see above */
+	_Alignas(64) struct ring_rec recs[];
+};
+
+#define RING_SIZE (sizeof(struct ring_hdr) + (uint64_t)RING_RECORDS * sizeof(struct ring_rec))
+
+#endif /* RCUWALK_RING_H */

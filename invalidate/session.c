@@ -1,0 +1,266 @@
+/*
+ * session.c - a process's side of a session (doc/session.md, phase 1):
+ * attaching to the watcher, reading the event ring.
+ *
+ * State
+ * =====
+ *  session_dir   RCUWALK_SESSION, copied by the constructor (a program may
+ *                change its environment later); "" = no session.
+ *  ring          the mapping, once per process image, never unmapped.
+ *  read_pos      the next ring index to apply; under inval.c's read_mutex.
+ *  dead          a watcher found gone or stuck: never attach again.
+ * Everything here runs with raw syscalls: attach is called under the dcache
+ * mutex (the shim's wrappers would re-enter the cache).
+ *
+ * Attach checks (a session is a rendezvous by name in a directory that
+ * another user could try to imitate): the process's real and effective ids
+ * agree (a setuid program or `sudo` does not attach); the directory is ours,
+ * 0700, opened O_NOFOLLOW; the ring is a regular file of ours, 0600, of the
+ * expected size, with our uid, mount namespace and root in its header.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+
+#include "ring.h"
+#include "session.h"
+
+static char session_dir[PATH_MAX];
+static int env_read;
+static struct ring_hdr *ring;
+static uint64_t read_pos;
+static atomic_int dead;
+_Atomic int session_active;
+
+/* Once, at load; or at the first session_wanted() if that comes first (the
+ * shim's constructor may create the instance before this one has run). */
+__attribute__((constructor)) static void session_env(void)
+{
+	const char *d;
+
+	if (env_read)
+		return;
+	d = getenv("RCUWALK_SESSION");
+	if (d && d[0] == '/' && strlen(d) < sizeof(session_dir) - 16)
+		strcpy(session_dir, d);
+	env_read = 1;
+}
+
+int session_wanted(void)
+{
+	if (!env_read)
+		session_env(); /* under fd_mutex (start_locked): no race */
+	return session_dir[0] && !atomic_load_explicit(&dead, memory_order_relaxed);
+}
+
+void session_mark_dead(void)
+{
+	atomic_store(&dead, 1);
+}
+
+static int raw_close(int fd)
+{
+	return (int)syscall(SYS_close, fd);
+}
+
+/* Receive the instance's fd over the session's socket.  fd or -errno. */
+static int receive_fd(int dfd)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { 1, 0 };
+	char cbuf[CMSG_SPACE(sizeof(int))], byte;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int s, fd = -EPROTO;
+	long n;
+
+	/* Through /proc/self/fd/<dfd>: the directory we checked, not a name
+	 * that could have been swapped since. */
+	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/" RING_SOCKET, dfd);
+	s = (int)syscall(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	syscall(SYS_setsockopt, s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	syscall(SYS_setsockopt, s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (syscall(SYS_connect, s, &a, sizeof(a)) != 0) {
+		fd = -errno;
+		raw_close(s);
+		return fd;
+	}
+	do
+		n = syscall(SYS_recvmsg, s, &m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	raw_close(s);
+	return fd;
+}
+
+/* Map the ring in dfd and check it.  0 or -errno. */
+static int map_ring(int dfd)
+{
+	struct stat st, ns, root;
+	struct ring_hdr *r;
+	int f = (int)syscall(SYS_openat, dfd, RING_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (f < 0)
+		return -errno;
+	if (syscall(SYS_fstat, f, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 07777) != 0600 || (uint64_t)st.st_size < RING_SIZE) {
+		raw_close(f);
+		return -EPERM;
+	}
+	r = mmap(NULL, RING_SIZE, PROT_READ, MAP_SHARED, f, 0);
+	raw_close(f);
+	if (r == MAP_FAILED)
+		return -ENOMEM;
+	if (syscall(SYS_newfstatat, AT_FDCWD, "/proc/self/ns/mnt", &ns, 0) != 0 ||
+	    syscall(SYS_newfstatat, AT_FDCWD, "/", &root, 0) != 0 ||
+	    __atomic_load_n(&r->magic, __ATOMIC_ACQUIRE) != RING_MAGIC ||
+	    r->version != RING_VERSION || r->nrec != RING_RECORDS || r->uid != geteuid() ||
+	    r->mntns_dev != ns.st_dev || r->mntns_ino != ns.st_ino ||
+	    r->root_dev != root.st_dev || r->root_ino != root.st_ino) {
+		munmap(r, RING_SIZE);
+		return -EPERM;
+	}
+	ring = r;
+	return 0;
+}
+
+int session_attach(void)
+{
+	struct stat st;
+	int dfd, fd, r;
+
+	if (!session_wanted())
+		return -ENOENT;
+	if (getuid() != geteuid() || getgid() != getegid())
+		return -EPERM;
+	dfd = (int)syscall(SYS_openat, AT_FDCWD, session_dir,
+			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	if (syscall(SYS_fstat, dfd, &st) != 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & 07777) != 0700) {
+		raw_close(dfd);
+		return -EPERM;
+	}
+	if (!ring && (r = map_ring(dfd)) != 0) {
+		raw_close(dfd);
+		return r;
+	}
+	if (__atomic_load_n(&ring->exited, __ATOMIC_ACQUIRE)) {
+		raw_close(dfd);
+		return -ESRCH;
+	}
+	fd = receive_fd(dfd);
+	raw_close(dfd);
+	if (fd < 0)
+		return fd;
+	read_pos = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+	return fd;
+}
+
+uint32_t session_state(void)
+{
+	return __atomic_load_n(&ring->state, __ATOMIC_SEQ_CST);
+}
+
+int session_behind(void)
+{
+	return ring && __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) != read_pos;
+}
+
+void session_wait(uint32_t seen, long ns)
+{
+	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+
+	syscall(SYS_futex, &ring->state, FUTEX_WAIT, seen, &ts, NULL, 0);
+}
+
+void session_poke(void)
+{
+	syscall(SYS_futex, &ring->poke, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+void session_wake(void)
+{
+	if (ring)
+		syscall(SYS_futex, &ring->state, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
+int session_watcher_alive(void)
+{
+	char path[64], buf[128], *p;
+	long n;
+	int f;
+
+	if (!ring || __atomic_load_n(&ring->exited, __ATOMIC_ACQUIRE))
+		return 0;
+	/* kill(pid, 0) would call a zombie alive (a killed watcher that its
+	 * new parent does not reap): the state field says Z. */
+	snprintf(path, sizeof(path), "/proc/%u/stat", ring->pid);
+	f = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return errno == ENOENT ? 0 : syscall(SYS_kill, ring->pid, 0) == 0;
+	n = syscall(SYS_read, f, buf, sizeof(buf) - 1);
+	raw_close(f);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+void session_apply_locked(void (*apply)(const struct inotify_event *ev))
+{
+	union {
+		struct inotify_event ev;
+		char b[sizeof(struct inotify_event) + NAME_MAX + 1];
+	} u;
+	uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+
+	while (read_pos != tail) {
+		const struct ring_rec *rec = &ring->recs[read_pos % RING_RECORDS];
+		uint32_t len;
+
+		if (tail - read_pos < RING_RECORDS) {
+			u.ev.wd = rec->wd;
+			u.ev.mask = rec->mask;
+			u.ev.cookie = rec->cookie;
+			len = rec->len > NAME_MAX ? NAME_MAX : rec->len;
+			memcpy(u.ev.name, rec->name, len);
+			u.ev.name[len] = '\0';
+			u.ev.len = len ? len + 1 : 0;
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+		}
+		if (tail - read_pos >= RING_RECORDS) {
+			/* A whole ring behind: lost (or torn) records. */
+			memset(&u.ev, 0, sizeof(u.ev));
+			u.ev.wd = -1;
+			u.ev.mask = IN_Q_OVERFLOW;
+			apply(&u.ev);
+			read_pos = tail;
+			continue;
+		}
+		apply(&u.ev);
+		read_pos++;
+	}
+}

@@ -1,0 +1,52 @@
+/*
+ * session.h - attaching to a session's watcher (doc/session.md, phase 1).
+ * Private to invalidate/: inval.c is the only caller.
+ *
+ * RCUWALK_SESSION is read once, by a constructor.  The ring is mapped once
+ * per process image and never unmapped (a reader thread may still look at
+ * it after a give-up); every later attach of the image (after a fork, after
+ * the host closed our fd) uses the same mapping.  A watcher found dead or
+ * stuck marks the session dead: the image never attaches again.
+ */
+#ifndef RCUWALK_SESSION_H
+#define RCUWALK_SESSION_H
+
+#include <stdint.h>
+#include <sys/inotify.h>
+
+/* Non-zero if RCUWALK_SESSION named a session that is not known dead.
+ * Under fd_mutex (the first call may read the environment). */
+int session_wanted(void);
+
+/* Attach: check the directory, receive the instance's fd (close-on-exec,
+ * not moved high), map and check the ring.  Returns the fd or -errno: the
+ * caller then creates a per-process instance.  Raw syscalls only (called
+ * under the dcache mutex and fd_mutex, with signals blocked); may block up
+ * to 1 s on a watcher that does not answer.  Sets the read position to the
+ * ring's current tail: events before the attach concern no watch of ours. */
+int session_attach(void);
+
+/* Whether the current instance (if any) is a session's copy.  Set by
+ * session_attach's caller under fd_mutex; read anywhere. */
+extern _Atomic int session_active;
+
+/* The ring's causality word (ring.h), seq_cst. */
+uint32_t session_state(void);
+/* Records published but not yet applied by this process?  Any thread. */
+int session_behind(void);
+/* Sleep until the state word differs from `seen` or `ns` passed.  */
+void session_wait(uint32_t seen, long ns);
+/* Ask the watcher for a read cycle now (ring.h, poke).  Any thread. */
+void session_poke(void);
+/* Wake every thread (of any process) sleeping in session_wait(). */
+void session_wake(void);
+/* 0 once the watcher has exited or died (raw /proc look-up, ~10 us). */
+int session_watcher_alive(void);
+/* Never attach again in this process image. */
+void session_mark_dead(void);
+/* Apply the records from this process's read position to the tail with
+ * `apply` (an IN_Q_OVERFLOW record in place of lost ones).  Under
+ * inval.c's read_mutex (which guards the read position). */
+void session_apply_locked(void (*apply)(const struct inotify_event *ev));
+
+#endif /* RCUWALK_SESSION_H */

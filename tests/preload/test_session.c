@@ -1,0 +1,664 @@
+/*
+ * test_session.c - rcuwalk --session (doc/session.md, phase 1): the build's
+ * processes share the watcher's inotify instance and stay exact.
+ *
+ * Each test runs the launcher (RCUWALK_LAUNCHER) with --session around this
+ * binary in a helper mode (the "command"), which runs the scenario inside
+ * the session and exits 0 if it held.  This binary exports its own
+ * inotify_init1 (ENABLE_EXPORTS): the shim's call resolves to it, so a
+ * process knows whether it ever created an instance of its own.
+ *
+ * Run with librcuwalk.so preloaded; without RCUWALK_TEST_SHIM or
+ * RCUWALK_LAUNCHER it exits 77 (skip).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "coh_helpers.h"
+#include "../unit/raw_listdir.h"
+#include "ring.h"
+
+/* Paths here are short (below /tmp); a cut one would only fail a test. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#define ROUNDS 200
+#define TREE 20
+
+static int n_init; /* calls of inotify_init1 in this process image */
+
+__attribute__((visibility("default"))) int inotify_init1(int flags);
+int inotify_init1(int flags)
+{
+	__atomic_fetch_add(&n_init, 1, __ATOMIC_RELAXED);
+	return (int)syscall(SYS_inotify_init1, flags);
+}
+
+static const char *self_exe(void)
+{
+	static char p[PLEN];
+	ssize_t n = readlink("/proc/self/exe", p, sizeof(p) - 1);
+
+	p[n > 0 ? n : 0] = '\0';
+	return p;
+}
+
+#define FAIL(...)                                                           \
+	do {                                                                \
+		fprintf(stderr, "[%d] ", (int)getpid());                    \
+		fprintf(stderr, __VA_ARGS__);                               \
+		fputc('\n', stderr);                                        \
+		return 1;                                                   \
+	} while (0)
+
+/* ---------------------------------------------------------------------- */
+/* Helpers (run inside the session). */
+
+struct fdscan {
+	int fds[16], n;
+};
+
+static int add_inotify(void *arg, const char *name, size_t len)
+{
+	struct fdscan *s = arg;
+	char p[64], t[64];
+	long n;
+
+	(void)len;
+	snprintf(p, sizeof(p), "/proc/self/fd/%s", name);
+	n = syscall(SYS_readlinkat, AT_FDCWD, p, t, sizeof(t) - 1);
+	t[n > 0 ? n : 0] = '\0';
+	if (!strcmp(t, "anon_inode:inotify") && s->n < 16)
+		s->fds[s->n++] = atoi(name);
+	return 0;
+}
+
+/* The inotify fds this process holds (a raw listing: the shim hides its own). */
+static void scan_inotify(struct fdscan *s)
+{
+	memset(s, 0, sizeof(*s));
+	raw_listdir("/proc/self/fd", 4096, add_inotify, s);
+}
+
+/* Whether instance fd holds a watch on inode ino ("inotify wd:.. ino:<hex>"). */
+static int instance_watches(int fd, unsigned long ino)
+{
+	static char buf[1 << 18];
+	char p[64], key[64];
+	long f, n, len = 0;
+
+	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", fd);
+	f = syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return 0;
+	while (len < (long)sizeof(buf) - 1 &&
+	       (n = syscall(SYS_read, f, buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += n;
+	syscall(SYS_close, f);
+	buf[len] = '\0';
+	snprintf(key, sizeof(key), " ino:%lx ", ino);
+	return strstr(buf, key) != NULL;
+}
+
+/* stat through the shim, and raw: identical?  0 or 1 (printed). */
+static int check_exact(const char *p, const char *what, int round)
+{
+	struct obs a, b;
+	char why[256];
+
+	observe_shim(p, &a);
+	observe_raw(p, &b);
+	if (obs_diff(&a, &b, why, sizeof(why)))
+		FAIL("%s round %d: %s: %s", what, round, p, why);
+	return 0;
+}
+
+/* One change to p, by round: create, chmod, rename away and back, unlink. */
+static void mutate(const char *p, int r)
+{
+	char q[PLEN];
+
+	snprintf(q, sizeof(q), "%s.tmp", p);
+	switch (r % 4) {
+	case 0:
+		close(open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+		break;
+	case 1:
+		chmod(p, (r & 4) ? 0600 : 0640);
+		break;
+	case 2:
+		if (write(open(p, O_WRONLY | O_APPEND | O_CLOEXEC), "x", 1) < 0)
+			break;
+		rename(p, q);
+		break;
+	default:
+		rename(q, p);
+		unlink(p);
+		break;
+	}
+}
+
+static pid_t spawn_helper(const char *mode, const char *a1, const char *a2)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(self_exe(), self_exe(), "--helper", mode, a1, a2, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int reap(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* (a), one child: cached lookups below base/d<i>; the only inotify fd held
+ * is the session's: none created here, and it holds child 0's watch. */
+static int helper_tree_child(const char *base, int i)
+{
+	char d[PLEN], p[PLEN], d0[PLEN];
+	struct fdscan s;
+	struct stat st;
+
+	snprintf(d, sizeof(d), "%s/d%d", base, i);
+	snprintf(d0, sizeof(d0), "%s/d0", base);
+	snprintf(p, sizeof(p), "%s/missing", d);
+	for (int k = 0; k < 3; k++)
+		if (stat(p, &st) == 0 || stat(d, &st) != 0)
+			FAIL("child %d: lookups", i);
+	if (n_init)
+		FAIL("child %d called inotify_init1 %d times", i, n_init);
+	scan_inotify(&s);
+	if (s.n != 1)
+		FAIL("child %d holds %d inotify fds", i, s.n);
+	if (syscall(SYS_newfstatat, AT_FDCWD, d0, &st, 0) != 0 ||
+	    !instance_watches(s.fds[0], (unsigned long)st.st_ino))
+		FAIL("child %d: its instance has no watch on %s (not shared)", i, d0);
+	return 0;
+}
+
+static int helper_tree(const char *base)
+{
+	char d[PLEN], n[16];
+
+	for (int i = 0; i < TREE; i++) {
+		snprintf(d, sizeof(d), "%s/d%d", base, i);
+		mkdir(d, 0755);
+	}
+	for (int i = 0; i < TREE; i++) {
+		snprintf(n, sizeof(n), "%d", i);
+		if (reap(spawn_helper("tree-child", base, n)) != 0)
+			FAIL("tree child %d failed", i);
+	}
+	return 0;
+}
+
+/* A child's change to p (round r). */
+static int helper_mutate(const char *p, int r)
+{
+	mutate(p, r);
+	return 0;
+}
+
+/* (b), and after the watcher's death (d): own changes exact right after the
+ * call, a reaped child's right after waitpid. */
+static int exact_rounds(const char *base, int rounds, const char *tag)
+{
+	char p[PLEN], q[PLEN], rs[16];
+
+	snprintf(p, sizeof(p), "%s/%s-f", base, tag);
+	snprintf(q, sizeof(q), "%s.tmp", p);
+	for (int r = 0; r < rounds; r++) {
+		check_exact(p, "before", r); /* fills the cache */
+		check_exact(q, "before", r);
+		if (r % 8 < 4) {
+			mutate(p, r);
+		} else {
+			snprintf(rs, sizeof(rs), "%d", r);
+			if (reap(spawn_helper("mutate", p, rs)) != 0)
+				FAIL("mutate child failed");
+		}
+		if (check_exact(p, r % 8 < 4 ? "own change" : "child's change", r) ||
+		    check_exact(q, r % 8 < 4 ? "own change" : "child's change", r) ||
+		    check_exact(base, "dir", r))
+			return 1;
+	}
+	return 0;
+}
+
+static int helper_exact(const char *base)
+{
+	struct fdscan s;
+	pid_t pid;
+
+	if (exact_rounds(base, ROUNDS, "b"))
+		return 1;
+	scan_inotify(&s);
+	if (n_init || s.n != 1)
+		FAIL("not in the session: %d inotify_init1, %d inotify fds", n_init, s.n);
+	/* A fork() child (no exec) attaches again, and is exact too. */
+	pid = fork();
+	if (pid == 0) {
+		if (exact_rounds(base, 40, "fork"))
+			_exit(1);
+		scan_inotify(&s);
+		if (n_init || s.n != 1) {
+			fprintf(stderr, "fork child: %d inotify_init1, %d inotify fds\n", n_init, s.n);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	return reap(pid);
+}
+
+/* (g) A process more than a ring behind (no reader thread yet, blocked in
+ * waitpid while a child makes > RING_RECORDS events) has lost events: it
+ * forgets everything (IN_Q_OVERFLOW), and the child's first change, whose
+ * record was overwritten, is seen. */
+static int helper_flood_child(const char *base)
+{
+	char p[PLEN], y[PLEN], z[PLEN];
+	int fy, fz;
+
+	snprintf(p, sizeof(p), "%s/d/x", base);
+	snprintf(y, sizeof(y), "%s/e/y", base);
+	snprintf(z, sizeof(z), "%s/e/z", base);
+	close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)); /* the change to see */
+	fy = open(y, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	fz = open(z, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	/* Alternating files: the kernel merges an event identical to the last
+	 * one queued, never these. */
+	for (unsigned int i = 0; i < RING_RECORDS + RING_RECORDS / 4; i++)
+		if (write(i & 1 ? fz : fy, "x", 1) != 1)
+			return 1;
+	close(fy);
+	close(fz);
+	return 0;
+}
+
+static int helper_flood(const char *base)
+{
+	char d[PLEN], e[PLEN], p[PLEN], q[PLEN];
+	struct stat st;
+
+	snprintf(d, sizeof(d), "%s/d", base);
+	snprintf(e, sizeof(e), "%s/e", base);
+	mkdir(d, 0755);
+	mkdir(e, 0755);
+	snprintf(p, sizeof(p), "%s/x", d);
+	snprintf(q, sizeof(q), "%s/nothing", e);
+	if (stat(p, &st) == 0 || stat(q, &st) == 0 || stat(p, &st) == 0) /* cached, both dirs watched */
+		FAIL("flood: setup");
+	if (reap(spawn_helper("flood-child", base, "")) != 0)
+		FAIL("flood child failed");
+	if (check_exact(p, "after the flood", 0))
+		return 1;
+	if (n_init)
+		FAIL("flood: not in the session");
+	return 0;
+}
+
+/* (f) The command closes its stdout and sleeps: a reader of the pipe sees
+ * EOF at once, so the watcher holds no copy of it. */
+static int helper_close_out(void)
+{
+	struct stat st;
+
+	(void)stat("/", &st); /* attached */
+	close(1);
+	sleep(2);
+	return 0;
+}
+
+static int sysctl_rw(const char *file, long *val, int write_it)
+{
+	char b[32];
+	int f = (int)syscall(SYS_openat, AT_FDCWD, file, write_it ? O_WRONLY : O_RDONLY);
+	long n;
+
+	if (f < 0)
+		return -1;
+	if (write_it) {
+		n = snprintf(b, sizeof(b), "%ld\n", *val);
+		n = syscall(SYS_write, f, b, n) == n ? 0 : -1;
+	} else {
+		n = syscall(SYS_read, f, b, sizeof(b) - 1);
+		b[n > 0 ? n : 0] = '\0';
+		*val = strtol(b, NULL, 10);
+		n = n > 0 ? 0 : -1;
+	}
+	syscall(SYS_close, f);
+	return (int)n;
+}
+
+#define MAX_INST "/proc/sys/fs/inotify/max_user_instances"
+
+/* (c) children answer from the cache with the per-user instance limit
+ * exhausted (a raw inotify_init1 fails: the limit is real). */
+static int helper_limit(const char *base, const char *stats)
+{
+	long one = 1, saved;
+	int ok = 1, fd;
+	char d[PLEN];
+
+	if (sysctl_rw(MAX_INST, &saved, 0) != 0)
+		FAIL("read " MAX_INST);
+	if (sysctl_rw(MAX_INST, &one, 1) != 0)
+		FAIL("write " MAX_INST);
+	fd = (int)syscall(SYS_inotify_init1, IN_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		ok = 0;
+		fprintf(stderr, "the limit does not bite: inotify_init1 succeeded\n");
+	}
+	setenv("RCUWALK_STATS", stats, 1);
+	snprintf(d, sizeof(d), "%s/d", base);
+	mkdir(d, 0755);
+	for (int i = 0; ok && i < 10; i++)
+		if (reap(spawn_helper("limit-child", d, "x")) != 0)
+			ok = 0;
+	sysctl_rw(MAX_INST, &saved, 1);
+	return ok ? 0 : 1;
+}
+
+static int helper_limit_child(const char *d)
+{
+	char p[PLEN];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/missing", d);
+	for (int k = 0; k < 20; k++)
+		if (stat(p, &st) == 0 || stat(d, &st) != 0)
+			FAIL("limit child: lookups");
+	return 0;
+}
+
+/* (d) SIGKILL the watcher; every later answer is the kernel's. */
+static int helper_kill(const char *base)
+{
+	struct ring_hdr h;
+	char p[PLEN];
+	int f, init_before;
+
+	if (exact_rounds(base, 16, "pre"))
+		return 1;
+	init_before = n_init;
+	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
+	f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
+	if (f < 0 || pread(f, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != RING_MAGIC)
+		FAIL("cannot read the ring's header");
+	close(f);
+	if (init_before)
+		FAIL("not in the session before the kill");
+	if (kill((pid_t)h.pid, SIGKILL) != 0)
+		FAIL("kill watcher %u: %s", h.pid, strerror(errno));
+	/* A killed watcher leaves its directory behind (phase 1): ours to remove. */
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/" RING_SOCKET, getenv("RCUWALK_SESSION"));
+	unlink(p);
+	rmdir(getenv("RCUWALK_SESSION"));
+	if (exact_rounds(base, ROUNDS, "post"))
+		return 1;
+	fprintf(stderr, "after the kill: %d inotify_init1\n", n_init);
+	return 0;
+}
+
+/* (e) a child whose euid differs from its uid does not attach, and is exact. */
+static int helper_euid(const char *base)
+{
+	struct stat st;
+	pid_t pid;
+
+	if (stat(base, &st) != 0 || n_init)
+		FAIL("not in the session");
+	pid = fork();
+	if (pid == 0) {
+		if (setresuid(65534, 0, 0) != 0)
+			_exit(2);
+		if (exact_rounds(base, 50, "e"))
+			_exit(1);
+		if (n_init != 1) {
+			fprintf(stderr, "euid child: %d inotify_init1 (attached?)\n", n_init);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	return reap(pid);
+}
+
+static int helper(int argc, char **argv)
+{
+	const char *m = argv[2], *a = argc > 3 ? argv[3] : "", *b = argc > 4 ? argv[4] : "";
+
+	if (!getenv("RCUWALK_SESSION") && strcmp(m, "mutate"))
+		FAIL("helper %s: no RCUWALK_SESSION", m);
+	if (!strcmp(m, "tree"))
+		return helper_tree(a);
+	if (!strcmp(m, "tree-child"))
+		return helper_tree_child(a, atoi(b));
+	if (!strcmp(m, "mutate"))
+		return helper_mutate(a, atoi(b));
+	if (!strcmp(m, "exact"))
+		return helper_exact(a);
+	if (!strcmp(m, "limit"))
+		return helper_limit(a, b);
+	if (!strcmp(m, "limit-child"))
+		return helper_limit_child(a);
+	if (!strcmp(m, "kill"))
+		return helper_kill(a);
+	if (!strcmp(m, "euid"))
+		return helper_euid(a);
+	if (!strcmp(m, "flood"))
+		return helper_flood(a);
+	if (!strcmp(m, "flood-child"))
+		return helper_flood_child(a);
+	if (!strcmp(m, "close-out"))
+		return helper_close_out();
+	FAIL("unknown helper %s", m);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The tests: the launcher with --session around a helper. */
+
+static int run_session(const char *mode, const char *a1, const char *a2)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		const char *l = getenv("RCUWALK_LAUNCHER");
+
+		unsetenv("RCUWALK_SESSION");
+		setenv("RCUWALK_RACY_MS", "0", 1); /* attributes cached too */
+		execl(l, l, "--session", "--", self_exe(), "--helper", mode, a1, a2, (char *)NULL);
+		_exit(127);
+	}
+	return wait_bounded(pid, 120);
+}
+
+static void subdir(char *out, const char *name)
+{
+	snprintf(out, PLEN, "%s/%s", g_scratch, name);
+	assert_int_equal(raw_mkdir(out), 0);
+}
+
+static void test_session_tree_shares_one_instance(void **state)
+{
+	char d[PLEN];
+	int st;
+
+	(void)state;
+	subdir(d, "tree");
+	st = run_session("tree", d, "");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void test_session_exact_own_and_child_changes(void **state)
+{
+	char d[PLEN];
+	int st;
+
+	(void)state;
+	subdir(d, "exact");
+	st = run_session("exact", d, "");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void test_session_instance_limit(void **state)
+{
+	char d[PLEN], stats[PLEN];
+	long saved;
+	int st;
+
+	(void)state;
+	/* Writing the value it has changes nothing: can we write it at all
+	 * (root, and /proc/sys not read-only as in many containers)? */
+	if (geteuid() != 0 || sysctl_rw(MAX_INST, &saved, 0) != 0 ||
+	    sysctl_rw(MAX_INST, &saved, 1) != 0) {
+		print_message("skipped: cannot lower " MAX_INST " (not root, or read-only)\n");
+		return;
+	}
+	subdir(d, "limit");
+	snprintf(stats, sizeof(stats), "%s/stats", g_scratch);
+	st = run_session("limit", d, stats);
+	sysctl_rw(MAX_INST, &saved, 1); /* restored, whatever the helper did */
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	{
+		/* Each child's record: hits > 0 (a per-process instance could
+		 * not have been created under the limit). */
+		static char buf[1 << 16];
+		int f = (int)syscall(SYS_openat, AT_FDCWD, stats, O_RDONLY), recs = 0, good = 0;
+		long n = f >= 0 ? syscall(SYS_read, f, buf, sizeof(buf) - 1) : 0;
+
+		if (f >= 0)
+			close(f);
+		buf[n > 0 ? n : 0] = '\0';
+		for (char *l = buf; (l = strstr(l, "rcuwalk-stats v1 ")); l++) {
+			char *h = strstr(l, " hits=");
+			char *nh = strstr(l, " neg_hits=");
+
+			recs++;
+			if (h && nh && (strtoll(h + 6, NULL, 10) + strtoll(nh + 10, NULL, 10)) >= 19)
+				good++;
+		}
+		print_message("limit: %d records, %d with cached answers\n", recs, good);
+		assert_true(good >= 10);
+	}
+}
+
+static void test_session_watcher_killed(void **state)
+{
+	char d[PLEN];
+	int st;
+
+	(void)state;
+	subdir(d, "kill");
+	st = run_session("kill", d, "");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void test_session_other_euid_does_not_attach(void **state)
+{
+	char d[PLEN];
+	int st;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skipped: not root (setresuid)\n");
+		return;
+	}
+	subdir(d, "euid");
+	chmod(d, 0777);
+	st = run_session("euid", d, "");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void test_session_a_ring_behind_forgets_everything(void **state)
+{
+	char d[PLEN];
+	int st;
+
+	(void)state;
+	subdir(d, "flood");
+	st = run_session("flood", d, "");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void test_session_watcher_keeps_no_fd_of_the_command(void **state)
+{
+	int p[2], st;
+	pid_t pid;
+	double t0, waited;
+	char c;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	if (pid == 0) {
+		const char *l = getenv("RCUWALK_LAUNCHER");
+
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execl(l, l, "--session", "--", self_exe(), "--helper", "close-out", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	t0 = mono_now();
+	while (read(p[0], &c, 1) > 0)
+		;
+	waited = mono_now() - t0;
+	close(p[0]);
+	st = wait_bounded(pid, 30);
+	print_message("EOF after %.3f s\n", waited);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(waited < 1.5); /* the command itself sleeps 2 s */
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_session_tree_shares_one_instance),
+		cmocka_unit_test(test_session_exact_own_and_child_changes),
+		cmocka_unit_test(test_session_instance_limit),
+		cmocka_unit_test(test_session_watcher_killed),
+		cmocka_unit_test(test_session_other_euid_does_not_attach),
+		cmocka_unit_test(test_session_a_ring_behind_forgets_everything),
+		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),
+	};
+
+	if (argc > 2 && !strcmp(argv[1], "--helper"))
+		return helper(argc, argv);
+	if (!getenv("RCUWALK_TEST_SHIM") || !getenv("RCUWALK_LAUNCHER")) {
+		fprintf(stderr, "test_session: needs the shim and RCUWALK_LAUNCHER; skipped\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
+}
