@@ -533,12 +533,20 @@ static void test_session_instance_limit(void **state)
 	int st;
 
 	(void)state;
+	/* The limit is the whole user's: lowering it fails every other
+	 * process of root that creates an instance meanwhile (another test
+	 * run beside this one).  Only where the runner says nothing else runs. */
+	if (!getenv("RCUWALK_TEST_SYSCTL")) {
+		print_message("skipped: lowers a system-wide limit; set RCUWALK_TEST_SYSCTL=1 "
+			      "where nothing else runs (CI's first run does)\n");
+		skip();
+	}
 	/* Writing the value it has changes nothing: can we write it at all
 	 * (root, and /proc/sys not read-only as in many containers)? */
 	if (geteuid() != 0 || sysctl_rw(MAX_INST, &saved, 0) != 0 ||
 	    sysctl_rw(MAX_INST, &saved, 1) != 0) {
 		print_message("skipped: cannot lower " MAX_INST " (not root, or read-only)\n");
-		return;
+		skip();
 	}
 	subdir(d, "limit");
 	snprintf(stats, sizeof(stats), "%s/stats", g_scratch);
@@ -589,7 +597,7 @@ static void test_session_other_euid_does_not_attach(void **state)
 	(void)state;
 	if (geteuid() != 0) {
 		print_message("skipped: not root (setresuid)\n");
-		return;
+		skip();
 	}
 	subdir(d, "euid");
 	chmod(d, 0777);
