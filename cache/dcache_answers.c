@@ -52,8 +52,9 @@ static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
 	tls_populated = false;
 	rcu_read_lock();
 	for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
-		struct miss m = { 0 };
+		struct miss m;
 
+		MISS_INIT(m);
 		r = attempt(path, ctx, &m);
 		if (r == WALK_RETRY)
 			continue;

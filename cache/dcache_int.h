@@ -523,7 +523,6 @@ struct miss {
 	const char *name;       /* CHILD */
 	size_t len;
 	int amode;              /* ACCESS: bit index */
-	struct stat st;         /* POP_ANSWERED: the kernel's lstat answer */
 	unsigned int mask;      /* STATX: the request mask */
 	unsigned int seq;       /* DCACHE_Q_FIND_: d_seq of the final dentry d */
 	/* CHILD, ATTR: the gap is the final object of a plain stat/lstat
@@ -534,7 +533,15 @@ struct miss {
 	int err;                /* POP_MISS_ANSWERED: 0 (m->st) or the errno */
 	unsigned char pass_why; /* POP_MISS_ANSWERED: PASS_WHY_* if the reply's attributes
 				 * were not kept (counted as the kernel's answer) */
+	/* Last, and not cleared by MISS_INIT: written by dc_populate_rcu()
+	 * before every POP_ANSWERED / POP_MISS_ANSWERED that carries it, read
+	 * only after one.  (Clearing its 144 bytes in every walk attempt was a
+	 * rep stos on the hit path.) */
+	struct stat st;         /* POP_ANSWERED: the kernel's lstat answer */
 };
+
+/* A walk attempt's struct miss: every field zero but st. */
+#define MISS_INIT(m) memset(&(m), 0, offsetof(struct miss, st))
 
 #define DCACHE_Q_FIND_ 0x100u /* internal: report the final dentry, answer nothing */
 #define WALK_RETRY (-2)

@@ -355,10 +355,11 @@ int dc_populate_rcu(struct miss *m)
 		/* Resolve the (canonical) cwd; recursion is one level deep
 		 * because the path is absolute. */
 		for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
-			struct miss m2 = { 0 };
+			struct miss m2;
 			struct stat dummy;
 			struct dentry *res = NULL;
 
+			MISS_INIT(m2);
 			r = dc_walk_rcu(path, SIZE_MAX, DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0, &dummy,
 				     &m2);
 			if (r == WALK_RETRY)

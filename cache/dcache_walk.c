@@ -395,8 +395,9 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 		tls_populated = false;
 		rcu_read_lock();
 		for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
-			struct miss m = { 0 };
+			struct miss m;
 
+			MISS_INIT(m);
 			r = dc_walk_rcu(path, plen, flags, amode, st, &m);
 			if (r == WALK_RETRY)
 				continue;
