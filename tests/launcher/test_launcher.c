@@ -1120,8 +1120,9 @@ static void make_tree(char *dir, const char *self)
 	for (int i = 0; i < PROBES; i++)
 		off += (size_t)snprintf(mk + off, sizeof(mk) - off, " t%02d", i);
 	off += (size_t)snprintf(mk + off, sizeof(mk) - off, " shell\n");
+	/* the probe's path quoted: a checkout's path may have a ' ' */
 	off += (size_t)snprintf(mk + off, sizeof(mk) - off,
-				"t%%:\n\t@%s --probe %s $@\n"
+				"t%%:\n\t@'%s' --probe %s $@\n"
 				"shell:\n\t@test -e %s/inc0/absent || echo shell-ok\n"
 				".PHONY: all shell\n",
 				self, dir, dir);
