@@ -1423,10 +1423,12 @@ static void test_differential_second_pass_needs_no_kernel_populate(void **state)
 	/* The second pass over the same unchanged tree is answered from the
 	 * cache: it saves syscalls and asks the kernel to populate (almost)
 	 * nothing.  Paths that climb to /tmp itself see other programs' writes
-	 * there (an event drops /tmp's attributes: one refetch each); seen off
-	 * by one in a CI run beside other jobs. */
+	 * there (an event drops /tmp's attributes: one refetch each), in
+	 * either child: seen off by one each way, in a CI run beside other
+	 * jobs and beside another test run (219 misses for two passes, 220
+	 * for one pass whose child read 5 events). */
 	assert_true(two.saved > one.saved);
-	assert_true(two.misses >= one.misses && two.misses <= one.misses + 4);
+	assert_true(two.misses + 4 >= one.misses && two.misses <= one.misses + 4);
 }
 
 /* ------------------------------------------------------------------------ */
