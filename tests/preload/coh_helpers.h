@@ -1,10 +1,11 @@
 /*
- * coh_helpers.h - small helpers shared by test_strict, test_mounts,
- * test_watch_budget (coherence clauses 5, 7 and 8), test_warmup and
- * test_host_urcu: raw syscalls that bypass the shim, observations to compare,
- * spawning this binary as a helper, reading RCUWALK_STATS records, and the
- * scratch directory.  Everything is static inline: each test
- * uses a part of it.
+ * coh_helpers.h - small helpers shared by the preloaded tests (test_strict,
+ * test_mounts, test_watch_budget: coherence clauses 5, 7 and 8; test_warmup,
+ * test_host_urcu, test_coherence, test_safety): raw syscalls that bypass the
+ * shim, observations to compare with the kernel's, spawning this binary as a
+ * helper and reading what it wrote, RCUWALK_STATS records, times, and the
+ * scratch directory.  Everything is static inline: each test uses a part of
+ * it, and a test keeps in its own file only what is its own.
  */
 #ifndef RCUWALK_COH_HELPERS_H
 #define RCUWALK_COH_HELPERS_H
@@ -27,6 +28,107 @@
 #define PLEN 512
 
 extern char **environ;
+
+/* snprintf that never truncates silently (and keeps -Wformat-truncation quiet). */
+__attribute__((format(printf, 3, 4)))
+static inline void xfmt(char *out, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vsnprintf(out, n, fmt, ap);
+	va_end(ap);
+	if (r < 0 || (size_t)r >= n)
+		abort();
+}
+
+/* errno's name ("0" for none). */
+static inline const char *ename(int e)
+{
+	const char *s;
+
+	if (e == 0)
+		return "0";
+	s = strerrorname_np(e);
+	return s ? s : "?";
+}
+
+/* write(2) of a string, raw: for signal handlers. */
+static inline void raw_puts(int fd, const char *s)
+{
+	syscall(SYS_write, fd, s, strlen(s));
+}
+
+static inline long raw_stat(const char *p, struct stat *st, int flags)
+{
+	return syscall(SYS_newfstatat, AT_FDCWD, p, st, flags);
+}
+
+static inline void now(struct timespec *t)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+}
+
+/* b - a, in seconds. */
+static inline double ts_diff(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* One stat-like answer: return value, errno, and the attributes. */
+struct sres {
+	int rc, err;
+	struct stat st;
+};
+
+/* 0 if the shim's `s` equals the kernel's `k` (every field the contract
+ * keeps exact: all but st_atim); else 1 and a description in buf. */
+static inline int sres_diff(const char *call, const struct sres *s, const struct sres *k, char *buf,
+			    size_t n)
+{
+	if (s->rc != k->rc || s->err != k->err) {
+		snprintf(buf, n, "%s: shim rc=%d errno=%s, kernel rc=%d errno=%s", call, s->rc,
+			 ename(s->err), k->rc, ename(k->err));
+		return 1;
+	}
+	if (s->rc != 0)
+		return 0;
+#define SRES_CMPF(f)                                                                \
+	if (s->st.f != k->st.f) {                                                   \
+		snprintf(buf, n, "%s: " #f " shim=%lld (0%llo) kernel=%lld (0%llo)", call, \
+			 (long long)s->st.f, (unsigned long long)s->st.f,           \
+			 (long long)k->st.f, (unsigned long long)k->st.f);          \
+		return 1;                                                           \
+	}
+	SRES_CMPF(st_dev)
+	SRES_CMPF(st_ino)
+	SRES_CMPF(st_mode)
+	SRES_CMPF(st_nlink)
+	SRES_CMPF(st_uid)
+	SRES_CMPF(st_gid)
+	SRES_CMPF(st_rdev)
+	SRES_CMPF(st_size)
+	SRES_CMPF(st_blksize)
+	SRES_CMPF(st_blocks)
+	SRES_CMPF(st_mtim.tv_sec)
+	SRES_CMPF(st_mtim.tv_nsec)
+	SRES_CMPF(st_ctim.tv_sec)
+	SRES_CMPF(st_ctim.tv_nsec)
+#undef SRES_CMPF
+	return 0;
+}
+
+/* 0 if a call's (return value, errno) through the shim equals the kernel's;
+ * else 1 and a description in buf. */
+static inline int rc_diff(const char *call, int src, int serr, int krc, int kerr, char *buf, size_t n)
+{
+	if (src == krc && serr == kerr)
+		return 0;
+	snprintf(buf, n, "%s: shim rc=%d errno=%s, kernel rc=%d errno=%s", call, src, ename(serr), krc,
+		 ename(kerr));
+	return 1;
+}
 
 /* What a stat answers: return value, errno, and the attributes that the
  * contract keeps exact (all but st_atim). */
@@ -246,6 +348,22 @@ static inline int scratch_teardown(void **state)
 	(void)state;
 	rm_rf(g_scratch);
 	return 0;
+}
+
+/* A group setup's work for a test with a watchdog: scratch_setup(), and
+ * `on_alarm` as the SIGALRM handler, without SA_RESTART (the alarm
+ * interrupts a blocking waitpid()).  Returns 0, or -1. */
+static inline int scratch_setup_alarm(void **state, void (*on_alarm)(int))
+{
+	struct sigaction sa;
+
+	if (scratch_setup(state) != 0)
+		return -1;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = 0;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGALRM, &sa, NULL);
 }
 
 /* Wait for `pid` at most `secs` seconds (then kill it): its status, or -1. */
