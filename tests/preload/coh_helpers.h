@@ -187,6 +187,26 @@ static inline double mono_now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* Observe paths[0..n) through the shim until every answer equals exp[] (the
+ * kernel's), or until mono_now() passes `end`.  Returns 1 if they all did. */
+static inline int obs_poll_exact(const char *const *paths, size_t n, const struct obs *exp, double end)
+{
+	char why[512];
+	int exact = 0;
+
+	while (!exact && mono_now() < end) {
+		exact = 1;
+		for (size_t j = 0; j < n; j++) {
+			struct obs got;
+
+			observe_shim(paths[j], &got);
+			if (obs_diff(&got, &exp[j], why, sizeof(why)))
+				exact = 0;
+		}
+	}
+	return exact;
+}
+
 /* dir + "/" + rel. */
 static inline void join(char *out, const char *dir, const char *rel)
 {
@@ -386,6 +406,61 @@ static inline int wait_bounded(pid_t pid, double secs)
 		}
 		usleep(1000);
 	}
+}
+
+/* The paths of one helper run: dir = g_scratch/name, made; result (if not
+ * NULL) and stats = g_scratch/result and g_scratch/stats, stats removed (a
+ * fresh RCUWALK_STATS file); se = "RCUWALK_STATS=<stats>" (sesize bytes) for
+ * the helper's environment.  Buffers of PLEN.  Returns raw_mkdir()'s result. */
+static inline int helper_paths(const char *name, char *dir, char *result, char *stats, char *se,
+			       size_t sesize)
+{
+	join(dir, g_scratch, name);
+	if (result)
+		join(result, g_scratch, "result");
+	join(stats, g_scratch, "stats");
+	syscall(SYS_unlinkat, AT_FDCWD, stats, 0);
+	snprintf(se, sesize, "RCUWALK_STATS=%s", stats);
+	return raw_mkdir(dir);
+}
+
+/* Run this binary as helper `name` (spawn_self, no fd kept) in `envp`, which
+ * is freed, and wait at most `secs` for it: wait_bounded()'s status, -1 if
+ * it could not be started. */
+static inline int spawn_self_wait(const char *name, const char *const *args, char **envp, double secs)
+{
+	pid_t pid = spawn_self(name, args, envp, -1, -1);
+	int status = pid > 0 ? wait_bounded(pid, secs) : -1;
+
+	free(envp);
+	return status;
+}
+
+/* A helper's result line, written to `path` (made or truncated), raw: the
+ * shim does not see it.  Returns 0, or -1. */
+static inline int write_result(const char *path, const char *line)
+{
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	long n = (long)strlen(line);
+
+	if (fd < 0 || syscall(SYS_write, fd, line, n) != n)
+		return -1;
+	syscall(SYS_close, fd);
+	return 0;
+}
+
+/* A small file a helper wrote (its result line), raw: at most n - 1 bytes,
+ * NUL-terminated.  Returns the bytes read, or -1. */
+static inline long read_result(const char *path, char *buf, size_t n)
+{
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return -1;
+	r = syscall(SYS_read, fd, buf, n - 1);
+	syscall(SYS_close, fd);
+	buf[r > 0 ? r : 0] = '\0';
+	return r;
 }
 
 #endif
