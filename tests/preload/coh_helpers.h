@@ -13,8 +13,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,6 +340,96 @@ static inline long long stats_field(const char *file, const char *name)
 		l = nl ? nl + 1 : NULL;
 	}
 	return recs ? sum : -1;
+}
+
+/* The counters of one RCUWALK_STATS record that the statistics tests read. */
+struct stats_line {
+	uint64_t hits, neg_hits, misses, passthrough, invalidations, saved;
+};
+
+/* RCUWALK_DISABLE is set: the cache is off here and in the children. */
+static inline bool shim_disabled(void)
+{
+	const char *d = getenv("RCUWALK_DISABLE");
+
+	return d && *d && strcmp(d, "0") != 0;
+}
+
+/* Run argv (argv[0] "/proc/self/exe": this binary as its own helper) in our
+ * environment with RCUWALK_STATS=<a new file in dir> instead of ours, wait
+ * for it, and read its record into *out (printed after `label`; the file is
+ * removed).  Returns 1 if found, 0 if not, -1 if the child did not exit 0 or
+ * the file could not be made or read (said on stderr). */
+static inline int stats_child(const char *dir, char *const argv[], const char *label,
+			      struct stats_line *out)
+{
+	char statsfile[PLEN], envvar[PLEN + 32], line[1024];
+	size_t nenv = 0, k = 0;
+	int status, fd, nlines = 0, found = 0;
+	char **envp;
+	pid_t pid;
+	FILE *f;
+
+	snprintf(statsfile, sizeof(statsfile), "%s/stats-XXXXXX", dir);
+	fd = mkstemp(statsfile);
+	if (fd < 0) {
+		fprintf(stderr, "stats child (%s): mkstemp in %s: %s\n", label, dir, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	snprintf(envvar, sizeof(envvar), "RCUWALK_STATS=%s", statsfile);
+	while (environ[nenv])
+		nenv++;
+	envp = calloc(nenv + 2, sizeof(*envp));
+	if (!envp)
+		abort();
+	for (size_t i = 0; i < nenv; i++)
+		if (strncmp(environ[i], "RCUWALK_STATS=", 14) != 0)
+			envp[k++] = environ[i];
+	envp[k++] = envvar;
+	envp[k] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		execve("/proc/self/exe", argv, envp);
+		_exit(127);
+	}
+	free(envp);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "stats child (%s): status %#x\n", label, pid < 0 ? -1 : status);
+		unlink(statsfile);
+		return -1;
+	}
+	f = fopen(statsfile, "r");
+	if (!f) {
+		fprintf(stderr, "stats child (%s): %s: %s\n", label, statsfile, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct stats_line s;
+		int lpid;
+
+		nlines++;
+		if (sscanf(line,
+			   "rcuwalk-stats v1 pid=%d hits=%" SCNu64 " neg_hits=%" SCNu64
+			   " misses=%" SCNu64 " passthrough=%" SCNu64 " invalidations=%" SCNu64
+			   " saved=%" SCNu64,
+			   &lpid, &s.hits, &s.neg_hits, &s.misses, &s.passthrough, &s.invalidations,
+			   &s.saved) == 7 &&
+		    lpid == pid) {
+			*out = s;
+			found = 1;
+			fprintf(stderr, "stats child (%s): %s", label, line);
+		} else {
+			fprintf(stderr, "stats file line not understood: %s", line);
+		}
+	}
+	fclose(f);
+	unlink(statsfile);
+	if (!found)
+		fprintf(stderr, "stats child (%s): no line for pid %d in %s (%d lines)\n", label,
+			(int)pid, statsfile, nlines);
+	return found;
 }
 
 static inline int rm_entry_(const char *p, const struct stat *st, int type, struct FTW *ftw)

@@ -39,6 +39,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "coh_helpers.h"
 #include "../kernel_again.h"
 
 extern char **environ;
@@ -864,7 +865,7 @@ static int rm_cb(const char *p, const struct stat *sb, int type, struct FTW *ftw
 	return 0;
 }
 
-static void rm_rf(const char *root)
+static void remove_tree(const char *root)
 {
 	char b[PATH_MAX];
 
@@ -919,7 +920,7 @@ static int group_teardown(void **state)
 	if (chdir("/") != 0)
 		fprintf(stderr, "chdir(/): %s\n", strerror(errno));
 	if (g_top[0])
-		rm_rf(g_top);
+		remove_tree(g_top);
 	for (size_t i = 0; i < g_npaths; i++)
 		free(g_paths[i]);
 	free(g_paths);
@@ -1307,85 +1308,19 @@ static void test_differential_foreign_mutations_visible_within_deadline(void **s
 /* ------------------------------------------------------------------------ */
 /* Statistics: the cache is really used                                     */
 
-struct stats_line {
-	uint64_t hits, neg_hits, misses, passthrough, invalidations, saved;
-};
-
-static bool shim_disabled(void)
-{
-	const char *d = getenv("RCUWALK_DISABLE");
-
-	return d && *d && strcmp(d, "0") != 0;
-}
-
-/* Runs `self --child WORK passes` with RCUWALK_STATS=FILE; returns true and
- * fills *out when the child's line was found. */
+/* Runs `self --child WORK passes` with a fresh RCUWALK_STATS file; returns
+ * true and fills *out when the child's record was found. */
 static bool run_stats_child(int passes, struct stats_line *out)
 {
-	char statsfile[PATH_MAX], envvar[PATH_MAX + 32], npass[16];
-	size_t nenv = 0, k = 0;
-	pid_t pid;
-	int status, fd;
-
-	snprintf(statsfile, sizeof(statsfile), "%s/stats-XXXXXX", g_outer);
-	fd = mkstemp(statsfile);
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(envvar, sizeof(envvar), "RCUWALK_STATS=%s", statsfile);
-	snprintf(npass, sizeof(npass), "%d", passes);
-
-	while (environ[nenv])
-		nenv++;
-	char **envp = calloc(nenv + 2, sizeof(*envp));
-	assert_non_null(envp);
-	for (size_t i = 0; i < nenv; i++)
-		if (strncmp(environ[i], "RCUWALK_STATS=", 14) != 0)
-			envp[k++] = environ[i];
-	envp[k++] = envvar;
-	envp[k] = NULL;
+	char npass[16], label[32];
 	char *argv[] = { "/proc/self/exe", "--child", g_work, npass, NULL };
+	int r;
 
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		execve("/proc/self/exe", argv, envp);
-		_exit(127);
-	}
-	free(envp);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fprintf(stderr, "stats child: status %#x\n", status);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-
-	FILE *f = fopen(statsfile, "r");
-	assert_non_null(f);
-	char line[1024];
-	bool found = false;
-	int nlines = 0;
-	while (fgets(line, sizeof(line), f)) {
-		int lpid;
-		struct stats_line s;
-		nlines++;
-		if (sscanf(line,
-			   "rcuwalk-stats v1 pid=%d hits=%" SCNu64 " neg_hits=%" SCNu64
-			   " misses=%" SCNu64 " passthrough=%" SCNu64 " invalidations=%" SCNu64
-			   " saved=%" SCNu64,
-			   &lpid, &s.hits, &s.neg_hits, &s.misses, &s.passthrough,
-			   &s.invalidations, &s.saved) == 7 && lpid == pid) {
-			*out = s;
-			found = true;
-			fprintf(stderr, "stats child (%d passes): %s", passes, line);
-		} else {
-			fprintf(stderr, "stats file line not understood: %s", line);
-		}
-	}
-	fclose(f);
-	unlink(statsfile);
-	if (!found)
-		fprintf(stderr, "stats child (%d passes): no line for pid %d in %s (%d lines)\n",
-			passes, (int)pid, statsfile, nlines);
-	return found;
+	snprintf(npass, sizeof(npass), "%d", passes);
+	snprintf(label, sizeof(label), "%d passes", passes);
+	r = stats_child(g_outer, argv, label, out);
+	assert_true(r >= 0);
+	return r == 1;
 }
 
 static void test_differential_cache_answers_repeated_lookups(void **state)

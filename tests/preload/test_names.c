@@ -46,6 +46,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "coh_helpers.h"
 #include "../kernel_again.h"
 
 extern char **environ;
@@ -281,7 +282,7 @@ static int rm_cb(const char *p, const struct stat *sb, int type, struct FTW *ftw
 	return unlink(p) == 0 || errno == ENOENT ? 0 : 0;
 }
 
-static void rm_rf(const char *root)
+static void remove_tree(const char *root)
 {
 	char cmd[PATH_MAX + 32];
 
@@ -346,9 +347,9 @@ static int group_teardown(void **state)
 	if (chdir("/") != 0)
 		return -1;
 	if (g_outer[0])
-		rm_rf(g_outer);
+		remove_tree(g_outer);
 	if (g_shm[0])
-		rm_rf(g_shm);
+		remove_tree(g_shm);
 	for (size_t i = 0; i < g_npaths; i++)
 		free(g_paths[i]);
 	free(g_paths);
@@ -1064,75 +1065,19 @@ static void test_names_deep_cold_path_matches_kernel(void **state)
 /* ------------------------------------------------------------------------ */
 /* Statistics: a child makes one call N times. */
 
-struct stats_line {
-	uint64_t hits, neg_hits, misses, passthrough, invalidations, saved;
-};
-
-static bool shim_disabled(void)
-{
-	const char *d = getenv("RCUWALK_DISABLE");
-
-	return d && *d && strcmp(d, "0") != 0;
-}
-
+/* Runs `self --child KIND PATH N` with a fresh RCUWALK_STATS file; returns
+ * true and fills *out when the child's record was found. */
 static bool run_stats_child(const char *kind, const char *path, int n, struct stats_line *out)
 {
-	char statsfile[PATH_MAX], envvar[PATH_MAX + 32], num[16];
-	size_t nenv = 0, k = 0;
-	char **envp, line[1024];
-	bool found = false;
-	int status, fd;
-	pid_t pid;
-	FILE *f;
-
-	snprintf(statsfile, sizeof(statsfile), "%s/stats-XXXXXX", g_outer);
-	fd = mkstemp(statsfile);
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(envvar, sizeof(envvar), "RCUWALK_STATS=%s", statsfile);
-	snprintf(num, sizeof(num), "%d", n);
-	while (environ[nenv])
-		nenv++;
-	envp = calloc(nenv + 2, sizeof(*envp));
-	assert_non_null(envp);
-	for (size_t i = 0; i < nenv; i++)
-		if (strncmp(environ[i], "RCUWALK_STATS=", 14) != 0)
-			envp[k++] = environ[i];
-	envp[k++] = envvar;
-	envp[k] = NULL;
+	char num[16], label[PATH_MAX + 64];
 	char *argv[] = { "/proc/self/exe", "--child", (char *)kind, (char *)path, num, NULL };
+	int r;
 
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		execve("/proc/self/exe", argv, envp);
-		_exit(127);
-	}
-	free(envp);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	f = fopen(statsfile, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		struct stats_line s;
-		int lpid;
-
-		if (sscanf(line,
-			   "rcuwalk-stats v1 pid=%d hits=%" SCNu64 " neg_hits=%" SCNu64
-			   " misses=%" SCNu64 " passthrough=%" SCNu64 " invalidations=%" SCNu64
-			   " saved=%" SCNu64,
-			   &lpid, &s.hits, &s.neg_hits, &s.misses, &s.passthrough, &s.invalidations,
-			   &s.saved) == 7 &&
-		    lpid == pid) {
-			*out = s;
-			found = true;
-			fprintf(stderr, "stats child (%s %s x%d): %s", kind, path, n, line);
-		}
-	}
-	fclose(f);
-	unlink(statsfile);
-	return found;
+	snprintf(num, sizeof(num), "%d", n);
+	snprintf(label, sizeof(label), "%s %s x%d", kind, path, n);
+	r = stats_child(g_outer, argv, label, out);
+	assert_true(r >= 0);
+	return r == 1;
 }
 
 static void check_repeated(const char *kind, const char *rel)
