@@ -214,16 +214,20 @@ clean:
 EOF
 }
 
+# launch_words VARIANT: sets `launch` to the words put before a command run
+# that way: none, or the launcher (shim).
+launch_words() {
+	launch=()
+	if [[ $1 == shim ]]; then launch=("$launcher" --); fi
+}
+
 # one_build DIR VARIANT: clean (untimed), then one timed `make -jN`; prints seconds.
 one_build() {
-	local dir=$1 variant=$2 t0 t1
+	local dir=$1 variant=$2 t0 t1 launch
+	launch_words "$variant"
 	make -s -C "$dir" clean >/dev/null
 	t0=$(date +%s.%N)
-	if [[ $variant == shim ]]; then
-		(cd "$dir" && "$launcher" -- make -s -j"$jobs" >/dev/null) || die "make with the shim failed in $dir"
-	else
-		(cd "$dir" && make -s -j"$jobs" >/dev/null) || die "make failed in $dir"
-	fi
+	(cd "$dir" && "${launch[@]}" make -s -j"$jobs" >/dev/null) || die "make ($variant) failed in $dir"
 	t1=$(date +%s.%N)
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
 }
@@ -269,16 +273,12 @@ bench_builds() {
 trace_set='openat,?open,newfstatat,?stat,?lstat,?access,faccessat,faccessat2,?readlink,readlinkat,statx,getdents64,inotify_add_watch'
 # strace_builds NAME DIR: path syscalls of one build each way.
 strace_builds() {
-	local name=$1 dir=$2 v
+	local name=$1 dir=$2 v launch
 	for v in none shim; do
+		launch_words "$v"
 		make -s -C "$dir" clean >/dev/null
-		if [[ $v == shim ]]; then
-			(cd "$dir" && strace -f -c -o "$out/strace-$name-$v.txt" -e trace="$trace_set" \
-				"$launcher" -- make -s -j"$jobs" >/dev/null)
-		else
-			(cd "$dir" && strace -f -c -o "$out/strace-$name-$v.txt" -e trace="$trace_set" \
-				make -s -j"$jobs" >/dev/null)
-		fi
+		(cd "$dir" && strace -f -c -o "$out/strace-$name-$v.txt" -e trace="$trace_set" \
+			"${launch[@]}" make -s -j"$jobs" >/dev/null)
 	done
 	awk -v name="$name" '
 		FNR == 1 { f++ }
@@ -317,34 +317,34 @@ mount_fuse() {
 	echo "$m"
 }
 
+# bench_project NAME DISK_DIR DISK_TUS DIR TUS WHAT: the builds of project
+# NAME: DISK_DIR (DISK_TUS TUs) on disk, warm; then, of DIR (TUS TUs, WHAT in
+# the message), the path syscalls of one build (strace) and the builds through
+# FUSE.
+bench_project() {
+	local name=$1 m
+	bench_builds "$name" "$2" disk "$3" warm
+	if ((have_strace)); then
+		echo "path syscalls of one build of $6 on disk (strace -f -c): no shim, shim"
+		strace_builds "$name" "$4"
+	fi
+	if ((fuse_ok)); then
+		m=$(mount_fuse "$4")
+		mounts+=("$m") # mount_fuse ran in a subshell
+		bench_builds "$name" "$m" fuse "$5"
+	fi
+}
+
 # 4a. generated include-heavy project
 echo "generating: $gen_tus TUs (disk) and $fuse_tus TUs (FUSE, same headers), $idirs -I dirs, $headers headers"
 "$root/examples/gen-include-project.sh" "$tmp/gen" "$gen_tus" "$idirs" "$headers" >/dev/null
 "$root/examples/gen-include-project.sh" "$tmp/genf" "$fuse_tus" "$idirs" "$headers" >/dev/null
-bench_builds generated "$tmp/gen" disk "$gen_tus" warm
-if ((have_strace)); then
-	echo "path syscalls of one build of the $fuse_tus-TU project on disk (strace -f -c): no shim, shim"
-	strace_builds generated "$tmp/genf"
-fi
-if ((fuse_ok)); then
-	mf=$(mount_fuse "$tmp/genf")
-	mounts+=("$mf")
-	bench_builds generated "$mf" fuse "$fuse_tus"
-fi
+bench_project generated "$tmp/gen" "$gen_tus" "$tmp/genf" "$fuse_tus" "the $fuse_tus-TU project"
 
 # 4b. GLib/GIO project
 if ensure libglib2.0-dev && pkg-config --exists gio-2.0; then
 	gen_glib_project "$tmp/glib" "$glib_tus"
-	bench_builds glib "$tmp/glib" disk "$glib_tus" warm
-	if ((have_strace)); then
-		echo "path syscalls of one build of the GLib project on disk (strace -f -c): no shim, shim"
-		strace_builds glib "$tmp/glib"
-	fi
-	if ((fuse_ok)); then
-		mg=$(mount_fuse "$tmp/glib")
-		mounts+=("$mg")
-		bench_builds glib "$mg" fuse "$glib_tus"
-	fi
+	bench_project glib "$tmp/glib" "$glib_tus" "$tmp/glib" "$glib_tus" "the GLib project"
 else
 	echo "libglib2.0-dev is missing: GLib build skipped"
 fi

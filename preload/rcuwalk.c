@@ -13,6 +13,10 @@
  *    own expansion (verified at configure time), LD_PRELOAD names it
  *    <prefix>/$LIB/librcuwalk.so: a 32-bit child then loads the 32-bit stub
  *    installed next to it instead of printing an ld.so error.
+ *  - A library path with ':' or ' ' (a checkout in "My Projects/") goes
+ *    into LD_PRELOAD through a symbolic link in /tmp/rcuwalk-links.<euid>/
+ *    (ldlink.h), made or checked before the command runs and left in place
+ *    for the processes it starts later.
  *  - Without --stats the launcher execs the command: same pid, same
  *    signals, same exit status.  With --stats it forks, waits, prints one
  *    summary, then exits with the command's status or dies by its signal.
@@ -39,6 +43,7 @@
 #include <unistd.h>
 
 #include "inval.h"
+#include "ldlink.h"
 #include "stats.h"
 
 #define LIBNAME "librcuwalk.so"
@@ -235,22 +240,25 @@ static int has_our_library(const char *val)
 static int set_ld_preload(const struct lib *l)
 {
 	const char *old = getenv("LD_PRELOAD");
+	char entry[PATH_MAX], why[PATH_MAX + 128];
 	char *val;
 	int r;
 
-	if (strpbrk(l->entry, ": ")) {
-		fatal("%s: a library path with ':' or ' ' cannot go into LD_PRELOAD", l->path);
-		return -1;
-	}
 	if (old && has_our_library(old)) {
 		logmsg("LD_PRELOAD already has %s: kept as is: %s", LIBNAME, old);
 		return 0;
 	}
+	if (ldlink_entry(l->entry, 1, entry, sizeof(entry), why, sizeof(why)) != 0) {
+		fatal("%s: cannot go into LD_PRELOAD: %s", l->path, why);
+		return -1;
+	}
+	if (strcmp(entry, l->entry))
+		logmsg("%s has ':' or ' ': preloaded as %s", l->entry, entry);
 	if (old && old[strspn(old, ": ")]) {
-		if (asprintf(&val, "%s:%s", old, l->entry) < 0)
+		if (asprintf(&val, "%s:%s", old, entry) < 0)
 			val = NULL;
 	} else {
-		val = strdup(l->entry);
+		val = strdup(entry);
 	}
 	r = val ? setenv("LD_PRELOAD", val, 1) : -1;
 	if (r != 0)
@@ -845,9 +853,13 @@ int main(int argc, char **argv)
 	}
 	logmsg("library %s (LD_PRELOAD entry %s)", lib.path, lib.entry);
 	if (version) {
+		char entry[PATH_MAX], why[PATH_MAX + 128];
+
 		printf("rcuwalk %s\nlibrary: %s\n", RCUWALK_VERSION, lib.path);
-		if (strcmp(lib.entry, lib.path))
-			printf("LD_PRELOAD entry: %s\n", lib.entry);
+		if (ldlink_entry(lib.entry, 0, entry, sizeof(entry), why, sizeof(why)) != 0)
+			printf("LD_PRELOAD entry: none: %s\n", why);
+		else if (strcmp(entry, lib.path))
+			printf("LD_PRELOAD entry: %s\n", entry);
 		return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER;
 	}
 	if (i >= argc) {

@@ -9,6 +9,9 @@ src=$(cd "$(dirname "$0")" && pwd)/programs/cgo_segv
 command -v go >/dev/null || { echo "go-signals: no go toolchain: skipped"; exit 77; }
 tmp=$(mktemp -d /tmp/rcuwalk-go.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# ld.so splits LD_PRELOAD at spaces: preload a copy from a path without any.
+cp "$shim" "$tmp/librcuwalk.so"
+shim=$tmp/librcuwalk.so
 cp "$src"/main.go "$src"/go.mod "$tmp/"
 (cd "$tmp" && GOCACHE="$tmp/cache" GOFLAGS=-mod=mod GOPROXY=off CGO_ENABLED=1 go build -o prog .)
 want="recovered nil deref: true cgo stat bad ptr errno: 14"

@@ -9,6 +9,9 @@ src=$(cd "$(dirname "$0")" && pwd)/programs/NullChecks.java
 command -v java >/dev/null && command -v javac >/dev/null || { echo "jvm-signals: no java/javac: skipped"; exit 77; }
 tmp=$(mktemp -d /tmp/rcuwalk-jvm.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# ld.so splits LD_PRELOAD at spaces: preload a copy from a path without any.
+cp "$shim" "$tmp/librcuwalk.so"
+shim=$tmp/librcuwalk.so
 cp "$src" "$tmp/" && javac -d "$tmp" "$tmp/NullChecks.java"
 want="npe=100000 found=1000"
 for opts in "" "-Xcomp" "-Xcheck:jni"; do

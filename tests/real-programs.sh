@@ -16,6 +16,9 @@
 #   both ways over the same tree, so mtimes and ctimes are compared as well.
 # As root, the listing tools also run as nobody (setpriv) over a tree with
 # unreadable and unsearchable directories, so their error messages count.
+# The shim is preloaded from a copy in the scratch directory (0755 below a
+# 0755 directory in /tmp): nobody can read it wherever the checkout is (a
+# 0700 home), and its path has no ' ' or ':' that LD_PRELOAD would split.
 # Exit: 0 all identical, 1 a difference (shown as a diff), 77 no shim given.
 set -uo pipefail
 export LC_ALL=C TZ=UTC
@@ -25,13 +28,15 @@ if [ -z "$SHIM" ] || [ ! -f "$SHIM" ]; then
   echo "real-programs.sh: usage: $0 /path/to/librcuwalk.so" >&2
   exit 77
 fi
-SHIM=$(cd "$(dirname "$SHIM")" && pwd)/$(basename "$SHIM")
 unset LD_PRELOAD RCUWALK_DISABLE RCUWALK_STATS
 
 WORK=$(mktemp -d /tmp/rcuwalk-real-XXXXXX)
 chmod 755 "$WORK"
 cleanup() { chmod -R u+rwx "$WORK" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
+mkdir "$WORK/lib"
+install -m 0755 "$SHIM" "$WORK/lib/librcuwalk.so"
+SHIM=$WORK/lib/librcuwalk.so
 STATS=$WORK/stats
 OUT=$WORK/out
 mkdir -p "$OUT"
@@ -424,10 +429,14 @@ check_listings() {
   same "cp -a: ls -lR of the copy" "$OUT/cp-a-ls.plain" "$OUT/cp-a-ls.shim"
   compare rm-r
   expect "rm -r: removed" "removed directory" "$OUT/rm-r.plain.out"
-  if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  local nob=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+    echo "(not root, or no setpriv: the runs as nobody are skipped)"
+  elif ! "${nob[@]}" test -r "$SHIM" -a -x "$WORK"; then
+    echo "(nobody cannot read $SHIM: the runs as nobody are skipped)"
+  else
     section "find, ls -lR, stat, cp -a as nobody (permission errors)"
     chmod 755 "$WORK"
-    local nob=(setpriv --reuid=65534 --regid=65534 --clear-groups)
     both nobody-find "${nob[@]}" find tree -printf "$findfmt"
     both nobody-ls-lR "${nob[@]}" ls -lR --time-style=full-iso tree
     both nobody-stat "${nob[@]}" stat -c '%n %a %s %Y' tree/noread tree/noread/in tree/noread/in/file \

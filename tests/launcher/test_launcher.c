@@ -476,6 +476,32 @@ static void test_launcher_help_and_version_go_to_stdout(void **state)
 /* ------------------------------------------------------------------------ */
 /* Launcher: the environment the command sees */
 
+/* What the launcher puts into LD_PRELOAD for the build's library: its path,
+ * or, from a checkout whose path has ':' or ' ', the link the launcher names
+ * in --version (checked to lead to the library; the link tests below check
+ * the rest). */
+static const char *shim_entry(void)
+{
+	static char entry[PLEN];
+	char got[PATH_MAX], want[PATH_MAX];
+	const char *l;
+	struct run r;
+
+	if (!strpbrk(g_shim, ": "))
+		return g_shim;
+	char *version[] = { (char *)g_launcher, "--version", NULL };
+	run(version, NULL, &r);
+	assert_int_equal(r.status, 0);
+	l = strstr(r.out, "LD_PRELOAD entry: ");
+	assert_non_null(l);
+	snprintf(entry, sizeof(entry), "%.*s", (int)strcspn(l + 18, "\n"), l + 18);
+	run_free(&r);
+	assert_non_null(realpath(entry, got));
+	assert_non_null(realpath(g_shim, want));
+	assert_string_equal(got, want);
+	return entry;
+}
+
 static void test_launcher_sets_ld_preload_to_the_library(void **state)
 {
 	char *argv[] = { (char *)g_launcher, "--", "env", NULL };
@@ -487,7 +513,7 @@ static void test_launcher_sets_ld_preload_to_the_library(void **state)
 	run(argv, env, &r);
 	assert_int_equal(r.status, 0);
 	assert_non_null(env_value(r.out, "LD_PRELOAD", v, sizeof(v)));
-	assert_string_equal(v, g_shim);
+	assert_string_equal(v, shim_entry());
 	run_free(&r);
 }
 
@@ -503,7 +529,7 @@ static void test_launcher_keeps_ld_preload_and_appends_library(void **state)
 	run(argv, env, &r);
 	assert_int_equal(r.status, 0);
 	assert_non_null(env_value(r.out, "LD_PRELOAD", v, sizeof(v)));
-	sp(want, "libm.so.6:%s", g_shim);
+	sp(want, "libm.so.6:%s", shim_entry());
 	assert_string_equal(v, want);
 	assert_int_equal(r.err_len, 0);
 	run_free(&r);
@@ -520,7 +546,7 @@ static void test_launcher_nested_does_not_duplicate_library(void **state)
 	run(argv, env, &r);
 	assert_int_equal(r.status, 0);
 	assert_non_null(env_value(r.out, "LD_PRELOAD", v, sizeof(v)));
-	assert_string_equal(v, g_shim);
+	assert_string_equal(v, shim_entry());
 	assert_int_equal(count_substr(v, "librcuwalk.so"), 1);
 	run_free(&r);
 }
@@ -539,7 +565,7 @@ static void test_launcher_sanitizer_runtime_stays_first(void **state)
 	run(argv, env, &r);
 	assert_int_equal(r.status, 0);
 	assert_non_null(env_value(r.out, "LD_PRELOAD", v, sizeof(v)));
-	sp(want, "/nonexistent/libasan.so.8 libm.so.6:%s", g_shim);
+	sp(want, "/nonexistent/libasan.so.8 libm.so.6:%s", shim_entry());
 	assert_string_equal(v, want);
 	run_free(&r);
 }
@@ -783,11 +809,11 @@ static void mkdirs(const char *path)
 /* The Debian package's layout: <prefix>/bin/rcuwalk and
  * <prefix>/<$LIB>/librcuwalk.so: LD_PRELOAD names <prefix>/$LIB/, which the
  * loader expands back, and the library runs. */
-static void make_ld_lib_prefix(char *prefix, const char *ld_lib)
+static void make_ld_lib_prefix(char *prefix, const char *name, const char *ld_lib)
 {
 	char d[PLEN], f[PLEN];
 
-	sp(prefix, "%s/ldlib-prefix", g_scratch);
+	sp(prefix, "%s/%s", g_scratch, name);
 	sp(d, "%s/bin", prefix);
 	mkdirs(d);
 	sp(f, "%s/rcuwalk", d);
@@ -806,7 +832,7 @@ static void test_launcher_uses_dollar_lib_when_library_is_in_loaders_lib_dir(voi
 	struct run r;
 
 	(void)state;
-	make_ld_lib_prefix(prefix, ld_lib);
+	make_ld_lib_prefix(prefix, "ldlib-prefix", ld_lib);
 	sp(bin, "%s/bin/rcuwalk", prefix);
 	sp(records, "%s/ldlib-records", g_scratch);
 	unlink(records);
@@ -851,7 +877,7 @@ static void test_launcher_32bit_child_prints_no_loader_error(void **state)
 		print_message("this kernel cannot run 32-bit programs: skipping\n");
 		skip();
 	}
-	make_ld_lib_prefix(prefix, ld_lib);
+	make_ld_lib_prefix(prefix, "ldlib-prefix", ld_lib);
 	sp(d, "%s/lib32", prefix);
 	mkdirs(d);
 	sp(f, "%s/librcuwalk.so", d);
@@ -870,6 +896,200 @@ static void test_launcher_32bit_child_prints_no_loader_error(void **state)
 	unlink(f);
 	run(argv, env, &r);
 	assert_non_null(strstr(r.err, "ld.so"));
+	run_free(&r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Library paths that LD_PRELOAD cannot carry (':' or ' ': preload/ldlink.h) */
+
+/* A launcher and library copied to g_scratch/<dir>/ (dir may hold ' ' or
+ * ':'); the library is found next to the launcher.  bin and lib: their
+ * paths. */
+static void copy_pair(const char *dir, char *bin, char *lib)
+{
+	char d[PLEN];
+
+	sp(d, "%s/%s", g_scratch, dir);
+	mkdirs(d);
+	sp(bin, "%s/rcuwalk", d);
+	sp(lib, "%s/librcuwalk.so", d);
+	assert_int_equal(copy_file(g_launcher, bin, 0755), 0);
+	assert_int_equal(copy_file(g_shim, lib, 0644), 0);
+}
+
+/* Run `bin -- env` without LD_PRELOAD: the command must see an LD_PRELOAD
+ * entry without ':' or ' ' that resolves to `lib`, in a link directory of
+ * ours (mode 0711, not a symbolic link), and the shim must have run in it.
+ * The entry goes to `entry`. */
+static void check_preloaded_through_link(const char *bin, const char *lib, char *entry)
+{
+	char records[PLEN], stats_env[PLEN + 32], got[PATH_MAX], want[PATH_MAX], dir[PLEN];
+	struct rec recs[8];
+	struct stat st;
+	struct run r;
+
+	sp(records, "%s/link-records", g_scratch);
+	unlink(records);
+	snprintf(stats_env, sizeof(stats_env), "RCUWALK_STATS=%s", records);
+	const char *env[] = { "LD_PRELOAD", stats_env, NULL };
+	char *argv[] = { (char *)bin, "--", "env", NULL };
+	run(argv, env, &r);
+	if (r.status != 0 || r.err_len)
+		print_message("status %#x, stderr: %s\n", r.status, r.err);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.err_len, 0); /* no ld.so error */
+	assert_non_null(env_value(r.out, "LD_PRELOAD", entry, PLEN));
+	run_free(&r);
+	print_message("%s preloaded as %s\n", lib, entry);
+	assert_null(strpbrk(entry, ": "));
+	/* "$LIB" as the loader expands it */
+	const char *dl = strstr(entry, "/$LIB/");
+	char expanded[PLEN];
+	if (dl)
+		sp(expanded, "%.*s/%s%s", (int)(dl - entry), entry, env_or_skip("RCUWALK_LD_LIB"), dl + 5);
+	else
+		sp(expanded, "%s", entry);
+	assert_non_null(realpath(expanded, got));
+	assert_non_null(realpath(lib, want));
+	assert_string_equal(got, want);
+	/* the shim ran in env */
+	assert_true(read_recs(records, recs, 8) >= 1);
+	/* /tmp/rcuwalk-links.<euid>/<dev>-<ino>/librcuwalk.so */
+	sp(dir, "/tmp/rcuwalk-links.%ld/", (long)geteuid());
+	assert_true(!strncmp(entry, dir, strlen(dir)));
+	dir[strlen(dir) - 1] = '\0';
+	assert_int_equal(lstat(dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_uid, geteuid());
+	assert_int_equal(st.st_mode & 07777, 0711);
+}
+
+static void check_library_path_goes_in_through_a_link(const char *dir)
+{
+	char bin[PLEN], lib[PLEN], entry[PLEN], again[PLEN], line[PLEN + 32];
+	struct run r;
+
+	copy_pair(dir, bin, lib);
+	check_preloaded_through_link(bin, lib, entry);
+	/* the next launcher uses the same link */
+	check_preloaded_through_link(bin, lib, again);
+	assert_string_equal(entry, again);
+	/* --version names it */
+	char *version[] = { bin, "--version", NULL };
+	run(version, NULL, &r);
+	assert_int_equal(r.status, 0);
+	snprintf(line, sizeof(line), "LD_PRELOAD entry: %s\n", entry);
+	assert_non_null(strstr(r.out, line));
+	run_free(&r);
+}
+
+static void test_launcher_library_path_with_space_goes_in_through_a_link(void **state)
+{
+	(void)state;
+	check_library_path_goes_in_through_a_link("two with space/bin");
+}
+
+static void test_launcher_library_path_with_colon_goes_in_through_a_link(void **state)
+{
+	(void)state;
+	check_library_path_goes_in_through_a_link("a:b/bin");
+}
+
+/* <prefix>/$LIB/librcuwalk.so below a directory with a ' ': the link leads
+ * to the prefix, and "$LIB" stays for the loader to expand. */
+static void test_launcher_dollar_lib_entry_below_a_space_keeps_dollar_lib(void **state)
+{
+	const char *ld_lib = env_or_skip("RCUWALK_LD_LIB");
+	char prefix[PLEN], bin[PLEN], lib[PLEN], entry[PLEN], tail[PLEN];
+
+	(void)state;
+	make_ld_lib_prefix(prefix, "ldlib prefix", ld_lib);
+	sp(bin, "%s/bin/rcuwalk", prefix);
+	sp(lib, "%s/%s/librcuwalk.so", prefix, ld_lib);
+	check_preloaded_through_link(bin, lib, entry);
+	sp(tail, "/$LIB/librcuwalk.so");
+	assert_true(strlen(entry) > strlen(tail));
+	assert_string_equal(entry + strlen(entry) - strlen(tail), tail);
+}
+
+/* The link is named after the directory's dev/ino: moved, the directory
+ * keeps its name, and the link is made to follow it (atomically replaced). */
+static void test_launcher_link_follows_its_directory_when_moved(void **state)
+{
+	char bin[PLEN], lib[PLEN], from[PLEN], to[PLEN], entry[PLEN], moved[PLEN];
+
+	(void)state;
+	copy_pair("moving dir/bin", bin, lib);
+	check_preloaded_through_link(bin, lib, entry);
+	sp(from, "%s/moving dir", g_scratch);
+	sp(to, "%s/moved dir", g_scratch);
+	assert_int_equal(rename(from, to), 0);
+	sp(bin, "%s/bin/rcuwalk", to);
+	sp(lib, "%s/bin/librcuwalk.so", to);
+	check_preloaded_through_link(bin, lib, moved);
+	assert_string_equal(entry, moved);
+}
+
+/* The link directory is used only if it is a real directory of ours in a
+ * sticky /tmp: another user's directory, a symbolic link (not followed) or a
+ * /tmp anyone can rename things in stop the launcher (125, saying why); our
+ * own directory with a wider mode is narrowed to 0711 and used.  Each case
+ * runs in a private mount namespace on a tmpfs /tmp of its own (root only):
+ * the real /tmp/rcuwalk-links.<uid> is in use by other launchers. */
+static void test_launcher_link_dir_not_ours_or_a_symlink_is_not_used(void **state)
+{
+	static const char script[] =
+		"set -u\n"
+		"exec 3<\"$1\" 4<\"$2\"\n"
+		"mount -t tmpfs -o mode=1777 rcuwalk-test /tmp || exit 77\n"
+		"mkdir '/tmp/with space'\n"
+		"cat <&3 >'/tmp/with space/rcuwalk' && cat <&4 >'/tmp/with space/librcuwalk.so' &&\n"
+		"  chmod 755 '/tmp/with space/rcuwalk' || exit 1\n"
+		"d=/tmp/rcuwalk-links.$(id -u)\n"
+		"try() { # try STATUS TEXT WHAT: the launcher's exit status and stderr\n"
+		"  '/tmp/with space/rcuwalk' -- true 2>/tmp/err; st=$?\n"
+		"  if [ \"$st\" != \"$1\" ] || { [ -n \"$2\" ] && ! grep -q -- \"$2\" /tmp/err; } ||\n"
+		"     { [ -z \"$2\" ] && [ -s /tmp/err ]; }; then\n"
+		"    echo \"$3: status $st (want $1), stderr: $(cat /tmp/err)\"; exit 1\n"
+		"  fi\n"
+		"  echo \"$3: status $st: $(cat /tmp/err)\"\n"
+		"}\n"
+		"mkdir \"$d\" && chown 65534 \"$d\" || exit 1\n"
+		"try 125 'owned by uid 65534' \"another user's directory\"\n"
+		"rmdir \"$d\" && mkdir /tmp/elsewhere && ln -s elsewhere \"$d\" || exit 1\n"
+		"try 125 'not a directory of ours' 'a symbolic link to a directory'\n"
+		"[ -z \"$(ls -A /tmp/elsewhere)\" ] || { echo 'made something through the link'; exit 1; }\n"
+		"rm \"$d\" && mkdir -m 0777 \"$d\" || exit 1\n"
+		"try 0 '' 'our own directory, mode 0777'\n"
+		"[ \"$(stat -c %a \"$d\")\" = 711 ] || { echo \"mode $(stat -c %a \"$d\")\"; exit 1; }\n"
+		"chmod 0777 /tmp || exit 1\n"
+		"try 125 'sticky' '/tmp writable by all, not sticky'\n"
+		"chmod 1777 /tmp\n";
+	char *probe[] = { "unshare", "-m", "--propagation", "private", "true", NULL };
+	char *argv[] = { "unshare", "-m", "--propagation", "private", "sh", "-c", (char *)script,
+			 "sh", (char *)g_launcher, (char *)g_shim, NULL };
+	struct run r;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("not root: no private mount namespace to test in: skipping\n");
+		skip();
+	}
+	run(probe, NULL, &r);
+	if (r.status != 0) {
+		print_message("unshare -m failed (%s): skipping\n", r.err);
+		run_free(&r);
+		skip();
+	}
+	run_free(&r);
+	run(argv, NULL, &r);
+	print_message("%s%s", r.out, r.err);
+	if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 77) {
+		run_free(&r);
+		print_message("no tmpfs mount in the namespace: skipping\n");
+		skip();
+	}
+	assert_int_equal(r.status, 0);
 	run_free(&r);
 }
 
@@ -900,8 +1120,9 @@ static void make_tree(char *dir, const char *self)
 	for (int i = 0; i < PROBES; i++)
 		off += (size_t)snprintf(mk + off, sizeof(mk) - off, " t%02d", i);
 	off += (size_t)snprintf(mk + off, sizeof(mk) - off, " shell\n");
+	/* the probe's path quoted: a checkout's path may have a ' ' */
 	off += (size_t)snprintf(mk + off, sizeof(mk) - off,
-				"t%%:\n\t@%s --probe %s $@\n"
+				"t%%:\n\t@'%s' --probe %s $@\n"
 				"shell:\n\t@test -e %s/inc0/absent || echo shell-ok\n"
 				".PHONY: all shell\n",
 				self, dir, dir);
@@ -1343,6 +1564,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_finds_library_installed_to_temporary_prefix),
 		cmocka_unit_test(test_launcher_uses_dollar_lib_when_library_is_in_loaders_lib_dir),
 		cmocka_unit_test(test_launcher_32bit_child_prints_no_loader_error),
+		cmocka_unit_test(test_launcher_library_path_with_space_goes_in_through_a_link),
+		cmocka_unit_test(test_launcher_library_path_with_colon_goes_in_through_a_link),
+		cmocka_unit_test(test_launcher_dollar_lib_entry_below_a_space_keeps_dollar_lib),
+		cmocka_unit_test(test_launcher_link_follows_its_directory_when_moved),
+		cmocka_unit_test(test_launcher_link_dir_not_ours_or_a_symlink_is_not_used),
 		cmocka_unit_test(test_stats_make_tree_summary_equals_sum_of_process_records),
 		cmocka_unit_test(test_stats_summary_on_stderr_is_the_only_addition),
 		cmocka_unit_test(test_stats_counts_survive_exec_and__exit),

@@ -1,10 +1,11 @@
 /*
- * coh_helpers.h - small helpers shared by test_strict, test_mounts,
- * test_watch_budget (coherence clauses 5, 7 and 8), test_warmup and
- * test_host_urcu: raw syscalls that bypass the shim, observations to compare,
- * spawning this binary as a helper, reading RCUWALK_STATS records, and the
- * scratch directory.  Everything is static inline: each test
- * uses a part of it.
+ * coh_helpers.h - small helpers shared by the preloaded tests (test_strict,
+ * test_mounts, test_watch_budget: coherence clauses 5, 7 and 8; test_warmup,
+ * test_host_urcu, test_coherence, test_safety): raw syscalls that bypass the
+ * shim, observations to compare with the kernel's, spawning this binary as a
+ * helper and reading what it wrote, RCUWALK_STATS records, times, and the
+ * scratch directory.  Everything is static inline: each test uses a part of
+ * it, and a test keeps in its own file only what is its own.
  */
 #ifndef RCUWALK_COH_HELPERS_H
 #define RCUWALK_COH_HELPERS_H
@@ -12,8 +13,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,107 @@
 #define PLEN 512
 
 extern char **environ;
+
+/* snprintf that never truncates silently (and keeps -Wformat-truncation quiet). */
+__attribute__((format(printf, 3, 4)))
+static inline void xfmt(char *out, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vsnprintf(out, n, fmt, ap);
+	va_end(ap);
+	if (r < 0 || (size_t)r >= n)
+		abort();
+}
+
+/* errno's name ("0" for none). */
+static inline const char *ename(int e)
+{
+	const char *s;
+
+	if (e == 0)
+		return "0";
+	s = strerrorname_np(e);
+	return s ? s : "?";
+}
+
+/* write(2) of a string, raw: for signal handlers. */
+static inline void raw_puts(int fd, const char *s)
+{
+	syscall(SYS_write, fd, s, strlen(s));
+}
+
+static inline long raw_stat(const char *p, struct stat *st, int flags)
+{
+	return syscall(SYS_newfstatat, AT_FDCWD, p, st, flags);
+}
+
+static inline void now(struct timespec *t)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+}
+
+/* b - a, in seconds. */
+static inline double ts_diff(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* One stat-like answer: return value, errno, and the attributes. */
+struct sres {
+	int rc, err;
+	struct stat st;
+};
+
+/* 0 if the shim's `s` equals the kernel's `k` (every field the contract
+ * keeps exact: all but st_atim); else 1 and a description in buf. */
+static inline int sres_diff(const char *call, const struct sres *s, const struct sres *k, char *buf,
+			    size_t n)
+{
+	if (s->rc != k->rc || s->err != k->err) {
+		snprintf(buf, n, "%s: shim rc=%d errno=%s, kernel rc=%d errno=%s", call, s->rc,
+			 ename(s->err), k->rc, ename(k->err));
+		return 1;
+	}
+	if (s->rc != 0)
+		return 0;
+#define SRES_CMPF(f)                                                                \
+	if (s->st.f != k->st.f) {                                                   \
+		snprintf(buf, n, "%s: " #f " shim=%lld (0%llo) kernel=%lld (0%llo)", call, \
+			 (long long)s->st.f, (unsigned long long)s->st.f,           \
+			 (long long)k->st.f, (unsigned long long)k->st.f);          \
+		return 1;                                                           \
+	}
+	SRES_CMPF(st_dev)
+	SRES_CMPF(st_ino)
+	SRES_CMPF(st_mode)
+	SRES_CMPF(st_nlink)
+	SRES_CMPF(st_uid)
+	SRES_CMPF(st_gid)
+	SRES_CMPF(st_rdev)
+	SRES_CMPF(st_size)
+	SRES_CMPF(st_blksize)
+	SRES_CMPF(st_blocks)
+	SRES_CMPF(st_mtim.tv_sec)
+	SRES_CMPF(st_mtim.tv_nsec)
+	SRES_CMPF(st_ctim.tv_sec)
+	SRES_CMPF(st_ctim.tv_nsec)
+#undef SRES_CMPF
+	return 0;
+}
+
+/* 0 if a call's (return value, errno) through the shim equals the kernel's;
+ * else 1 and a description in buf. */
+static inline int rc_diff(const char *call, int src, int serr, int krc, int kerr, char *buf, size_t n)
+{
+	if (src == krc && serr == kerr)
+		return 0;
+	snprintf(buf, n, "%s: shim rc=%d errno=%s, kernel rc=%d errno=%s", call, src, ename(serr), krc,
+		 ename(kerr));
+	return 1;
+}
 
 /* What a stat answers: return value, errno, and the attributes that the
  * contract keeps exact (all but st_atim). */
@@ -83,6 +188,26 @@ static inline double mono_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Observe paths[0..n) through the shim until every answer equals exp[] (the
+ * kernel's), or until mono_now() passes `end`.  Returns 1 if they all did. */
+static inline int obs_poll_exact(const char *const *paths, size_t n, const struct obs *exp, double end)
+{
+	char why[512];
+	int exact = 0;
+
+	while (!exact && mono_now() < end) {
+		exact = 1;
+		for (size_t j = 0; j < n; j++) {
+			struct obs got;
+
+			observe_shim(paths[j], &got);
+			if (obs_diff(&got, &exp[j], why, sizeof(why)))
+				exact = 0;
+		}
+	}
+	return exact;
 }
 
 /* dir + "/" + rel. */
@@ -217,6 +342,96 @@ static inline long long stats_field(const char *file, const char *name)
 	return recs ? sum : -1;
 }
 
+/* The counters of one RCUWALK_STATS record that the statistics tests read. */
+struct stats_line {
+	uint64_t hits, neg_hits, misses, passthrough, invalidations, saved;
+};
+
+/* RCUWALK_DISABLE is set: the cache is off here and in the children. */
+static inline bool shim_disabled(void)
+{
+	const char *d = getenv("RCUWALK_DISABLE");
+
+	return d && *d && strcmp(d, "0") != 0;
+}
+
+/* Run argv (argv[0] "/proc/self/exe": this binary as its own helper) in our
+ * environment with RCUWALK_STATS=<a new file in dir> instead of ours, wait
+ * for it, and read its record into *out (printed after `label`; the file is
+ * removed).  Returns 1 if found, 0 if not, -1 if the child did not exit 0 or
+ * the file could not be made or read (said on stderr). */
+static inline int stats_child(const char *dir, char *const argv[], const char *label,
+			      struct stats_line *out)
+{
+	char statsfile[PLEN], envvar[PLEN + 32], line[1024];
+	size_t nenv = 0, k = 0;
+	int status, fd, nlines = 0, found = 0;
+	char **envp;
+	pid_t pid;
+	FILE *f;
+
+	snprintf(statsfile, sizeof(statsfile), "%s/stats-XXXXXX", dir);
+	fd = mkstemp(statsfile);
+	if (fd < 0) {
+		fprintf(stderr, "stats child (%s): mkstemp in %s: %s\n", label, dir, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	snprintf(envvar, sizeof(envvar), "RCUWALK_STATS=%s", statsfile);
+	while (environ[nenv])
+		nenv++;
+	envp = calloc(nenv + 2, sizeof(*envp));
+	if (!envp)
+		abort();
+	for (size_t i = 0; i < nenv; i++)
+		if (strncmp(environ[i], "RCUWALK_STATS=", 14) != 0)
+			envp[k++] = environ[i];
+	envp[k++] = envvar;
+	envp[k] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		execve("/proc/self/exe", argv, envp);
+		_exit(127);
+	}
+	free(envp);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "stats child (%s): status %#x\n", label, pid < 0 ? -1 : status);
+		unlink(statsfile);
+		return -1;
+	}
+	f = fopen(statsfile, "r");
+	if (!f) {
+		fprintf(stderr, "stats child (%s): %s: %s\n", label, statsfile, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct stats_line s;
+		int lpid;
+
+		nlines++;
+		if (sscanf(line,
+			   "rcuwalk-stats v1 pid=%d hits=%" SCNu64 " neg_hits=%" SCNu64
+			   " misses=%" SCNu64 " passthrough=%" SCNu64 " invalidations=%" SCNu64
+			   " saved=%" SCNu64,
+			   &lpid, &s.hits, &s.neg_hits, &s.misses, &s.passthrough, &s.invalidations,
+			   &s.saved) == 7 &&
+		    lpid == pid) {
+			*out = s;
+			found = 1;
+			fprintf(stderr, "stats child (%s): %s", label, line);
+		} else {
+			fprintf(stderr, "stats file line not understood: %s", line);
+		}
+	}
+	fclose(f);
+	unlink(statsfile);
+	if (!found)
+		fprintf(stderr, "stats child (%s): no line for pid %d in %s (%d lines)\n", label,
+			(int)pid, statsfile, nlines);
+	return found;
+}
+
 static inline int rm_entry_(const char *p, const struct stat *st, int type, struct FTW *ftw)
 {
 	(void)st;
@@ -248,6 +463,22 @@ static inline int scratch_teardown(void **state)
 	return 0;
 }
 
+/* A group setup's work for a test with a watchdog: scratch_setup(), and
+ * `on_alarm` as the SIGALRM handler, without SA_RESTART (the alarm
+ * interrupts a blocking waitpid()).  Returns 0, or -1. */
+static inline int scratch_setup_alarm(void **state, void (*on_alarm)(int))
+{
+	struct sigaction sa;
+
+	if (scratch_setup(state) != 0)
+		return -1;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = 0;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGALRM, &sa, NULL);
+}
+
 /* Wait for `pid` at most `secs` seconds (then kill it): its status, or -1. */
 static inline int wait_bounded(pid_t pid, double secs)
 {
@@ -268,6 +499,61 @@ static inline int wait_bounded(pid_t pid, double secs)
 		}
 		usleep(1000);
 	}
+}
+
+/* The paths of one helper run: dir = g_scratch/name, made; result (if not
+ * NULL) and stats = g_scratch/result and g_scratch/stats, stats removed (a
+ * fresh RCUWALK_STATS file); se = "RCUWALK_STATS=<stats>" (sesize bytes) for
+ * the helper's environment.  Buffers of PLEN.  Returns raw_mkdir()'s result. */
+static inline int helper_paths(const char *name, char *dir, char *result, char *stats, char *se,
+			       size_t sesize)
+{
+	join(dir, g_scratch, name);
+	if (result)
+		join(result, g_scratch, "result");
+	join(stats, g_scratch, "stats");
+	syscall(SYS_unlinkat, AT_FDCWD, stats, 0);
+	snprintf(se, sesize, "RCUWALK_STATS=%s", stats);
+	return raw_mkdir(dir);
+}
+
+/* Run this binary as helper `name` (spawn_self, no fd kept) in `envp`, which
+ * is freed, and wait at most `secs` for it: wait_bounded()'s status, -1 if
+ * it could not be started. */
+static inline int spawn_self_wait(const char *name, const char *const *args, char **envp, double secs)
+{
+	pid_t pid = spawn_self(name, args, envp, -1, -1);
+	int status = pid > 0 ? wait_bounded(pid, secs) : -1;
+
+	free(envp);
+	return status;
+}
+
+/* A helper's result line, written to `path` (made or truncated), raw: the
+ * shim does not see it.  Returns 0, or -1. */
+static inline int write_result(const char *path, const char *line)
+{
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	long n = (long)strlen(line);
+
+	if (fd < 0 || syscall(SYS_write, fd, line, n) != n)
+		return -1;
+	syscall(SYS_close, fd);
+	return 0;
+}
+
+/* A small file a helper wrote (its result line), raw: at most n - 1 bytes,
+ * NUL-terminated.  Returns the bytes read, or -1. */
+static inline long read_result(const char *path, char *buf, size_t n)
+{
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return -1;
+	r = syscall(SYS_read, fd, buf, n - 1);
+	syscall(SYS_close, fd);
+	buf[r > 0 ? r : 0] = '\0';
+	return r;
 }
 
 #endif

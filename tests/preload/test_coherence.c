@@ -56,17 +56,16 @@
 
 #include <cmocka.h>
 
+#include "coh_helpers.h"
+
 extern char **environ;
 
-#define PLEN 512                 /* every path in this test fits */
 #define FOREIGN_LIMIT_S 1.0      /* contract: "well under 1 s" */
 #define CYCLES 200               /* create/delete cycles for the delay distribution */
 #define SYNC_REPS 1000           /* fork+exec children checked at waitpid() (the issue: 1000) */
 #define FORKS 50
 #define FORK_THREADS 3
 #define SIGNALS 2000
-
-static char g_scratch[PLEN];
 
 /* ------------------------------------------------------------------------ */
 /* Watchdog: nothing may hang.  A "soft" alarm first only interrupts (EINTR,
@@ -79,11 +78,6 @@ static volatile sig_atomic_t g_alarm_soft;
 static const char *volatile g_stage = "";
 static volatile pid_t g_mutator_pid;
 static volatile pid_t g_child_pid;
-
-static void raw_puts(int fd, const char *s)
-{
-	syscall(SYS_write, fd, s, strlen(s));
-}
 
 static void on_alarm(int sig)
 {
@@ -166,15 +160,9 @@ static void pset_add(struct pset *ps, const char *dir, const char *rel)
 	ps->p[ps->n] = NULL;
 }
 
-static long raw_stat(const char *p, struct stat *st, int flags)
+static void mkdir_or_fail(const char *p)
 {
-	return syscall(SYS_newfstatat, AT_FDCWD, p, st, flags);
-}
-
-static void raw_mkdir(const char *p)
-{
-	long r = syscall(SYS_mkdirat, AT_FDCWD, p, 0755);
-	if (r != 0)
+	if (raw_mkdir(p) != 0)
 		fail_msg("mkdir %s: %s", p, strerror(errno));
 }
 
@@ -189,51 +177,11 @@ static void raw_file(const char *p, const char *content, mode_t mode)
 	assert_int_equal(syscall(SYS_fchmodat, AT_FDCWD, p, mode), 0);
 }
 
-/* snprintf that never truncates silently (and keeps -Wformat-truncation quiet). */
-__attribute__((format(printf, 3, 4)))
-static void xfmt(char *out, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vsnprintf(out, n, fmt, ap);
-	va_end(ap);
-	if (r < 0 || (size_t)r >= n)
-		abort();
-}
-
-static const char *ename(int e)
-{
-	const char *s;
-
-	if (e == 0)
-		return "0";
-	s = strerrorname_np(e);
-	return s ? s : "?";
-}
-
-static double ts_diff(const struct timespec *a, const struct timespec *b)
-{
-	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
-}
-
-static void now(struct timespec *t)
-{
-	clock_gettime(CLOCK_MONOTONIC, t);
-}
-
 /* ------------------------------------------------------------------------ */
 /* One observation of a path: stat, lstat, access(F_OK), access(X_OK) and
  * open(O_RDONLY), either through libc (the shim) or with raw syscalls. */
 
-struct sres {
-	int rc;
-	int err;
-	struct stat st;
-};
-
-struct obs {
+struct pathobs {
 	struct sres st;
 	struct sres lst;
 	int acc, acc_err;
@@ -241,7 +189,7 @@ struct obs {
 	int opn, opn_err;
 };
 
-static void observe_shim(const char *p, struct obs *o)
+static void pathobs_shim(const char *p, struct pathobs *o)
 {
 	int fd;
 
@@ -266,7 +214,7 @@ static void observe_shim(const char *p, struct obs *o)
 		close(fd);
 }
 
-static void observe_raw(const char *p, struct obs *o)
+static void pathobs_raw(const char *p, struct pathobs *o)
 {
 	long fd;
 
@@ -286,51 +234,7 @@ static void observe_raw(const char *p, struct obs *o)
 		syscall(SYS_close, fd);
 }
 
-/* 0 if the shim's `s` equals the kernel's `k`; else 1 and a description. */
-static int sres_diff(const char *call, const struct sres *s, const struct sres *k, char *buf, size_t n)
-{
-	if (s->rc != k->rc || s->err != k->err) {
-		snprintf(buf, n, "%s: shim rc=%d errno=%s, kernel rc=%d errno=%s",
-			 call, s->rc, ename(s->err), k->rc, ename(k->err));
-		return 1;
-	}
-	if (s->rc != 0)
-		return 0;
-#define CMPF(f)                                                                     \
-	if (s->st.f != k->st.f) {                                                   \
-		snprintf(buf, n, "%s: " #f " shim=%lld (0%llo) kernel=%lld (0%llo)", call, \
-			 (long long)s->st.f, (unsigned long long)s->st.f,           \
-			 (long long)k->st.f, (unsigned long long)k->st.f);          \
-		return 1;                                                           \
-	}
-	CMPF(st_dev)
-	CMPF(st_ino)
-	CMPF(st_mode)
-	CMPF(st_nlink)
-	CMPF(st_uid)
-	CMPF(st_gid)
-	CMPF(st_rdev)
-	CMPF(st_size)
-	CMPF(st_blksize)
-	CMPF(st_blocks)
-	CMPF(st_mtim.tv_sec)
-	CMPF(st_mtim.tv_nsec)
-	CMPF(st_ctim.tv_sec)
-	CMPF(st_ctim.tv_nsec)
-#undef CMPF
-	return 0;
-}
-
-static int rc_diff(const char *call, int src, int serr, int krc, int kerr, char *buf, size_t n)
-{
-	if (src == krc && serr == kerr)
-		return 0;
-	snprintf(buf, n, "%s: shim rc=%d errno=%s, kernel rc=%d errno=%s",
-		 call, src, ename(serr), krc, ename(kerr));
-	return 1;
-}
-
-static int obs_diff(const struct obs *s, const struct obs *k, char *buf, size_t n)
+static int pathobs_diff(const struct pathobs *s, const struct pathobs *k, char *buf, size_t n)
 {
 	return sres_diff("stat", &s->st, &k->st, buf, n) ||
 	       sres_diff("lstat", &s->lst, &k->lst, buf, n) ||
@@ -342,12 +246,12 @@ static int obs_diff(const struct obs *s, const struct obs *k, char *buf, size_t 
 /* Shim answers for `p` now, compared with the kernel's right after. */
 static int check_now(const char *p, char *buf, size_t n)
 {
-	struct obs s, k;
+	struct pathobs s, k;
 	char d[600];
 
-	observe_shim(p, &s);
-	observe_raw(p, &k);
-	if (!obs_diff(&s, &k, d, sizeof d))
+	pathobs_shim(p, &s);
+	pathobs_raw(p, &k);
+	if (!pathobs_diff(&s, &k, d, sizeof d))
 		return 0;
 	if (snprintf(buf, n, "%s: %s", p, d) >= (int)n && n > 4)
 		memcpy(buf + n - 4, "...", 4); /* cut: say so */
@@ -357,11 +261,11 @@ static int check_now(const char *p, char *buf, size_t n)
 /* Look every path up through the shim (twice: populate, then hit). */
 static void prime(const char *const *paths)
 {
-	struct obs o;
+	struct pathobs o;
 
 	for (size_t i = 0; paths[i]; i++) {
-		observe_shim(paths[i], &o);
-		observe_shim(paths[i], &o);
+		pathobs_shim(paths[i], &o);
+		pathobs_shim(paths[i], &o);
 	}
 }
 
@@ -557,30 +461,12 @@ static char **make_env(int disable, const char *extra)
 	return env;
 }
 
-/* fork + execve("/proc/self/exe", {"test_coherence", args...}, envp).  The
- * fds keep1/keep2 (or -1) survive the exec.  The helper dies with us. */
-static pid_t spawn_self(const char *const *args, char **envp, int keep1, int keep2)
+/* spawn_self("test_coherence", ...): the fds keep1/keep2 (or -1) survive the
+ * exec; the helper dies with us.  A failed fork fails the test. */
+static pid_t spawn_helper(const char *const *args, char **envp, int keep1, int keep2)
 {
-	char *argv[8];
-	size_t i;
-	pid_t pid;
+	pid_t pid = spawn_self("test_coherence", args, envp, keep1, keep2);
 
-	argv[0] = (char *)"test_coherence";
-	for (i = 0; args[i]; i++) {
-		assert_true(i + 2 < sizeof argv / sizeof argv[0]);
-		argv[i + 1] = (char *)args[i];
-	}
-	argv[i + 1] = NULL;
-	pid = fork();
-	if (pid == 0) {
-		if (keep1 >= 0)
-			fcntl(keep1, F_SETFD, 0);
-		if (keep2 >= 0)
-			fcntl(keep2, F_SETFD, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execve("/proc/self/exe", argv, envp);
-		_exit(127);
-	}
 	if (pid < 0)
 		fail_msg("fork: %s", strerror(errno));
 	return pid;
@@ -608,7 +494,7 @@ static void mutator_start(struct mutator *mu)
 	args[2] = as;
 	args[3] = NULL;
 	mu->env = make_env(1, NULL);
-	mu->pid = spawn_self(args, mu->env, c[0], a[1]);
+	mu->pid = spawn_helper(args, mu->env, c[0], a[1]);
 	g_mutator_pid = mu->pid;
 	close(c[0]);
 	close(a[1]);
@@ -664,21 +550,21 @@ static int mutator_do(struct mutator *mu, int op, int arg, const char *a, const 
 static double poll_exact(const char *const *paths, const struct timespec *t0, double limit,
 			 char *why, size_t whylen)
 {
-	struct obs exp[24], got;
+	struct pathobs exp[24], got;
 	struct timespec t;
 	char d[600];
 	size_t n;
 
 	for (n = 0; paths[n]; n++) {
 		assert_true(n < 24);
-		observe_raw(paths[n], &exp[n]);
+		pathobs_raw(paths[n], &exp[n]);
 	}
 	for (;;) {
 		size_t i;
 
 		for (i = 0; i < n; i++) {
-			observe_shim(paths[i], &got);
-			if (obs_diff(&got, &exp[i], d, sizeof d))
+			pathobs_shim(paths[i], &got);
+			if (pathobs_diff(&got, &exp[i], d, sizeof d))
 				break;
 		}
 		now(&t);
@@ -750,20 +636,20 @@ static void t1_setup_tree(const char *d)
 {
 	char p[PLEN];
 
-	raw_mkdir(d);
+	mkdir_or_fail(d);
 	jp(p, d, "ren_src"); raw_file(p, "rename me", 0644);
 	jp(p, d, "rep_src"); raw_file(p, "src", 0644);
 	jp(p, d, "rep_dst"); raw_file(p, "destination", 0644);
 	jp(p, d, "del"); raw_file(p, "delete me", 0644);
-	jp(p, d, "dir"); raw_mkdir(p);
-	jp(p, d, "dir/sub"); raw_mkdir(p);
-	jp(p, d, "dir/sub/deep"); raw_mkdir(p);
+	jp(p, d, "dir"); mkdir_or_fail(p);
+	jp(p, d, "dir/sub"); mkdir_or_fail(p);
+	jp(p, d, "dir/sub/deep"); mkdir_or_fail(p);
 	jp(p, d, "dir/sub/x"); raw_file(p, "x", 0644);
 	jp(p, d, "dir/sub/deep/e"); raw_file(p, "e", 0644);
 	jp(p, d, "dir/z"); raw_file(p, "zz", 0644);
-	jp(p, d, "emptydir"); raw_mkdir(p);
+	jp(p, d, "emptydir"); mkdir_or_fail(p);
 	jp(p, d, "chm"); raw_file(p, "chmod me", 0644);
-	jp(p, d, "cdir"); raw_mkdir(p);
+	jp(p, d, "cdir"); mkdir_or_fail(p);
 	jp(p, d, "cdir/f"); raw_file(p, "f", 0644);
 	jp(p, d, "app"); raw_file(p, "hello", 0644);
 }
@@ -886,7 +772,7 @@ static void test_foreign_link_in_same_dir_updates_nlink_within_1s(void **state)
 
 	(void)state;
 	sp(d, "tlink");
-	raw_mkdir(d);
+	mkdir_or_fail(d);
 	jp(a, d, "a");
 	jp(b, d, "a2");
 	raw_file(a, "linked", 0644);
@@ -923,11 +809,11 @@ static void test_foreign_write_through_hardlink_in_other_dir_visible_within_1s(v
 
 	(void)state;
 	sp(d, "thl");
-	raw_mkdir(d);
+	mkdir_or_fail(d);
 	jp(da, d, "A");
 	jp(db, d, "B");
-	raw_mkdir(da);
-	raw_mkdir(db);
+	mkdir_or_fail(da);
+	mkdir_or_fail(db);
 	jp(a, da, "a");
 	jp(b, db, "b");
 	raw_file(a, "shared inode", 0644);
@@ -957,7 +843,7 @@ static void test_child_changes_exact_right_after_waitpid(void **state)
 
 	(void)state;
 	sp(d, "t2");
-	raw_mkdir(d);
+	mkdir_or_fail(d);
 	jp(f, d, "f");
 	pset_add(&ps, d, "");
 	pset_add(&ps, d, "f");
@@ -967,21 +853,21 @@ static void test_child_changes_exact_right_after_waitpid(void **state)
 	for (int i = 0; i < SYNC_REPS; i++) {
 		int op = i % 3 == 0 ? MOP_CREATE : i % 3 == 1 ? MOP_APPEND : MOP_UNLINK;
 		const char *argv[6] = {"--mutate-once", ops, args, f, NULL, NULL};
-		struct obs got[3], exp[3];
+		struct pathobs got[3], exp[3];
 		int status = 0, r, e, bad = 0;
 		pid_t pid;
 
 		snprintf(ops, sizeof ops, "%d", op);
 		snprintf(args, sizeof args, "%d", 1 + i % 200);
 		prime(ps.p);
-		pid = spawn_self(argv, env, -1, -1);
+		pid = spawn_helper(argv, env, -1, -1);
 		g_child_pid = pid;
 		watchdog(10, "waitpid() on a fork+exec child", 1);
 		r = waitpid(pid, &status, 0);
 		e = errno;
 		/* no polling: the very first answers after waitpid() */
 		for (size_t j = 0; j < ps.n; j++)
-			observe_shim(ps.p[j], &got[j]);
+			pathobs_shim(ps.p[j], &got[j]);
 		watchdog_off();
 		if (r != pid) {
 			kill(pid, SIGKILL);
@@ -997,8 +883,8 @@ static void test_child_changes_exact_right_after_waitpid(void **state)
 			fail_msg("child op %d on %s: status 0x%x", op, f, status);
 		}
 		for (size_t j = 0; j < ps.n; j++) {
-			observe_raw(ps.p[j], &exp[j]);
-			if (obs_diff(&got[j], &exp[j], why, sizeof why)) {
+			pathobs_raw(ps.p[j], &exp[j]);
+			if (pathobs_diff(&got[j], &exp[j], why, sizeof why)) {
 				stale_answers++;
 				bad = 1;
 				if (!first[0])
@@ -1045,7 +931,7 @@ static void test_own_mutations_exact_on_return(void **state)
 
 	(void)state;
 	sp(d, "t3");
-	raw_mkdir(d);
+	mkdir_or_fail(d);
 	jp(f_unl, d, "unl"); raw_file(f_unl, "u", 0644);
 	jp(f_unl_x, d, "unl/x");
 	jp(f_ren, d, "ren"); raw_file(f_ren, "r", 0644);
@@ -1054,12 +940,12 @@ static void test_own_mutations_exact_on_return(void **state)
 	jp(f_rd, d, "rep_dst"); raw_file(f_rd, "dst-longer", 0644);
 	jp(f_xc, d, "xchg"); raw_file(f_xc, "xc", 0644);
 	jp(f_xc_x, d, "xchg/x");
-	jp(xdir, d, "xdir"); raw_mkdir(xdir);
+	jp(xdir, d, "xdir"); mkdir_or_fail(xdir);
 	jp(xdir_x, d, "xdir/x"); raw_file(xdir_x, "in xdir", 0644);
 	jp(nd, d, "nd");
 	jp(nd_x, d, "nd/x");
 	jp(nd_in, d, "nd/inner");
-	jp(ed, d, "ed"); raw_mkdir(ed);
+	jp(ed, d, "ed"); mkdir_or_fail(ed);
 	jp(ed_x, d, "ed/x");
 	jp(of, d, "of");
 	jp(cf, d, "cf");
@@ -1074,8 +960,8 @@ static void test_own_mutations_exact_on_return(void **state)
 	jp(f_ln, d, "ln"); raw_file(f_ln, "l", 0644);
 	jp(f_ln2, d, "ln2");
 	jp(rel, d, "rel"); raw_file(rel, "relative", 0644);
-	jp(rd, d, "rd"); raw_mkdir(rd);
-	sp(rd_x, "t3/rd/sub"); raw_mkdir(rd_x);
+	jp(rd, d, "rd"); mkdir_or_fail(rd);
+	sp(rd_x, "t3/rd/sub"); mkdir_or_fail(rd_x);
 	jp(rd_x, d, "rd/sub/x"); raw_file(rd_x, "deep", 0644);
 	jp(rd2, d, "rd2");
 	jp(rd2_x, d, "rd2/sub/x");
@@ -1138,7 +1024,7 @@ static void test_own_fd_mutations_exact_on_return(void **state)
 
 	(void)state;
 	sp(d, "t3fd");
-	raw_mkdir(d);
+	mkdir_or_fail(d);
 	jp(f, d, "f");
 	raw_file(f, "initial contents", 0644);
 	fd = open(f, O_RDWR | O_CLOEXEC);
@@ -1166,7 +1052,7 @@ static void test_own_mutations_through_other_libc_calls_exact_on_return(void **s
 
 	(void)state;
 	sp(d, "t3libc");
-	raw_mkdir(d);
+	mkdir_or_fail(d);
 	jp(f, d, "f");
 	raw_file(f, "one hundred bytes? no, but more than five", 0644);
 	jp(nf, d, "nf");
@@ -1265,25 +1151,25 @@ static void *fork_stat_thread(void *arg)
 static int fork_child_work(int i, const char *kid)
 {
 	char miss[PLEN], buf[1000];
-	struct obs s, k;
+	struct pathobs s, k;
 	long fd;
 
 	for (int j = 0; j < NSTABLE; j++) {
-		observe_shim(g_stable[j], &s);
-		observe_raw(g_stable[j], &k);
-		if (obs_diff(&s, &k, buf, sizeof buf))
+		pathobs_shim(g_stable[j], &s);
+		pathobs_raw(g_stable[j], &k);
+		if (pathobs_diff(&s, &k, buf, sizeof buf))
 			return 10;
 	}
 	for (int j = 0; j < 5; j++) {
 		xfmt(miss, sizeof miss, "%s/cmiss%d_%d", g_scratch, i, j);
-		observe_shim(miss, &s);
-		observe_raw(miss, &k);
-		if (obs_diff(&s, &k, buf, sizeof buf))
+		pathobs_shim(miss, &s);
+		pathobs_raw(miss, &k);
+		if (pathobs_diff(&s, &k, buf, sizeof buf))
 			return 11;
 	}
-	observe_shim(kid, &s);
-	observe_raw(kid, &k);
-	if (obs_diff(&s, &k, buf, sizeof buf) || s.st.rc != -1)
+	pathobs_shim(kid, &s);
+	pathobs_raw(kid, &k);
+	if (pathobs_diff(&s, &k, buf, sizeof buf) || s.st.rc != -1)
 		return 12;
 	fd = open(kid, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -1291,9 +1177,9 @@ static int fork_child_work(int i, const char *kid)
 	if (write((int)fd, "kid", 3) != 3)
 		return 14;
 	close((int)fd);
-	observe_shim(kid, &s);
-	observe_raw(kid, &k);
-	if (obs_diff(&s, &k, buf, sizeof buf) || s.st.rc != 0 || s.st.st.st_size != 3)
+	pathobs_shim(kid, &s);
+	pathobs_raw(kid, &k);
+	if (pathobs_diff(&s, &k, buf, sizeof buf) || s.st.rc != 0 || s.st.st.st_size != 3)
 		return 15;
 	return 0;
 }
@@ -1307,15 +1193,15 @@ static void test_fork_with_busy_threads_keeps_both_caches_exact(void **state)
 
 	(void)state;
 	sp(d, "t4");
-	raw_mkdir(d);
+	mkdir_or_fail(d);
 	sp(kids, "t4/kids");
-	raw_mkdir(kids);
+	mkdir_or_fail(kids);
 	{
 		char st[PLEN];
 		sp(st, "t4/stable");
-		raw_mkdir(st);
+		mkdir_or_fail(st);
 		sp(st, "t4/stable/sub");
-		raw_mkdir(st);
+		mkdir_or_fail(st);
 	}
 	for (int i = 0; i < NSTABLE; i++) {
 		if (i < 12) {
@@ -1349,7 +1235,7 @@ static void test_fork_with_busy_threads_keeps_both_caches_exact(void **state)
 	for (int t = 0; t < FORK_THREADS; t++) {
 		memset(&thr[t], 0, sizeof thr[t]);
 		sp(thr[t].dir, "t4/thr%d", t);
-		raw_mkdir(thr[t].dir);
+		mkdir_or_fail(thr[t].dir);
 		assert_int_equal(pthread_create(&thr[t].th, NULL, fork_stat_thread, &thr[t]), 0);
 	}
 	for (int t = 0; t < FORK_THREADS; t++)
@@ -1357,13 +1243,13 @@ static void test_fork_with_busy_threads_keeps_both_caches_exact(void **state)
 			sched_yield();
 
 	for (int i = 0; i < FORKS; i++) {
-		struct obs got, exp;
+		struct pathobs got, exp;
 		int status = 0, r, e;
 		pid_t pid;
 
 		xfmt(kid, sizeof kid, "%s/c%d", kids, i);
-		observe_shim(kid, &got); /* cache the negative in the parent */
-		observe_shim(kid, &got);
+		pathobs_shim(kid, &got); /* cache the negative in the parent */
+		pathobs_shim(kid, &got);
 		watchdog(10, "fork() with 3 busy threads", 0);
 		pid = fork();
 		if (pid == 0)
@@ -1376,7 +1262,7 @@ static void test_fork_with_busy_threads_keeps_both_caches_exact(void **state)
 		watchdog(10, "waitpid() on a fork child", 1);
 		r = waitpid(pid, &status, 0);
 		e = errno;
-		observe_shim(kid, &got);
+		pathobs_shim(kid, &got);
 		watchdog_off();
 		if (r != pid) {
 			kill(pid, SIGKILL);
@@ -1395,8 +1281,8 @@ static void test_fork_with_busy_threads_keeps_both_caches_exact(void **state)
 				 i, status, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 				 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 		}
-		observe_raw(kid, &exp);
-		if (obs_diff(&got, &exp, buf, sizeof buf)) {
+		pathobs_raw(kid, &exp);
+		if (pathobs_diff(&got, &exp, buf, sizeof buf)) {
 			print_error("STALE after waitpid() on fork child %d: %s: %s\n", i, kid, buf);
 			bad++;
 		}
@@ -1587,7 +1473,7 @@ static void test_lookups_in_signal_handler_no_deadlock_and_exact(void **state)
 
 	(void)state;
 	sp(g_sig_dir, "t5");
-	raw_mkdir(g_sig_dir);
+	mkdir_or_fail(g_sig_dir);
 	for (int i = 0; i < SIG_NPATH; i++) {
 		sp(g_sig_pos[i], "t5/p%d", i);
 		raw_file(g_sig_pos[i], i % 2 ? "p" : "pp", 0644);
@@ -1599,7 +1485,7 @@ static void test_lookups_in_signal_handler_no_deadlock_and_exact(void **state)
 	for (int j = 0; j < SIG_NDIRS; j++) {
 		char p[PLEN];
 		sp(p, "t5/h%d", j);
-		raw_mkdir(p);
+		mkdir_or_fail(p);
 		if (j % 2 == 0) {
 			sp(p, "t5/h%d/x", j);
 			raw_file(p, "x", 0644);
@@ -1685,7 +1571,7 @@ static void test_lookups_in_signal_handler_no_deadlock_and_exact(void **state)
 static int lookups_main(int argc, char **argv)
 {
 	char f[PLEN], m[PLEN], buf[1000];
-	struct obs s, k;
+	struct pathobs s, k;
 	int bad = 0;
 
 	if (argc != 3)
@@ -1693,23 +1579,23 @@ static int lookups_main(int argc, char **argv)
 	snprintf(f, sizeof f, "%s/f", argv[2]);
 	snprintf(m, sizeof m, "%s/missing", argv[2]);
 	for (int i = 0; i < 50; i++) {
-		observe_shim(f, &s);
-		observe_raw(f, &k);
-		bad |= obs_diff(&s, &k, buf, sizeof buf);
-		observe_shim(m, &s);
-		observe_raw(m, &k);
-		bad |= obs_diff(&s, &k, buf, sizeof buf);
+		pathobs_shim(f, &s);
+		pathobs_raw(f, &k);
+		bad |= pathobs_diff(&s, &k, buf, sizeof buf);
+		pathobs_shim(m, &s);
+		pathobs_raw(m, &k);
+		bad |= pathobs_diff(&s, &k, buf, sizeof buf);
 	}
 	return bad ? 1 : 0; /* exit(): the shim writes RCUWALK_STATS */
 }
 
-struct stats_line {
+struct stats_rec {
 	int pid;
 	unsigned long long hits, neg_hits, misses, passthrough, invalidations, saved;
 };
 
 /* Parse every line of `file`; returns the number of lines (0 if absent). */
-static int read_stats(const char *file, struct stats_line *out, int max, char *raw, size_t rawlen)
+static int read_stats(const char *file, struct stats_rec *out, int max, char *raw, size_t rawlen)
 {
 	long fd = syscall(SYS_openat, AT_FDCWD, file, O_RDONLY | O_CLOEXEC, 0);
 	long n;
@@ -1727,7 +1613,7 @@ static int read_stats(const char *file, struct stats_line *out, int max, char *r
 		char copy[4096];
 		snprintf(copy, sizeof copy, "%s", raw);
 		for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-			struct stats_line s;
+			struct stats_rec s;
 			if (sscanf(l, "rcuwalk-stats v1 pid=%d hits=%llu neg_hits=%llu misses=%llu "
 				   "passthrough=%llu invalidations=%llu saved=%llu",
 				   &s.pid, &s.hits, &s.neg_hits, &s.misses, &s.passthrough,
@@ -1746,7 +1632,7 @@ static pid_t run_lookups_child(const char *dir, int disable, const char *stats_e
 	const char *args[] = {"--lookups", dir, NULL};
 	char **env = make_env(disable, stats_env);
 	int status = 0, r;
-	pid_t pid = spawn_self(args, env, -1, -1);
+	pid_t pid = spawn_helper(args, env, -1, -1);
 
 	free(env);
 	g_child_pid = pid;
@@ -1770,13 +1656,13 @@ static void test_disable_env_makes_shim_pass_through(void **state)
 {
 	char d[PLEN], f[PLEN], sf_on[PLEN], sf_off[PLEN], env_on[PLEN + 16], env_off[PLEN + 16];
 	char raw[4096];
-	struct stats_line s[4];
+	struct stats_rec s[4];
 	pid_t pid;
 	int n;
 
 	(void)state;
 	sp(d, "t6");
-	raw_mkdir(d);
+	mkdir_or_fail(d);
 	jp(f, d, "f");
 	raw_file(f, "looked up", 0644);
 	jp(sf_on, d, "stats-enabled");
@@ -1807,35 +1693,15 @@ static void test_disable_env_makes_shim_pass_through(void **state)
 
 /* ------------------------------------------------------------------------ */
 
-static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	syscall(SYS_unlinkat, AT_FDCWD, p, type == FTW_DP ? AT_REMOVEDIR : 0);
-	return 0;
-}
-
 static int group_setup(void **state)
 {
-	struct sigaction sa;
-
-	(void)state;
-	snprintf(g_scratch, sizeof g_scratch, "/tmp/rcuwalk-XXXXXX");
-	if (!mkdtemp(g_scratch))
-		return -1;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_alarm;
-	sa.sa_flags = 0; /* no SA_RESTART: a soft alarm interrupts waitpid() */
-	sigemptyset(&sa.sa_mask);
-	return sigaction(SIGALRM, &sa, NULL);
+	return scratch_setup_alarm(state, on_alarm);
 }
 
 static int group_teardown(void **state)
 {
-	(void)state;
 	kill_helpers_teardown(NULL);
-	nftw(g_scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	return 0;
+	return scratch_teardown(state);
 }
 
 int main(int argc, char **argv)

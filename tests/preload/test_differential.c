@@ -39,6 +39,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "coh_helpers.h"
+#include "../kernel_again.h"
+
 extern char **environ;
 
 /* ------------------------------------------------------------------------ */
@@ -604,6 +607,7 @@ struct cmp_run {
 	const char *label;
 	unsigned printed;
 	unsigned mismatches;
+	unsigned again;        /* mismatches the kernel took back (kernel_again.h) */
 	unsigned per_call[64]; /* mismatches per k_calls[] entry */
 };
 
@@ -631,7 +635,24 @@ static void print_mismatch(struct cmp_run *run, const char *p, const struct call
 	}
 }
 
-/* Compares every call for path i; returns the number of mismatching calls. */
+/* A mismatch that asking again took back (kernel_again.h), printed. */
+static void print_again(struct cmp_run *run, const char *p, const struct call *c,
+			const struct res *shim, const struct res *kern, const struct res *shim2,
+			const struct res *kern2)
+{
+	char pb[512], sb[256], kb[256], s2[256], k2[256];
+
+	run->again++;
+	fmt_res(shim, sb, sizeof(sb));
+	fmt_res(kern, kb, sizeof(kb));
+	fmt_res(shim2, s2, sizeof(s2));
+	fmt_res(kern2, k2, sizeof(k2));
+	fprintf(stderr, "asked again [%s] path=%s call=%s: shim=%s kernel=%s, then shim=%s kernel=%s\n",
+		run->label, show(p, pb, sizeof(pb)), c->name, sb, kb, s2, k2);
+}
+
+/* Compares every call for path i; returns the number of mismatching calls.
+ * A mismatch is asked again before it counts (kernel_again.h). */
 static unsigned compare_path(size_t i, struct cmp_run *run)
 {
 	const char *p = g_paths[i];
@@ -639,16 +660,25 @@ static unsigned compare_path(size_t i, struct cmp_run *run)
 	unsigned bad = 0;
 
 	for (size_t c = 0; c < NCALLS; c++) {
-		struct res a, b;
+		const struct call *call = &k_calls[c];
+		struct res a, b, a0, b0;
 
-		run_libc(&k_calls[c], p, extra, &a);
-		run_raw(&k_calls[c], p, extra, &b);
-		if (!res_equal(&a, &b)) {
-			bad++;
-			if (run) {
-				run->per_call[c]++;
-				print_mismatch(run, p, &k_calls[c], &a, &b);
-			}
+		run_libc(call, p, extra, &a);
+		run_raw(call, p, extra, &b);
+		if (res_equal(&a, &b))
+			continue;
+		a0 = a;
+		b0 = b;
+		if (KERNEL_AGAIN(res_equal(&a, &b), a.ret != 0 && a.err == ELOOP,
+				 run_libc(call, p, extra, &a), run_raw(call, p, extra, &b))) {
+			if (run)
+				print_again(run, p, call, &a0, &b0, &a, &b);
+			continue;
+		}
+		bad++;
+		if (run) {
+			run->per_call[c]++;
+			print_mismatch(run, p, call, &a0, &b0);
 		}
 	}
 	return bad;
@@ -661,8 +691,12 @@ static unsigned compare_all(const char *label)
 
 	for (size_t i = 0; i < g_npaths; i++)
 		compare_path(i, &run);
-	fprintf(stderr, "[%s] %zu paths x %zu calls: %u mismatches\n", label, g_npaths,
-		(size_t)NCALLS, run.mismatches);
+	if (run.again)
+		fprintf(stderr, "[%s] %zu paths x %zu calls: %u mismatches (%u more taken back when "
+				"asked again)\n", label, g_npaths, (size_t)NCALLS, run.mismatches, run.again);
+	else
+		fprintf(stderr, "[%s] %zu paths x %zu calls: %u mismatches\n", label, g_npaths,
+			(size_t)NCALLS, run.mismatches);
 	for (size_t c = 0; c < NCALLS; c++)
 		if (run.per_call[c])
 			fprintf(stderr, "    %-50s %u mismatches\n", k_calls[c].name,
@@ -831,7 +865,7 @@ static int rm_cb(const char *p, const struct stat *sb, int type, struct FTW *ftw
 	return 0;
 }
 
-static void rm_rf(const char *root)
+static void remove_tree(const char *root)
 {
 	char b[PATH_MAX];
 
@@ -886,7 +920,7 @@ static int group_teardown(void **state)
 	if (chdir("/") != 0)
 		fprintf(stderr, "chdir(/): %s\n", strerror(errno));
 	if (g_top[0])
-		rm_rf(g_top);
+		remove_tree(g_top);
 	for (size_t i = 0; i < g_npaths; i++)
 		free(g_paths[i]);
 	free(g_paths);
@@ -916,11 +950,17 @@ static int raw_stat_err(const char *p, int flags, struct stat *st)
 	return errno;
 }
 
+/* The kernel's answer is asked again if it is not the expected one
+ * (kernel_again.h: a long symlink chain gets a spurious ELOOP while anything
+ * on the machine mounts). */
 static void check_kernel(const char *p, int flags, int expect)
 {
 	char pb[512];
-	int got = raw_stat_err(p, flags, NULL);
+	int got = raw_stat_err(p, flags, NULL), got0 = got;
 
+	if (got != expect && KERNEL_AGAIN(got == expect, false, (void)0, got = raw_stat_err(p, flags, NULL)))
+		fprintf(stderr, "fixture: kernel stat(%s, %#x) = %s, asked again: %s\n",
+			show(p, pb, sizeof(pb)), flags, errname(got0), got ? errname(got) : "0");
 	if (got != expect)
 		fprintf(stderr, "fixture: kernel stat(%s, %#x) = %s, expected %s\n",
 			show(p, pb, sizeof(pb)), flags, got ? errname(got) : "0",
@@ -1268,85 +1308,19 @@ static void test_differential_foreign_mutations_visible_within_deadline(void **s
 /* ------------------------------------------------------------------------ */
 /* Statistics: the cache is really used                                     */
 
-struct stats_line {
-	uint64_t hits, neg_hits, misses, passthrough, invalidations, saved;
-};
-
-static bool shim_disabled(void)
-{
-	const char *d = getenv("RCUWALK_DISABLE");
-
-	return d && *d && strcmp(d, "0") != 0;
-}
-
-/* Runs `self --child WORK passes` with RCUWALK_STATS=FILE; returns true and
- * fills *out when the child's line was found. */
+/* Runs `self --child WORK passes` with a fresh RCUWALK_STATS file; returns
+ * true and fills *out when the child's record was found. */
 static bool run_stats_child(int passes, struct stats_line *out)
 {
-	char statsfile[PATH_MAX], envvar[PATH_MAX + 32], npass[16];
-	size_t nenv = 0, k = 0;
-	pid_t pid;
-	int status, fd;
-
-	snprintf(statsfile, sizeof(statsfile), "%s/stats-XXXXXX", g_outer);
-	fd = mkstemp(statsfile);
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(envvar, sizeof(envvar), "RCUWALK_STATS=%s", statsfile);
-	snprintf(npass, sizeof(npass), "%d", passes);
-
-	while (environ[nenv])
-		nenv++;
-	char **envp = calloc(nenv + 2, sizeof(*envp));
-	assert_non_null(envp);
-	for (size_t i = 0; i < nenv; i++)
-		if (strncmp(environ[i], "RCUWALK_STATS=", 14) != 0)
-			envp[k++] = environ[i];
-	envp[k++] = envvar;
-	envp[k] = NULL;
+	char npass[16], label[32];
 	char *argv[] = { "/proc/self/exe", "--child", g_work, npass, NULL };
+	int r;
 
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		execve("/proc/self/exe", argv, envp);
-		_exit(127);
-	}
-	free(envp);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fprintf(stderr, "stats child: status %#x\n", status);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-
-	FILE *f = fopen(statsfile, "r");
-	assert_non_null(f);
-	char line[1024];
-	bool found = false;
-	int nlines = 0;
-	while (fgets(line, sizeof(line), f)) {
-		int lpid;
-		struct stats_line s;
-		nlines++;
-		if (sscanf(line,
-			   "rcuwalk-stats v1 pid=%d hits=%" SCNu64 " neg_hits=%" SCNu64
-			   " misses=%" SCNu64 " passthrough=%" SCNu64 " invalidations=%" SCNu64
-			   " saved=%" SCNu64,
-			   &lpid, &s.hits, &s.neg_hits, &s.misses, &s.passthrough,
-			   &s.invalidations, &s.saved) == 7 && lpid == pid) {
-			*out = s;
-			found = true;
-			fprintf(stderr, "stats child (%d passes): %s", passes, line);
-		} else {
-			fprintf(stderr, "stats file line not understood: %s", line);
-		}
-	}
-	fclose(f);
-	unlink(statsfile);
-	if (!found)
-		fprintf(stderr, "stats child (%d passes): no line for pid %d in %s (%d lines)\n",
-			passes, (int)pid, statsfile, nlines);
-	return found;
+	snprintf(npass, sizeof(npass), "%d", passes);
+	snprintf(label, sizeof(label), "%d passes", passes);
+	r = stats_child(g_outer, argv, label, out);
+	assert_true(r >= 0);
+	return r == 1;
 }
 
 static void test_differential_cache_answers_repeated_lookups(void **state)
@@ -1384,10 +1358,12 @@ static void test_differential_second_pass_needs_no_kernel_populate(void **state)
 	/* The second pass over the same unchanged tree is answered from the
 	 * cache: it saves syscalls and asks the kernel to populate (almost)
 	 * nothing.  Paths that climb to /tmp itself see other programs' writes
-	 * there (an event drops /tmp's attributes: one refetch each); seen off
-	 * by one in a CI run beside other jobs. */
+	 * there (an event drops /tmp's attributes: one refetch each), in
+	 * either child: seen off by one each way, in a CI run beside other
+	 * jobs and beside another test run (219 misses for two passes, 220
+	 * for one pass whose child read 5 events). */
 	assert_true(two.saved > one.saved);
-	assert_true(two.misses >= one.misses && two.misses <= one.misses + 4);
+	assert_true(two.misses + 4 >= one.misses && two.misses <= one.misses + 4);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -41,7 +41,7 @@
 
 #include <cmocka.h>
 
-static char g_scratch[64];
+#include "coh_helpers.h"
 
 static int threads_now(void)
 {
@@ -202,7 +202,7 @@ static void path_in(char *buf, size_t size, const char *name)
 static void mutate_after_ready(void *arg)
 {
 	struct handshake *h = arg;
-	char p[256], c;
+	char p[PLEN + 16], c;
 	int fd;
 
 	assert_int_equal(read(h->ready, &c, 1), 1);
@@ -222,7 +222,7 @@ static void mutate_after_ready(void *arg)
 
 static void make_file(const char *name, const char *data)
 {
-	char p[256];
+	char p[PLEN + 16];
 	int fd;
 
 	path_in(p, sizeof p, name);
@@ -236,7 +236,7 @@ static void test_foreign_changes_visible_in_process_without_reader_thread(void *
 {
 	int r[2], g[2], status, before = -1, after = -1;
 	long usecs = -1;
-	char rs[16], gs[16], out[256], statsfile[128], line[512];
+	char rs[16], gs[16], out[256], statsfile[PLEN + 16], line[512];
 	const char *args[] = { "--observe", g_scratch, gs, rs, NULL };
 	struct handshake h;
 	unsigned long hits = 0;
@@ -295,28 +295,6 @@ static void test_reader_thread_starts_once_process_outlives_delay(void **state)
 	assert_int_equal(after, before + 1);
 }
 
-static int rm_entry(const char *p, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	return remove(p);
-}
-
-static int group_setup(void **state)
-{
-	(void)state;
-	strcpy(g_scratch, "/tmp/rcuwalk-XXXXXX");
-	return mkdtemp(g_scratch) ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	nftw(g_scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "--observe") == 0)
@@ -330,5 +308,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_foreign_changes_visible_in_process_without_reader_thread),
 		cmocka_unit_test(test_reader_thread_starts_once_process_outlives_delay),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }

@@ -143,7 +143,6 @@ static int ns_test_main(char **argv)
 	const char *off[] = { "RCUWALK_DISABLE=1", NULL };
 	int rounds = 0, stale = 0, late = 0;
 	double maxms = 0;
-	long fd;
 
 	if (unshare(CLONE_NEWNS) != 0) {
 		fprintf(stderr, "unshare(CLONE_NEWNS): %s\n", strerror(errno));
@@ -197,18 +196,8 @@ static int ns_test_main(char **argv)
 				return 5;
 			}
 			if (bad) {
-				int exact = 0;
-
 				stale++;
-				while (!exact && mono_now() - t0 < ASYNC_LIMIT_S) {
-					exact = 1;
-					for (size_t j = 0; j < 3; j++) {
-						observe_shim(paths[j], &got[j]);
-						if (obs_diff(&got[j], &exp[j], why, sizeof(why)))
-							exact = 0;
-					}
-				}
-				late += !exact;
+				late += !obs_poll_exact(paths, 3, exp, t0 + ASYNC_LIMIT_S);
 			}
 			if ((mono_now() - t0) * 1e3 > maxms && bad)
 				maxms = (mono_now() - t0) * 1e3;
@@ -219,11 +208,7 @@ static int ns_test_main(char **argv)
 	free(g_env_off);
 	snprintf(out, sizeof(out), "rounds=%d stale=%d late=%d maxms=%.3f\n", rounds, stale, late,
 		 maxms);
-	fd = syscall(SYS_openat, AT_FDCWD, result, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || syscall(SYS_write, fd, out, strlen(out)) != (long)strlen(out))
-		return 4;
-	syscall(SYS_close, fd);
-	return 0;
+	return write_result(result, out) == 0 ? 0 : 4;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -240,31 +225,14 @@ static void run_ns_test(const char *mode, struct ns_result *res)
 	char dir[PLEN], result[PLEN], stats[PLEN], se[PLEN + 16], buf[160] = "";
 	const char *extra[] = { se, "RCUWALK_RACY_MS=0", NULL };
 	const char *args[] = { "--ns-test", mode, dir, result, NULL };
-	char **env;
-	pid_t pid;
 	int status;
-	long fd, n;
 
-	join(dir, g_scratch, mode);
-	assert_int_equal(raw_mkdir(dir), 0);
-	join(result, g_scratch, "result");
-	join(stats, g_scratch, "stats");
-	syscall(SYS_unlinkat, AT_FDCWD, stats, 0);
-	snprintf(se, sizeof(se), "RCUWALK_STATS=%s", stats);
-	env = env_with(extra);
-	pid = spawn_self("test_mounts", args, env, -1, -1);
-	assert_true(pid > 0);
-	status = wait_bounded(pid, 120);
-	free(env);
+	assert_int_equal(helper_paths(mode, dir, result, stats, se, sizeof(se)), 0);
+	status = spawn_self_wait("test_mounts", args, env_with(extra), 120);
 	if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 5)
 		fail_msg("a helper's bind mount or unmount failed (or did not change the kernel's answer)");
 	assert_int_equal(status, 0);
-	fd = syscall(SYS_openat, AT_FDCWD, result, O_RDONLY | O_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
-	assert_true(n > 0);
-	buf[n] = '\0';
+	assert_true(read_result(result, buf, sizeof(buf)) > 0);
 	assert_int_equal(sscanf(buf, "rounds=%d stale=%d late=%d maxms=%lf", &res->rounds,
 				&res->stale, &res->late, &res->maxms),
 			 4);

@@ -56,24 +56,17 @@
 #include <cmocka.h>
 
 #include "../unit/raw_listdir.h"
+#include "coh_helpers.h"
 
 extern char **environ;
 
-#define PLEN 512
 #define FOREIGN_LIMIT_S 1.0 /* contract: "well under 1 s" */
 #define HOST_DATA "host data: the shim must never read these bytes"
-
-static char g_scratch[PLEN];
 
 /* ------------------------------------------------------------------------ */
 /* Watchdog: nothing may hang. */
 
 static const char *volatile g_stage = "";
-
-static void raw_puts(int fd, const char *s)
-{
-	syscall(SYS_write, fd, s, strlen(s));
-}
 
 static void on_alarm(int sig)
 {
@@ -93,39 +86,6 @@ static void watchdog(unsigned secs, const char *stage)
 /* ------------------------------------------------------------------------ */
 /* Paths and raw (shim-bypassing) helpers. */
 
-__attribute__((format(printf, 3, 4)))
-static void xfmt(char *out, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vsnprintf(out, n, fmt, ap);
-	va_end(ap);
-	if (r < 0 || (size_t)r >= n)
-		abort();
-}
-
-static const char *ename(int e)
-{
-	const char *s;
-
-	if (e == 0)
-		return "0";
-	s = strerrorname_np(e);
-	return s ? s : "?";
-}
-
-static long raw_stat(const char *p, struct stat *st, int flags)
-{
-	return syscall(SYS_newfstatat, AT_FDCWD, p, st, flags);
-}
-
-static int raw_mkdir(const char *p)
-{
-	return (int)syscall(SYS_mkdirat, AT_FDCWD, p, 0755);
-}
-
 static int raw_file(const char *p, mode_t mode)
 {
 	long fd = syscall(SYS_openat, AT_FDCWD, p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
@@ -142,66 +102,9 @@ static void raw_unlink(const char *p)
 	syscall(SYS_unlinkat, AT_FDCWD, p, 0);
 }
 
-static void now(struct timespec *t)
-{
-	clock_gettime(CLOCK_MONOTONIC, t);
-}
-
-static double ts_diff(const struct timespec *a, const struct timespec *b)
-{
-	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Exactness: stat, lstat, access(F_OK), access(R_OK) and open(O_RDONLY) of
  * a path through libc (the shim) against the raw syscalls, right after. */
-
-struct sres {
-	int rc, err;
-	struct stat st;
-};
-
-static int sres_diff(const char *call, const struct sres *s, const struct sres *k, char *why, size_t n)
-{
-	if (s->rc != k->rc || s->err != k->err) {
-		snprintf(why, n, "%s: shim rc=%d errno=%s, kernel rc=%d errno=%s", call, s->rc,
-			 ename(s->err), k->rc, ename(k->err));
-		return 1;
-	}
-	if (s->rc != 0)
-		return 0;
-#define CMPF(f)                                                                      \
-	if (s->st.f != k->st.f) {                                                    \
-		snprintf(why, n, "%s: " #f " shim=%lld kernel=%lld", call, (long long)s->st.f, \
-			 (long long)k->st.f);                                        \
-		return 1;                                                            \
-	}
-	CMPF(st_dev)
-	CMPF(st_ino)
-	CMPF(st_mode)
-	CMPF(st_nlink)
-	CMPF(st_uid)
-	CMPF(st_gid)
-	CMPF(st_rdev)
-	CMPF(st_size)
-	CMPF(st_blksize)
-	CMPF(st_blocks)
-	CMPF(st_mtim.tv_sec)
-	CMPF(st_mtim.tv_nsec)
-	CMPF(st_ctim.tv_sec)
-	CMPF(st_ctim.tv_nsec)
-#undef CMPF
-	return 0;
-}
-
-static int rc_diff(const char *call, int s, int serr, int k, int kerr, char *why, size_t n)
-{
-	if (s == k && serr == kerr)
-		return 0;
-	snprintf(why, n, "%s: shim rc=%d errno=%s, kernel rc=%d errno=%s", call, s, ename(serr), k,
-		 ename(kerr));
-	return 1;
-}
 
 /* 0 if every call agrees with the kernel; else 1 and `why`. */
 static int inexact(const char *p, char *why, size_t n)
@@ -1465,33 +1368,9 @@ static void test_inotifywait_under_shim_sees_create_event(void **state)
 
 /* ------------------------------------------------------------------------ */
 
-static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	syscall(SYS_unlinkat, AT_FDCWD, p, type == FTW_DP ? AT_REMOVEDIR : 0);
-	return 0;
-}
-
 static int group_setup(void **state)
 {
-	struct sigaction sa;
-
-	(void)state;
-	snprintf(g_scratch, sizeof g_scratch, "/tmp/rcuwalk-XXXXXX");
-	if (!mkdtemp(g_scratch))
-		return -1;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_alarm;
-	sigemptyset(&sa.sa_mask);
-	return sigaction(SIGALRM, &sa, NULL);
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	nftw(g_scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	return 0;
+	return scratch_setup_alarm(state, on_alarm);
 }
 
 int main(int argc, char **argv)
@@ -1532,5 +1411,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fakeroot_before_shim_in_preload_sees_faked_mode),
 		cmocka_unit_test(test_inotifywait_under_shim_sees_create_event),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, scratch_teardown);
 }

@@ -74,7 +74,6 @@ static int loop_main(char **argv)
 	char **env = env_with(off);
 	int c[2], a[2], rounds = 0, stale = 0, late = 0;
 	pid_t pid;
-	long fd;
 
 	join(f, dir, "f");
 	join(fx, dir, "f/x");
@@ -117,19 +116,8 @@ static int loop_main(char **argv)
 			}
 		}
 		if (bad) {
-			double end = mono_now() + 1.0;
-			int exact = 0;
-
 			stale++;
-			while (!exact && mono_now() < end) {
-				exact = 1;
-				for (size_t j = 0; j < 2; j++) {
-					observe_shim(paths[j], &got[j]);
-					if (obs_diff(&got[j], &exp[j], why, sizeof(why)))
-						exact = 0;
-				}
-			}
-			late += !exact;
+			late += !obs_poll_exact(paths, 2, exp, mono_now() + 1.0);
 		}
 		rounds++;
 	}
@@ -139,11 +127,7 @@ static int loop_main(char **argv)
 	waitpid(pid, NULL, 0);
 	free(env);
 	snprintf(out, sizeof(out), "rounds=%d stale=%d late=%d\n", rounds, stale, late);
-	fd = syscall(SYS_openat, AT_FDCWD, result, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || syscall(SYS_write, fd, out, strlen(out)) != (long)strlen(out))
-		return 4;
-	syscall(SYS_close, fd);
-	return 0;
+	return write_result(result, out) == 0 ? 0 : 4;
 }
 
 struct loop_result {
@@ -157,29 +141,10 @@ static void run_loop(const char *name, const char *strict, struct loop_result *r
 	char dir[PLEN], result[PLEN], stats[PLEN], se[PLEN + 16], buf[128] = "";
 	const char *extra[] = { strict, se, "RCUWALK_RACY_MS=0", NULL };
 	const char *args[] = { "--loop", dir, result, NULL };
-	char **env;
-	pid_t pid;
-	int status;
-	long fd, n;
 
-	join(dir, g_scratch, name);
-	assert_int_equal(raw_mkdir(dir), 0);
-	join(result, g_scratch, "result");
-	join(stats, g_scratch, "stats");
-	syscall(SYS_unlinkat, AT_FDCWD, stats, 0);
-	snprintf(se, sizeof(se), "RCUWALK_STATS=%s", stats);
-	env = env_with(extra);
-	pid = spawn_self("test_strict", args, env, -1, -1);
-	assert_true(pid > 0);
-	status = wait_bounded(pid, 120);
-	free(env);
-	assert_int_equal(status, 0);
-	fd = syscall(SYS_openat, AT_FDCWD, result, O_RDONLY | O_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
-	assert_true(n > 0);
-	buf[n] = '\0';
+	assert_int_equal(helper_paths(name, dir, result, stats, se, sizeof(se)), 0);
+	assert_int_equal(spawn_self_wait("test_strict", args, env_with(extra), 120), 0);
+	assert_true(read_result(result, buf, sizeof(buf)) > 0);
 	assert_int_equal(sscanf(buf, "rounds=%d stale=%d late=%d", &res->rounds, &res->stale,
 				&res->late),
 			 3);

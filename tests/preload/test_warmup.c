@@ -79,8 +79,8 @@ static int lookups(const char *f, const char *absent, long n)
 static int probe_main(char **argv)
 {
 	char f[PLEN], absent[PLEN], out[128];
-	long a = strtol(argv[3], NULL, 10), b = strtol(argv[4], NULL, 10), fd;
-	int bad, before, after, len;
+	long a = strtol(argv[3], NULL, 10), b = strtol(argv[4], NULL, 10);
+	int bad, before, after;
 
 	join(f, argv[2], "f");
 	join(absent, argv[2], "n");
@@ -88,12 +88,8 @@ static int probe_main(char **argv)
 	before = count_inotify_fds();
 	bad += lookups(f, absent, b);
 	after = count_inotify_fds();
-	len = snprintf(out, sizeof(out), "mismatches=%d before=%d after=%d\n", bad, before, after);
-	fd = syscall(SYS_openat, AT_FDCWD, argv[5], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || syscall(SYS_write, fd, out, (size_t)len) != len)
-		return 2;
-	syscall(SYS_close, fd);
-	return 0;
+	snprintf(out, sizeof(out), "mismatches=%d before=%d after=%d\n", bad, before, after);
+	return write_result(argv[5], out) == 0 ? 0 : 2;
 }
 
 struct probe_result {
@@ -110,9 +106,6 @@ static void run_probe(const char *name, const char *warmup, long a, long b, stru
 	const char *args[] = { "--probe", dir, as, bs, result, NULL };
 	char **env;
 	size_t j = 0;
-	pid_t pid;
-	int status;
-	long fd, n;
 
 	join(dir, g_scratch, name);
 	assert_int_equal(raw_mkdir(dir), 0);
@@ -130,17 +123,8 @@ static void run_probe(const char *name, const char *warmup, long a, long b, stru
 		if (strncmp(env[i], "RCUWALK_WARMUP=", 15) != 0 || env[i] == we)
 			env[j++] = env[i];
 	env[j] = NULL;
-	pid = spawn_self("test_warmup", args, env, -1, -1);
-	assert_true(pid > 0);
-	status = wait_bounded(pid, 120);
-	free(env);
-	assert_int_equal(status, 0);
-	fd = syscall(SYS_openat, AT_FDCWD, result, O_RDONLY | O_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
-	assert_true(n > 0);
-	buf[n] = '\0';
+	assert_int_equal(spawn_self_wait("test_warmup", args, env, 120), 0);
+	assert_true(read_result(result, buf, sizeof(buf)) > 0);
 	assert_int_equal(sscanf(buf, "mismatches=%d before=%d after=%d", &res->mismatches,
 				&res->before, &res->after),
 			 3);

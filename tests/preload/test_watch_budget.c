@@ -270,22 +270,12 @@ static int run_walk(const char *name, const char *budget, struct phase *ph, int 
 	char dir[PLEN], stats[PLEN], se[PLEN + 16], be[64];
 	const char *extra[] = { se, "RCUWALK_RACY_MS=0", budget ? be : NULL, NULL };
 	const char *args[] = { "--walk", dir, NULL };
-	char **env;
-	pid_t pid;
 	int status, n;
 
-	join(dir, g_scratch, name);
-	assert_int_equal(raw_mkdir(dir), 0);
-	join(stats, g_scratch, "stats");
-	syscall(SYS_unlinkat, AT_FDCWD, stats, 0);
-	snprintf(se, sizeof(se), "RCUWALK_STATS=%s", stats);
+	assert_int_equal(helper_paths(name, dir, NULL, stats, se, sizeof(se)), 0);
 	if (budget)
 		snprintf(be, sizeof(be), "RCUWALK_WATCH_BUDGET=%s", budget);
-	env = env_with(extra);
-	pid = spawn_self("test_watch_budget", args, env, -1, -1);
-	assert_true(pid > 0);
-	status = wait_bounded(pid, 120);
-	free(env);
+	status = spawn_self_wait("test_watch_budget", args, env_with(extra), 120);
 	if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 3)
 		fail_msg("answers through the shim differ from the kernel's (see above)");
 	assert_int_equal(status, 0);
