@@ -31,11 +31,6 @@ static int fail(char *err, size_t errsize, const char *fmt, ...)
 	return -1;
 }
 
-int ldlink_needed(const char *entry)
-{
-	return strpbrk(entry, ": ") != NULL;
-}
-
 /* The link directory, opened and checked (see ldlink.h); made if missing.
  * Returns its fd, or -1 with err set. */
 static int open_link_dir(const char *leaf, char *err, size_t errsize)

@@ -40,15 +40,12 @@
 /* The directory that holds the links, below this one. */
 #define LDLINK_BASE "/tmp"
 
-/* Non-zero if `entry` cannot go into LD_PRELOAD as it is. */
-int ldlink_needed(const char *entry);
-
 /*
  * ldlink_entry - what to put into LD_PRELOAD for the library path `entry`
  * (absolute; may hold "$LIB" after its last ':' or ' ').
  * @make: 1: make the link directory and the link, or check and repair
  *        them; 0: only compute the name (for --version).
- * @out, @outsize: the result: `entry` itself when ldlink_needed() is 0.
+ * @out, @outsize: the result: `entry` itself when it has no ':' or ' '.
  * @err, @errsize: on failure, one sentence saying why (no trailing newline).
  *
  * Returns 0, or -1 on failure (the entry's file name itself has ':' or ' ',
