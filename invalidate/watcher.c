@@ -104,9 +104,10 @@ static int make_socket(struct watcher *w)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 
-	if (strlen(w->dir) + sizeof(RING_SOCKET) + 1 > sizeof(a.sun_path))
+	int n = snprintf(a.sun_path, sizeof(a.sun_path), "%s/" RING_SOCKET, w->dir);
+
+	if (n < 0 || (size_t)n >= sizeof(a.sun_path))
 		return -ENAMETOOLONG;
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s/" RING_SOCKET, w->dir);
 	w->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (w->lfd < 0)
 		return -errno;
