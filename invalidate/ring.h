@@ -60,4 +60,14 @@ struct ring_hdr {
 
 #define RING_SIZE (sizeof(struct ring_hdr) + (uint64_t)RING_RECORDS * sizeof(struct ring_rec))
 
+/* Fences of the ring's protocol.  ThreadSanitizer does not model fences
+ * (GCC rejects them under -Werror with -fsanitize=thread): its build, which
+ * runs no session test, gets a compiler barrier only (enough on x86-64,
+ * where neither loads nor stores are reordered with their own kind). */
+#if defined(__SANITIZE_THREAD__)
+#define RING_FENCE(order) __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#else
+#define RING_FENCE(order) __atomic_thread_fence(order)
+#endif
+
 #endif /* RCUWALK_RING_H */

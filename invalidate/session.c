@@ -248,7 +248,7 @@ void session_apply_locked(void (*apply)(const struct inotify_event *ev))
 			memcpy(u.ev.name, rec->name, len);
 			u.ev.name[len] = '\0';
 			u.ev.len = len ? len + 1 : 0;
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			RING_FENCE(__ATOMIC_ACQUIRE);
 			tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
 		}
 		if (tail - read_pos >= RING_RECORDS) {

@@ -148,7 +148,9 @@ static void read_cycle(struct watcher *w)
 			/* Publish each record: readers that lag a whole ring
 			 * behind see the overwrite (tail) before its bytes. */
 			__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
-			__atomic_thread_fence(__ATOMIC_RELEASE);
+			/* The tail before the next record's bytes, which may
+			 * overwrite the oldest record. */
+			RING_FENCE(__ATOMIC_RELEASE);
 			p += sizeof(*ev) + ev->len;
 		}
 	}

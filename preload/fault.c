@@ -240,6 +240,16 @@ static int real_sigaction(int sig, const struct sigaction *act, struct sigaction
 	return f(sig, act, old);
 }
 
+/* prog[]'s seqcount fences.  ThreadSanitizer does not model fences (GCC
+ * rejects them under -Werror with -fsanitize=thread); the preloaded library
+ * is not tested under it: a compiler barrier there (x86-64 reorders neither
+ * loads with loads nor stores with stores). */
+#if defined(__SANITIZE_THREAD__)
+#define SEQ_FENCE(order) __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#else
+#define SEQ_FENCE(order) __atomic_thread_fence(order)
+#endif
+
 /* The program's action for slot i, read without the lock (any context). */
 static void prog_read(int i, struct sigaction *out)
 {
@@ -252,7 +262,7 @@ static void prog_read(int i, struct sigaction *out)
 			continue;
 		}
 		memcpy(out, &prog[i], sizeof(*out));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		SEQ_FENCE(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&prog_seq[i], __ATOMIC_RELAXED) == s)
 			return;
 	}
@@ -262,7 +272,7 @@ static void prog_read(int i, struct sigaction *out)
 static void prog_write(int i, const struct sigaction *in)
 {
 	__atomic_store_n(&prog_seq[i], prog_seq[i] + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	SEQ_FENCE(__ATOMIC_RELEASE);
 	memcpy(&prog[i], in, sizeof(*in));
 	__atomic_store_n(&prog_seq[i], prog_seq[i] + 1, __ATOMIC_RELEASE);
 }
