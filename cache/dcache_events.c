@@ -111,7 +111,7 @@ void dcache_forget_inode(dev_t dev, ino_t ino)
  * Not seen: a name replaced (renamed over, or removed and created again)
  * while its directory was not watched by this process image, then written
  * through a descriptor opened under the old name; links into directories it
- * does not watch.  README, coherence contract.
+ * does not watch.  doc/coherence.md.
  * Cost: one lstat per write or attribute event about a name the cache does
  * not hold; escalation is O(dentries), on writes under removed names and on
  * names created and gone before the reader saw them (short-lived files).
@@ -233,7 +233,7 @@ static int lstat_child_locked(struct dentry *dir, const char *name, struct stat 
  * what the new name is (event thread, under dcache_mutex and RCU) and drop the
  * attributes of every cached name of that inode.  Links made by other
  * processes into directories this process does not watch are not seen: see
- * README, coherence contract.  Returns lstat's result; *st is filled on 0.
+ * doc/coherence.md.  Returns lstat's result; *st is filled on 0.
  */
 static int forget_same_inode_locked(struct dentry *dir, const char *name, struct stat *st)
 {

@@ -642,7 +642,7 @@ static void close_mount_fds(int keep)
 }
 
 /* The budget: RCUWALK_WATCH_BUDGET, or by default a quarter of the user's
- * max_user_watches (README, coherence contract).  Under fd_mutex. */
+ * max_user_watches (doc/coherence.md).  Under fd_mutex. */
 static unsigned long watch_budget_locked(void)
 {
 	long cfg;

@@ -265,7 +265,7 @@ static int is_listed_mount(const struct mounts_below *mb, const char *name)
  * only, with each name's d_type where it is DT_DIR or DT_REG and the name is
  * not a mount point.  The mount table is
  * read after the listing: a mount that existed while getdents64 ran is
- * seen (a later one is "a mount over a cached name", README's limits). */
+ * seen (a later one is "a mount over a cached name", doc/coherence.md, known limits). */
 static long raw_listdir_typed(const char *path, size_t max,
 			      int (*add)(void *arg, const char *name, size_t len, unsigned char type),
 			      void *arg)
@@ -380,7 +380,7 @@ static int fs_type_cacheable(unsigned long type)
 }
 
 /* Filesystems that others may change behind this kernel's back: cached with
- * TTLs (README, coherence contract), or not at all when RCUWALK_TTL_MS=0. */
+ * TTLs (doc/coherence.md), or not at all when RCUWALK_TTL_MS=0. */
 static int fs_name_ttl(const char *type)
 {
 	static const char *const ttl[] = { "fuse", "fuseblk", "nfs", "nfs4", "cifs", "smb3",
