@@ -148,6 +148,15 @@
 		    IN_ONLYDIR | IN_DONT_FOLLOW)
 #define FD_FLOOR 512 /* keep our fd out of the range programs loop over */
 #define READER_BATCH_NS 2000000L /* see reader_main() */
+/* The reader's stack: its read buffer (16 KiB) and the event path's PATH_MAX
+ * buffers.  AddressSanitizer's redzones and an unoptimised build take about
+ * four times as much (the event path overflowed 64 KiB in the ASan CI job
+ * once its functions were no longer inlined into each other). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define READER_STACK (256 * 1024)
+#else
+#define READER_STACK (64 * 1024)
+#endif
 #define DRAIN_QUANTUM_NS 200000L  /* see timed_drain_due(): no reader yet */
 #define BATCH_QUANTUM_NS 50000L   /* see timed_drain_due(): reader pausing */
 #define SESSION_STEP_NS 1000000L     /* session_sync_locked(): one wait */
@@ -766,7 +775,7 @@ static int start_reader_locked(int fd, unsigned int gen)
 	atomic_store(&reader_gen, gen);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
+	pthread_attr_setstacksize(&attr, READER_STACK);
 	r = pthread_create(&th, &attr, reader_main, (void *)(((uintptr_t)gen << 32) | (uint32_t)fd));
 	pthread_attr_destroy(&attr);
 	if (r != 0) {
