@@ -234,7 +234,7 @@ void dcache_forget_inode(dev_t dev, ino_t ino);
 void dcache_invalidate_all(void);
 /* Events were lost (queue overflow): names removed meanwhile are unknown, so
  * from now on every write or attribute event may concern any file (see
- * dcache.c, "Names that outlive their inode's other names").  Writer context. */
+ * dcache_events.c, "Names that outlive their inode's other names").  Writer context. */
 void dcache_events_lost(void);
 
 /* Forget everything, the root directory's own watch and verdict included:

@@ -56,8 +56,9 @@ uint64_t dc_pidx_used[PIDX_SLOTS / 64];
  * repeated) never earns back; a build tool or a benchmark loop does. */
 unsigned long dc_pidx_min_answers = 4096;
 
-/* Set by dc_populate_rcu() in the thread whose lookup asked the kernel; cleared
- * at each lookup's start.  The walks of such a lookup fill no index slot:
+/* Set by the lookup loops (dcache_lookup_len, drive_lookup) before they call
+ * dc_populate_rcu(), in the thread whose lookup asks the kernel; cleared at
+ * each lookup's start.  The walks of such a lookup fill no index slot:
  * only a name found again by a plain walk (looked up twice) gets one. */
 __thread bool tls_populated __attribute__((tls_model("initial-exec")));
 
