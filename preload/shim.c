@@ -988,7 +988,7 @@ EXPORT char *realpath(const char *path, char *resolved)
 
 		errno = saved;
 		in_shim++; /* its own lookups pass straight through */
-		out = CALL_REAL(realpath, path, resolved);
+		out = realpath_pass(kp.s, resolved); /* the buffer written as above */
 		in_shim--;
 		kerr = errno;
 		if ((out != NULL) != (r == 0) || kerr != cerr || (out && strcmp(out, buf) != 0)) {

@@ -1242,7 +1242,6 @@ enum { OWN_OTHER, OWN_SHIM, OWN_LIBC };
 static int g_owner[NEPS];
 
 static char *(*p_libc_realpath)(const char *, char *);
-static DIR *(*p_libc_opendir)(const char *);
 
 static sigjmp_buf g_catch_env;
 static volatile sig_atomic_t g_catching;
@@ -2833,14 +2832,13 @@ int main(int argc, char **argv)
 
 		if (libc) {
 			p_libc_euidaccess = (int (*)(const char *, int))dlsym(libc, "euidaccess");
-			p_libc_opendir = (DIR * (*)(const char *)) dlsym(libc, "opendir");
 			/* the current version (the oldest one wants a buffer) */
 			p_libc_realpath = (char *(*)(const char *, char *))dlvsym(libc, "realpath",
 										  "GLIBC_2.3");
 		}
 	}
-	if (!p_libc_euidaccess || !p_libc_opendir || !p_libc_realpath)
-		die("glibc's euidaccess, opendir or realpath not found");
+	if (!p_libc_euidaccess || !p_libc_realpath)
+		die("glibc's euidaccess or realpath not found");
 	for (int e = 0; e < NEPS; e++)
 		g_owner[e] = owner_of(k_ep_names[e]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
