@@ -127,6 +127,13 @@ struct dcache_ops {
 	 * grows the fd table without the RCU grace period that
 	 * expand_fdtable() waits for once the table is shared by threads. */
 	void (*prepare)(void);
+	/* May be NULL.  1 if every thread of the process but the caller is one
+	 * that invalidate/ started (blocks every signal, never waits inside a
+	 * read-side section for the caller), else 0; may read /proc.  Called
+	 * with no lock of the cache held, only while the cache has no thread
+	 * of its own: then its deferred frees run after a grace period in the
+	 * caller (dcache.c, "Threads we do not start"). */
+	int (*sole_thread)(void);
 };
 
 /* Per-thread counters, summed by dcache_stats_sum(). */

@@ -682,6 +682,7 @@ void preload_init(void)
 	 * events itself meanwhile, once per clock tick. */
 	inval_set_reader_delay(100);
 	inval_fill_ops(&ops);
+	ops.sole_thread = preload_sole_thread;
 	dcache_init(&ops, max_bytes);
 	if (dcache_set_policy(racy_ns, no_negative, (const char *const *)excludes, nexclude) != 0)
 		return; /* an exclusion we could not honour: stay pass-through */

@@ -38,6 +38,10 @@ extern unsigned long preload_warmup;
  * filesystem verdicts cached per device number.  Any thread; one atomic. */
 void preload_mounts_changed(void);
 
+/* ops->sole_thread (dcache.h): 1 if every thread but the caller is
+ * invalidate/'s reader; reads /proc/self/status.  Any thread, no lock. */
+int preload_sole_thread(void);
+
 /* Append this process's counter line to $RCUWALK_STATS (one O_APPEND write).
  * Called from the destructor. */
 void preload_write_stats(void);

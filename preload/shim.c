@@ -1628,6 +1628,15 @@ static int count_threads(void)
 	return p ? atoi(p + 9) : -1;
 }
 
+int preload_sole_thread(void)
+{
+	int n = count_threads();
+
+	/* Errs one way only: a reader starting or leaving is counted by one
+	 * side and not the other, and the answer is then 0. */
+	return n > 0 && n == 1 + (inval_active() ? 1 : 0);
+}
+
 /* Whether every thread but the caller is one of the shim's. */
 static int alone_with_our_threads(void)
 {
