@@ -938,6 +938,12 @@ void dcache_cwd_changed(void)
 	rcu_read_unlock();
 }
 
+void dcache_thread_register(void)
+{
+	rcu_read_lock(); /* registers the thread (once: a TLS check after) */
+	rcu_read_unlock();
+}
+
 void dcache_fork_prepare(void)
 {
 	pthread_mutex_lock(&dcache_mutex);

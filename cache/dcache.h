@@ -266,6 +266,14 @@ int dcache_threads(void);
  * Writer context (takes the writer mutex). */
 void dcache_cwd_changed(void);
 
+/* Register the calling thread with urcu-bp now.  Any thread, holding no lock
+ * of ours, outside a read-side section.  urcu-bp registers a thread at its
+ * first rcu_read_lock() under its registry mutex, which its before-fork hook
+ * holds until the fork is done (shim.c fork()); a thread that takes a lock
+ * the fork path waits for (invalidate/'s read_mutex) and may then enter its
+ * first read-side section calls this before taking it. */
+void dcache_thread_register(void);
+
 /* Fork support: dcache_fork_prepare() takes the writer mutex (call before
  * fork(), before the urcu-bp/call_rcu "before fork" hooks), dcache_fork_parent()
  * releases it, dcache_fork_child() resets the child to an empty cache without

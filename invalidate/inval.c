@@ -215,6 +215,19 @@ static atomic_int ring_fd = -1, ring_stale = -1;
 
 _Static_assert(sizeof(uintptr_t) >= 8, "reader_main packs (gen, fd) into its argument");
 
+/* Take read_mutex.  Every holder may apply events, and so enter its
+ * thread's first read-side section, which registers the thread with urcu-bp
+ * under urcu-bp's registry mutex.  fork() takes that mutex (liburcu's hook)
+ * before read_mutex (inval_fork_prepare): a first registration under
+ * read_mutex deadlocked the two (seen in ncurses' configure: the reader
+ * thread's first event, while the shell forked).  So the thread registers
+ * first, holding nothing. */
+static void read_lock(void)
+{
+	dcache_thread_register();
+	pthread_mutex_lock(&read_mutex);
+}
+
 /* fd_mutex_mine is 1 from before this thread asks for fd_mutex until after
  * it has released it: a signal handler that finds it 0 knows that this
  * thread neither holds fd_mutex nor is inside pthread_mutex_lock/unlock. */
@@ -518,7 +531,7 @@ static void reader_session(int fd, unsigned int gen)
 		if (atomic_load(&inst_gen) != gen) /* I2 */
 			return;
 		if (session_behind()) {
-			pthread_mutex_lock(&read_mutex);
+			read_lock();
 			alive = read_all_locked(fd, gen);
 			pthread_mutex_unlock(&read_mutex);
 			if (!alive)
@@ -529,7 +542,7 @@ static void reader_session(int fd, unsigned int gen)
 		session_wait(st, SESSION_READER_NS);
 		if (st != session_state() || session_behind())
 			continue;
-		pthread_mutex_lock(&read_mutex);
+		read_lock();
 		mounts_check_locked(fd, gen, &pending);
 		pthread_mutex_unlock(&read_mutex);
 		if (pending && st == session_state() && !session_watcher_alive())
@@ -550,7 +563,7 @@ static void *reader_main(void *arg)
 	/* The doorbell was opened just now: a change made before it rings no
 	 * bell, so ask mnt_sfd once. */
 	if (rfd >= 0) {
-		pthread_mutex_lock(&read_mutex);
+		read_lock();
 		mounts_check_locked(fd, gen, NULL);
 		pthread_mutex_unlock(&read_mutex);
 	}
@@ -576,7 +589,7 @@ static void *reader_main(void *arg)
 		mounts = rfd >= 0 && (pfd[1].revents & (POLLPRI | POLLERR | POLLNVAL));
 		if (rfd >= 0 && (pfd[1].revents & POLLNVAL))
 			rfd = -1; /* closed behind our back (a raw close): no doorbell */
-		pthread_mutex_lock(&read_mutex);
+		read_lock();
 		if (mounts)
 			mounts_check_locked(fd, gen, NULL);
 		alive = read_all_locked(fd, gen);
@@ -985,7 +998,7 @@ void inval_drain(void)
 
 	if (fd < 0)
 		return;
-	pthread_mutex_lock(&read_mutex);
+	read_lock();
 	if (atomic_load(&session_active)) {
 		mounts_check_locked(fd, gen, NULL);
 		pending = session_sync_locked(fd, gen, 1);
@@ -1081,7 +1094,7 @@ void inval_sync(void)
 	/* Another thread may be draining already: its drain covers our change
 	 * only if it sampled change_gen after we noted it, hence the re-check
 	 * under the mutex rather than a "pending" flag cleared by the drainer. */
-	pthread_mutex_lock(&read_mutex);
+	read_lock();
 	if ((long)(atomic_load(&drained_gen) - want) < 0 ||
 	    (tick && tick != atomic_load(&last_drain_tick))) {
 		unsigned long now = atomic_load(&change_gen);
@@ -1120,6 +1133,8 @@ void inval_set_reader_delay(unsigned int ms)
 
 void inval_fork_prepare(void)
 {
+	/* Not read_lock(): this thread may hold urcu-bp's registry mutex
+	 * already (the fork hooks run first); it registers nothing here. */
 	pthread_mutex_lock(&read_mutex);
 }
 
