@@ -50,6 +50,7 @@
 #include "dcache.h"
 #include "inval.h"
 #include "../kernel_again.h"
+#include "../unit/raw_ops.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -59,28 +60,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* ------------------------------------------------------------------------ */
 /* Kernel ops: raw system calls, as preload/config.c                         */
-
-static int op_lstat(const char *path, struct stat *st)
-{
-	return syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
-}
-
-static long op_readlink(const char *path, char *buf, size_t size)
-{
-	long n = syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
-
-	return n >= 0 ? n : -errno;
-}
-
-static int op_access(const char *path, int mode, int flags)
-{
-	return syscall(SYS_faccessat2, AT_FDCWD, path, mode, flags) == 0 ? 0 : -errno;
-}
-
-static int op_getcwd(char *buf, size_t size)
-{
-	return syscall(SYS_getcwd, buf, size) > 0 ? 0 : -errno;
-}
 
 static int op_fs_cacheable(const char *path, dev_t dev)
 {
@@ -101,10 +80,10 @@ static int op_fs_cacheable(const char *path, dev_t dev)
 }
 
 static struct dcache_ops g_ops = {
-	.kernel_lstat = op_lstat,
-	.kernel_readlink = op_readlink,
-	.kernel_access = op_access,
-	.kernel_getcwd = op_getcwd,
+	.kernel_lstat = raw_lstat,
+	.kernel_readlink = raw_readlink,
+	.kernel_access = raw_access,
+	.kernel_getcwd = raw_getcwd,
 	.fs_cacheable = op_fs_cacheable,
 };
 

@@ -68,6 +68,34 @@ static inline long raw_stat(const char *p, struct stat *st, int flags)
 	return syscall(SYS_newfstatat, AT_FDCWD, p, st, flags);
 }
 
+/* The number of threads of this process (/proc/self/status), or -1. */
+static inline int threads_now(void)
+{
+	char buf[4096];
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+	long n;
+	char *p;
+
+	if (fd < 0)
+		return -1;
+	n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "\nThreads:");
+	return p ? atoi(p + 9) : -1;
+}
+
+/* CLOCK_MONOTONIC in microseconds. */
+static inline long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
 static inline void now(struct timespec *t)
 {
 	clock_gettime(CLOCK_MONOTONIC, t);

@@ -43,32 +43,6 @@
 
 #include "coh_helpers.h"
 
-static int threads_now(void)
-{
-	char buf[4096];
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
-	long n;
-	char *p;
-
-	if (fd < 0)
-		return -1;
-	n = syscall(SYS_read, fd, buf, sizeof buf - 1);
-	syscall(SYS_close, fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "\nThreads:");
-	return p ? atoi(p + 9) : -1;
-}
-
-static long now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
-}
-
 /* stat through the shim and with the raw syscall; 1 if both agree on the
  * result, errno and the contract's fields (never atime). */
 static int agrees(const char *path, struct stat *shim)

@@ -47,6 +47,7 @@
 #include "dcache.h"
 #include "inval.h"
 #include "raw_listdir.h"
+#include "raw_ops.h"
 
 #define READERS 4
 #define CAP_BYTES ((size_t)512 << 10) /* small: the cold paths keep evicting */
@@ -57,41 +58,14 @@
 /* ------------------------------------------------------------------------ */
 /* Raw-syscall ops                                                          */
 
-static int op_lstat(const char *path, struct stat *st)
-{
-	return syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
-}
-
-static long op_readlink(const char *path, char *buf, size_t size)
-{
-	long n = syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
-
-	return n >= 0 ? n : -errno;
-}
-
-static int op_access(const char *path, int mode, int flags)
-{
-	return syscall(SYS_faccessat2, AT_FDCWD, path, mode, flags) == 0 ? 0 : -errno;
-}
-
-static int op_getcwd(char *buf, size_t size)
-{
-	return syscall(SYS_getcwd, buf, size) > 0 ? 0 : -errno;
-}
-
-static int op_fs_cacheable(const char *path, dev_t dev)
-{
-	return 1;
-}
-
 static struct dcache_ops g_ops = {
-	.kernel_lstat = op_lstat,
-	.kernel_readlink = op_readlink,
-	.kernel_access = op_access,
-	.kernel_getcwd = op_getcwd,
+	.kernel_lstat = raw_lstat,
+	.kernel_readlink = raw_readlink,
+	.kernel_access = raw_access,
+	.kernel_getcwd = raw_getcwd,
 	.kernel_listdir = raw_listdir, /* complete directories under stress too */
 	.kernel_listdir_typed = raw_listdir_typed, /* ... with typed entries */
-	.fs_cacheable = op_fs_cacheable,
+	.fs_cacheable = raw_fs_local,
 };
 
 /* ------------------------------------------------------------------------ */

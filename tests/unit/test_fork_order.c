@@ -36,44 +36,16 @@
 
 #include "dcache.h"
 #include "inval.h"
+#include "raw_ops.h"
 
 static char g_dir[64];
 
-static int op_lstat(const char *path, struct stat *st)
-{
-	return syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
-}
-
-static long op_readlink(const char *path, char *buf, size_t size)
-{
-	long n = syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
-
-	return n >= 0 ? n : -errno;
-}
-
-static int op_access(const char *path, int mode, int flags)
-{
-	return syscall(SYS_faccessat2, AT_FDCWD, path, mode, flags) == 0 ? 0 : -errno;
-}
-
-static int op_getcwd(char *buf, size_t size)
-{
-	return syscall(SYS_getcwd, buf, size) > 0 ? 0 : -errno;
-}
-
-static int op_fs_cacheable(const char *path, dev_t dev)
-{
-	(void)path;
-	(void)dev;
-	return 1;
-}
-
 static struct dcache_ops g_ops = {
-	.kernel_lstat = op_lstat,
-	.kernel_readlink = op_readlink,
-	.kernel_access = op_access,
-	.kernel_getcwd = op_getcwd,
-	.fs_cacheable = op_fs_cacheable,
+	.kernel_lstat = raw_lstat,
+	.kernel_readlink = raw_readlink,
+	.kernel_access = raw_access,
+	.kernel_getcwd = raw_getcwd,
+	.fs_cacheable = raw_fs_local,
 };
 
 static void sleep_ms(long ms)

@@ -42,52 +42,19 @@
 
 #include "dcache.h"
 #include "inval.h"
+#include "raw_ops.h"
 
 #define READERS 3
 #define MAX_REPORTS 20
 #define SX_MASK (STATX_BASIC_STATS | STATX_BTIME)
 
-static int op_lstat(const char *path, struct stat *st)
-{
-	return syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
-}
-
-static long op_readlink(const char *path, char *buf, size_t size)
-{
-	long n = syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
-
-	return n >= 0 ? n : -errno;
-}
-
-static int op_statx(const char *path, unsigned int mask, struct statx *out)
-{
-	return syscall(SYS_statx, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, mask, out) == 0 ? 0 : -errno;
-}
-
-static int op_access(const char *path, int mode, int flags)
-{
-	return syscall(SYS_faccessat2, AT_FDCWD, path, mode, flags) == 0 ? 0 : -errno;
-}
-
-static int op_getcwd(char *buf, size_t size)
-{
-	return syscall(SYS_getcwd, buf, size) > 0 ? 0 : -errno;
-}
-
-static int op_fs_cacheable(const char *path, dev_t dev)
-{
-	(void)path;
-	(void)dev;
-	return 1;
-}
-
 static struct dcache_ops g_ops = {
-	.kernel_lstat = op_lstat,
-	.kernel_readlink = op_readlink,
-	.kernel_statx = op_statx,
-	.kernel_access = op_access,
-	.kernel_getcwd = op_getcwd,
-	.fs_cacheable = op_fs_cacheable,
+	.kernel_lstat = raw_lstat,
+	.kernel_readlink = raw_readlink,
+	.kernel_statx = raw_statx,
+	.kernel_access = raw_access,
+	.kernel_getcwd = raw_getcwd,
+	.fs_cacheable = raw_fs_local,
 };
 
 static char g_root[64];

@@ -1,0 +1,53 @@
+/*
+ * raw_ops.h - dcache_ops kernel callbacks for the unit tests and the fuzzer:
+ * raw system calls, as preload/config.c makes them (which these programs do
+ * not link).  Each returns 0 / a count, or -errno.
+ */
+#ifndef RCUWALK_TESTS_RAW_OPS_H
+#define RCUWALK_TESTS_RAW_OPS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+struct statx;
+
+static inline int raw_lstat(const char *path, struct stat *st)
+{
+	return syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+}
+
+static inline long raw_readlink(const char *path, char *buf, size_t size)
+{
+	long n = syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
+
+	return n >= 0 ? n : -errno;
+}
+
+static inline int raw_statx(const char *path, unsigned int mask, struct statx *out)
+{
+	return syscall(SYS_statx, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, mask, out) == 0 ? 0 : -errno;
+}
+
+static inline int raw_access(const char *path, int mode, int flags)
+{
+	return syscall(SYS_faccessat2, AT_FDCWD, path, mode, flags) == 0 ? 0 : -errno;
+}
+
+static inline int raw_getcwd(char *buf, size_t size)
+{
+	return syscall(SYS_getcwd, buf, size) > 0 ? 0 : -errno;
+}
+
+/* Every filesystem is local and cacheable (the tests' scratch trees). */
+static inline int raw_fs_local(const char *path, dev_t dev)
+{
+	(void)path;
+	(void)dev;
+	return 1;
+}
+
+#endif /* RCUWALK_TESTS_RAW_OPS_H */
