@@ -913,6 +913,16 @@ void dcache_quiesce(void)
 	pthread_mutex_unlock(&dc_init_mutex);
 }
 
+size_t dcache_table_buckets(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&dcache_mutex);
+	n = dc_table ? dc_table_size : 0;
+	pthread_mutex_unlock(&dcache_mutex);
+	return n;
+}
+
 int dcache_threads(void)
 {
 	int n;

@@ -296,6 +296,8 @@ void dcache_stats_sum(struct dcache_stats *out);
 size_t dcache_memory_bytes(void);
 /* Number of hashed dentries (positive and negative). */
 size_t dcache_count(void);
+/* Buckets the hash table was last sized for (0: no table).  Any thread. */
+size_t dcache_table_buckets(void);
 
 #ifdef __cplusplus
 }

@@ -45,6 +45,11 @@ static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
 	int r = DCACHE_PASS;
 	bool answered = false;
 
+	/* As dcache_lookup_len(): a program that only calls statx, readlink or
+	 * realpath (coreutils' ls -l, cp) must still grow the table and free
+	 * what it unhashes. */
+	if (caa_unlikely(LOAD_RELAXED(dc_maint)))
+		dc_maintenance();
 	if (!dc_ensure_table()) {
 		dcache_stat_inc(DCACHE_STAT_PASS);
 		return DCACHE_PASS;
