@@ -157,7 +157,8 @@ uint64_t dc_tree_gen;
  *
  *  - call_rcu() (a macro, dcache_int.h: every call site in cache/) queues the
  *    head on dc_pending until our call_rcu thread exists; the first
- *    dcache_lookup() after that runs dc_maintenance().  If the caller is the
+ *    dcache_lookup(), dcache_statx(), dcache_readlink() or dcache_realpath()
+ *    after that runs dc_maintenance().  If the caller is the
  *    program's only thread (ops->sole_thread: every other thread is
  *    invalidate/'s reader, which blocks every signal and never waits inside
  *    a read-side section on anything the caller holds), dc_maintenance()
@@ -183,13 +184,13 @@ uint64_t dc_tree_gen;
  *    dc_maintenance() (every signal blocked), so the verdict holds until
  *    the frees have run.
  *  - the table is created without CDS_LFHT_AUTO_RESIZE; when it holds more
- *    than 2 dentries per bucket, the next dcache_lookup() grows it 4x with
+ *    than 2 dentries per bucket, the next lookup (any of the four) grows it 4x with
  *    cds_lfht_resize().  Growing takes no grace period (only shrinking does,
  *    which we never do); concurrent lookups and adds are lock-free as
  *    before.  liburcu may start helper threads for large steps (>= 8192
  *    buckets) and joins them before returning.
  *
- * dc_maintenance() runs at the top of dcache_lookup(): outside any read-side
+ * dc_maintenance() runs at the top of each lookup: outside any read-side
  * section and lock of ours (the fork rules at the top of this file: liburcu
  * calls only under dc_init_mutex, never under dcache_mutex), with every
  * signal blocked so that threads liburcu starts inherit an all-blocked mask;
