@@ -184,7 +184,7 @@ uint64_t dc_tree_gen;
  *    dc_maintenance() (every signal blocked), so the verdict holds until
  *    the frees have run.
  *  - the table is created without CDS_LFHT_AUTO_RESIZE; when it holds more
- *    than 2 dentries per bucket, the next lookup (any of the four) grows it 4x with
+ *    dentries than buckets, the next lookup (any of the four) grows it 4x with
  *    cds_lfht_resize().  Growing takes no grace period (only shrinking does,
  *    which we never do); concurrent lookups and adds are lock-free as
  *    before.  liburcu may start helper threads for large steps (>= 8192
