@@ -670,12 +670,24 @@ static void stop_call_rcu_locked(void)
 	dc_crdp = NULL;
 }
 
+/* Run the callbacks of a dc_pending list, after a grace period. */
+static void run_pending(struct rcu_head *list)
+{
+	while (list) {
+		struct rcu_head *next = (struct rcu_head *)list->next.next;
+
+		list->func(list);
+		list = next;
+	}
+}
+
 /* Deferred work (see "Threads we do not start" above).  No lock held. */
 void dc_maintenance(void)
 {
 	struct rcu_head *list;
 	unsigned long grow = 0;
 	sigset_t all, old;
+	bool here = false; /* the frees run in this thread */
 
 	if (rcu_read_ongoing() || pthread_mutex_trylock(&dc_init_mutex) != 0)
 		return; /* a later lookup does it */
@@ -692,38 +704,29 @@ void dc_maintenance(void)
 	STORE_RELAXED(dc_maint, 0);
 	pthread_mutex_unlock(&dcache_mutex);
 	if (list && !LOAD_ACQUIRE(dc_callrcu_ready)) {
-		if (dc_ops && dc_ops->sole_thread && dc_ops->sole_thread()) {
-			/* No lock held (dc_init_mutex released: nobody may wait
-			 * for it inside a read-side section while we wait for
-			 * the grace period), outside a read-side section
-			 * (checked above), signals blocked.  The resize first,
-			 * under dc_init_mutex as below. */
-			if (grow)
-				cds_lfht_resize(dc_table, grow);
-			pthread_mutex_unlock(&dc_init_mutex);
-			synchronize_rcu();
-			while (list) {
-				struct rcu_head *next = (struct rcu_head *)list->next.next;
-
-				list->func(list);
-				list = next;
-			}
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-			return;
+		here = dc_ops && dc_ops->sole_thread && dc_ops->sole_thread();
+		if (!here) {
+			start_call_rcu_locked();
+			STORE_RELEASE(dc_callrcu_ready, true);
 		}
-		start_call_rcu_locked();
-		STORE_RELEASE(dc_callrcu_ready, true);
 	}
-	while (list) {
+	while (list && !here) {
 		struct rcu_head *next = (struct rcu_head *)list->next.next;
 
-		urcu_bp_call_rcu(list, list->func);
+		urcu_bp_call_rcu(list, list->func); /* may run and free it at once */
 		list = next;
 	}
 	if (grow)
 		cds_lfht_resize(dc_table, grow);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_unlock(&dc_init_mutex);
+	if (here) {
+		/* No lock held (nobody may wait for dc_init_mutex inside a
+		 * read-side section while we wait), outside a read-side
+		 * section (checked above), every signal blocked. */
+		synchronize_rcu();
+		run_pending(list);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /*
@@ -899,12 +902,7 @@ void dcache_quiesce(void)
 	if (r)
 		free(d_dir(r));
 	free(r);
-	while (pending) {
-		struct rcu_head *next = (struct rcu_head *)pending->next.next;
-
-		pending->func(pending);
-		pending = next;
-	}
+	run_pending(pending);
 	if (t || dc_crdp)
 		rcu_barrier(); /* every pending free has run */
 	if (t)
