@@ -1628,21 +1628,27 @@ static int count_threads(void)
 	return p ? atoi(p + 9) : -1;
 }
 
-int preload_sole_thread(void)
+/* Whether every thread but the caller is the reader or one of the cache's
+ * `cache_threads`.  Errs one way only: a thread starting or leaving is
+ * counted by one side and not the other, and the answer is then 0. */
+static int alone_besides(int cache_threads)
 {
 	int n = count_threads();
 
-	/* Errs one way only: a reader starting or leaving is counted by one
-	 * side and not the other, and the answer is then 0. */
-	return n > 0 && n == 1 + (inval_active() ? 1 : 0);
+	return n > 0 && n == 1 + cache_threads + (inval_active() ? 1 : 0);
+}
+
+/* The cache asks only while it has no thread of its own (and holds the
+ * mutex that dcache_threads() takes). */
+int preload_sole_thread(void)
+{
+	return alone_besides(0);
 }
 
 /* Whether every thread but the caller is one of the shim's. */
 static int alone_with_our_threads(void)
 {
-	int n = count_threads();
-
-	return n > 0 && n == 1 + dcache_threads() + (inval_active() ? 1 : 0);
+	return alone_besides(dcache_threads());
 }
 
 /*
