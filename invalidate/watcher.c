@@ -219,6 +219,26 @@ static void *answer_main(void *arg)
 	return NULL;
 }
 
+/* Start answer_main(), every signal blocked in it (they are the main
+ * thread's).  0 or an errno. */
+static int start_answering(struct watcher *w)
+{
+	pthread_attr_t a;
+	pthread_t th;
+	sigset_t all, old;
+	int r;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 64 * 1024);
+	r = pthread_create(&th, &a, answer_main, w);
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
 static int watcher_loop(struct watcher *w)
 {
 	int cmd_done = 0;
@@ -310,30 +330,17 @@ static int watcher_main(pid_t cmd, int out)
 		cleanup(&w);
 		return 1;
 	}
+	/* The answering thread before the name goes out: a session that
+	 * cannot answer is never announced. */
+	if (start_answering(&w) != 0) {
+		cleanup(&w);
+		return 1;
+	}
 	if (write(out, w.dir, strlen(w.dir)) != (ssize_t)strlen(w.dir)) {
 		cleanup(&w);
 		return 1;
 	}
 	close(out);
-	{
-		pthread_attr_t a;
-		pthread_t th;
-		sigset_t all, old;
-
-		/* Signals stay with the main thread. */
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
-		pthread_attr_init(&a);
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setstacksize(&a, 64 * 1024);
-		r = pthread_create(&th, &a, answer_main, &w);
-		pthread_attr_destroy(&a);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (r != 0) {
-			cleanup(&w);
-			return 1;
-		}
-	}
 	r = watcher_loop(&w);
 	__atomic_store_n(&w.ring->exited, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &w.ring->state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
