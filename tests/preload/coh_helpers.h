@@ -68,6 +68,26 @@ static inline long raw_stat(const char *p, struct stat *st, int flags)
 	return syscall(SYS_newfstatat, AT_FDCWD, p, st, flags);
 }
 
+/* Read fd to EOF into buf (NUL-terminated, at most size - 1 bytes; EINTR
+ * retried): a child's output, whether it wrote it at once or piece by piece
+ * (Python's print() under PYTHONUNBUFFERED).  Returns the length. */
+static inline size_t read_to_eof(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	while (len + 1 < size) {
+		ssize_t k = read(fd, buf + len, size - 1 - len);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+	}
+	buf[len] = '\0';
+	return len;
+}
+
 /* The number of threads of this process (/proc/self/status), or -1. */
 static inline int threads_now(void)
 {

@@ -219,9 +219,7 @@ static void sleep_ms(long ms)
 static int run_self(const char *mode, char *out, size_t outsz)
 {
 	int o[2], status;
-	size_t len = 0;
 	pid_t pid;
-	long k;
 
 	assert_int_equal(pipe2(o, O_CLOEXEC), 0);
 	pid = fork();
@@ -232,9 +230,7 @@ static int run_self(const char *mode, char *out, size_t outsz)
 	}
 	assert_true(pid > 0);
 	close(o[1]);
-	while (len + 1 < outsz && (k = read(o[0], out + len, outsz - 1 - len)) > 0)
-		len += (size_t)k;
-	out[len] = '\0';
+	read_to_eof(o[0], out, outsz);
 	close(o[0]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

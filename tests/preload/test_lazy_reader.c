@@ -130,9 +130,8 @@ static int run_self(const char *const *args, int keep1, int keep2, void (*mid)(v
 {
 	int o[2], status;
 	char *argv[8];
-	size_t i, len = 0;
+	size_t i;
 	pid_t pid;
-	long k;
 
 	argv[0] = (char *)"test_lazy_reader";
 	for (i = 0; args[i] && i + 2 < sizeof argv / sizeof argv[0]; i++)
@@ -153,9 +152,7 @@ static int run_self(const char *const *args, int keep1, int keep2, void (*mid)(v
 	close(o[1]);
 	if (mid)
 		mid(arg);
-	while (len + 1 < outsz && (k = read(o[0], out + len, outsz - 1 - len)) > 0)
-		len += (size_t)k;
-	out[len] = '\0';
+	read_to_eof(o[0], out, outsz);
 	close(o[0]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -217,24 +217,10 @@ static void test_own_fds_python_pass_fds_child_sees_only_given_fds(void **state)
 		_exit(127);
 	}
 	close(pfd[1]);
-	/* Read to EOF: with PYTHONUNBUFFERED set (as on CI) print() writes
-	 * each item separately. */
-	len = 0;
-	for (;;) {
-		ssize_t r = read(pfd[0], out + len, sizeof(out) - 1 - (size_t)len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += r;
-		if (len >= (long)sizeof(out) - 1)
-			break;
-	}
+	len = (long)read_to_eof(pfd[0], out, sizeof(out));
 	close(pfd[0]);
 	assert_int_equal(wait_bounded(pid, 60), 0);
 	assert_true(len > 0);
-	out[len] = '\0';
 	print_message("python child: %s", out);
 	assert_int_equal(sscanf(out, "%d", &given), 1);
 	tok = strchr(out, ' ');

@@ -1,13 +1,15 @@
 /*
  * raw_ops.h - dcache_ops kernel callbacks for the unit tests and the fuzzer:
  * raw system calls, as preload/config.c makes them (which these programs do
- * not link).  Each returns 0 / a count, or -errno.
+ * not link).  Each returns 0 / a count, or -errno.  And raw_rm_tree(), which
+ * removes a scratch tree.
  */
 #ifndef RCUWALK_TESTS_RAW_OPS_H
 #define RCUWALK_TESTS_RAW_OPS_H
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -48,6 +50,20 @@ static inline int raw_fs_local(const char *path, dev_t dev)
 	(void)path;
 	(void)dev;
 	return 1;
+}
+
+static inline int raw_rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	syscall(SYS_unlinkat, AT_FDCWD, p, type == FTW_DP ? AT_REMOVEDIR : 0);
+	return 0;
+}
+
+/* Remove dir and everything below it (raw unlinkat: no cache in the way). */
+static inline void raw_rm_tree(const char *dir)
+{
+	nftw(dir, raw_rm_entry, 64, FTW_DEPTH | FTW_PHYS);
 }
 
 #endif /* RCUWALK_TESTS_RAW_OPS_H */

@@ -505,12 +505,6 @@ static void on_alarm(int sig)
 /* ------------------------------------------------------------------------ */
 /* Setup                                                                    */
 
-static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
-{
-	syscall(SYS_unlinkat, AT_FDCWD, p, type == FTW_DP ? AT_REMOVEDIR : 0);
-	return 0;
-}
-
 static int group_setup(void **state)
 {
 	strcpy(g_root, "/tmp/rcuwalk-XXXXXX");
@@ -529,7 +523,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	inval_shutdown();
-	nftw(g_root, rm_entry, 64, FTW_DEPTH | FTW_PHYS);
+	raw_rm_tree(g_root);
 	return 0;
 }
 

@@ -42,6 +42,7 @@
 
 #include "dcache.h"
 #include "inval.h"
+#include "raw_ops.h"
 #include "raw_listdir.h"
 #include "../kernel_again.h"
 
@@ -463,15 +464,6 @@ static unsigned long calls_since(unsigned long since)
 /* ------------------------------------------------------------------------ */
 /* Setup                                                                    */
 
-static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
-{
-	if (type == FTW_DP)
-		syscall(SYS_unlinkat, AT_FDCWD, p, AT_REMOVEDIR);
-	else
-		syscall(SYS_unlinkat, AT_FDCWD, p, 0);
-	return 0;
-}
-
 static int group_setup(void **state)
 {
 	strcpy(g_root, "/tmp/rcuwalk-XXXXXX");
@@ -495,7 +487,7 @@ static int group_teardown(void **state)
 {
 	x_chdir(g_start_cwd);
 	inval_shutdown();
-	nftw(g_root, rm_entry, 64, FTW_DEPTH | FTW_PHYS);
+	raw_rm_tree(g_root);
 	return 0;
 }
 

@@ -142,12 +142,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char p[128];
-
 	(void)state;
-	snprintf(p, sizeof p, "%s/y", g_dir);
-	unlink(p);
-	rmdir(g_dir);
+	raw_rm_tree(g_dir);
 	return 0;
 }
 

@@ -299,14 +299,6 @@ static void on_alarm(int sig)
 	_exit(2);
 }
 
-static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	syscall(SYS_unlinkat, AT_FDCWD, p, type == FTW_DP ? AT_REMOVEDIR : 0);
-	return 0;
-}
-
 static int group_setup(void **state)
 {
 	(void)state;
@@ -339,7 +331,7 @@ static int group_teardown(void **state)
 {
 	(void)state;
 	inval_shutdown();
-	nftw(g_root, rm_entry, 64, FTW_DEPTH | FTW_PHYS);
+	raw_rm_tree(g_root);
 	return 0;
 }
 

@@ -69,14 +69,6 @@ static void test_statx_and_readlink_alone_grow_the_table(void **state)
 	assert_true(dcache_table_buckets() >= dcache_count());
 }
 
-static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	syscall(SYS_unlinkat, AT_FDCWD, p, type == FTW_DP ? AT_REMOVEDIR : 0);
-	return 0;
-}
-
 static int setup(void **state)
 {
 	char p[128];
@@ -104,7 +96,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	inval_shutdown();
-	nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	raw_rm_tree(g_dir);
 	return 0;
 }
 
