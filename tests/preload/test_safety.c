@@ -201,8 +201,11 @@ static int add_inotify_fd(void *arg, const char *name, size_t len)
 static int shim_fd(void)
 {
 	int found = -1;
+	long r = raw_listdir("/proc/self/fd", 4096, add_inotify_fd, &found);
 
-	assert_true(raw_listdir("/proc/self/fd", 4096, add_inotify_fd, &found) >= 0);
+	if (r < 0)
+		print_message("listing /proc/self/fd: %s\n", strerror((int)-r));
+	assert_true(r >= 0);
 	return found;
 }
 
