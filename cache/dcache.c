@@ -133,10 +133,15 @@ size_t dc_bytes;
 size_t dc_count;
 CDS_LIST_HEAD(dc_lru);
 static struct wd_entry *dc_wd_map[WD_BUCKETS] DCACHE_COLD_BSS;
-/* Bumped whenever attributes are dropped by inode or by device rather than
- * by name (forget_inode_locked, forget_dev_files_locked): a kernel answer
- * fetched before the bump is not published (dc_populate_rcu samples it). */
+/* Bumped whenever attributes are dropped by inode rather than by name
+ * (forget_inode_locked: directories' too); dc_file_attr_gen whenever every
+ * non-directory's of a device are (forget_dev_files_locked).  A kernel answer
+ * fetched before the bump that concerns it is not published: dc_populate_rcu
+ * samples dc_attr_gen_for() of the object's type.  Split so that other
+ * programs' short-lived files in a watched directory, which escalate, do not
+ * throw away directories' answers in flight. */
 unsigned long dc_attr_gen;
+unsigned long dc_file_attr_gen;
 /* The tree generation: bumped (seq_cst) by every writer that may change what
  * a name resolves to - every d_write_begin() except the ones that only drop or
  * rewrite an object's attributes or a directory's completeness - BEFORE it changes

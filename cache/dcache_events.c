@@ -23,7 +23,8 @@
  *    made here (lstat of an event's name) run under the mutex.
  *  dc_names, dc_names_cap, dc_names_used, dc_names_lost: under dcache_mutex.
  *  dc_attr_gen (dcache.c) is bumped wherever attributes are dropped by inode
- *    or by device rather than by name, before they are dropped.
+ *    rather than by name, dc_file_attr_gen wherever every non-directory's of
+ *    a device are, before they are dropped.
  */
 #define _GNU_SOURCE
 #define _LGPL_SOURCE
@@ -189,7 +190,7 @@ static void forget_dev_files_locked(dev_t dev, bool all)
 {
 	struct dentry *d;
 
-	dc_attr_gen++;
+	dc_file_attr_gen++; /* directories keep theirs: dc_attr_gen_for() */
 	cds_list_for_each_entry(d, &dc_lru, lru)
 		if (!(d->flags & D_DEAD) && d->type != D_DIR && d->type != D_NEG &&
 		    (all || d->dev == dev))
@@ -346,7 +347,10 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 			if (c)
 				dc_kill_locked(c);
 			dc_drop_attr_locked(dir, false); /* its mtime, size, nlink moved */
-			if (!looked) { /* aliases of one directory: one look */
+			/* A directory (ENTRY: IN_ISDIR, or a name moved away) is never
+			 * a new link to a file: nothing to look at.  Aliases of one
+			 * directory: one look. */
+			if (!looked && ev != DCACHE_EV_ENTRY) {
 				lr = forget_same_inode_locked(dir, name, &st);
 				looked = true;
 			}

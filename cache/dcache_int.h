@@ -315,8 +315,18 @@ extern size_t dc_bytes;
 extern size_t dc_count;
 extern struct cds_list_head dc_lru;
 extern unsigned long dc_attr_gen;
+extern unsigned long dc_file_attr_gen;
 extern uint64_t dc_tree_gen;
 extern int dc_maint;
+
+/* The generation a kernel answer about an object of `type` samples before it
+ * is fetched and compares before it is published (dcache.c, dc_attr_gen).
+ * Under dcache_mutex.  Both counters only grow, so the sum moves whenever
+ * either does. */
+static inline unsigned long dc_attr_gen_for(enum d_type type)
+{
+	return type == D_DIR ? dc_attr_gen : dc_attr_gen + dc_file_attr_gen;
+}
 
 /* Every call_rcu() of the cache goes through dc_call_rcu() (dcache.c, "Threads
  * we do not start"): under dcache_mutex. */

@@ -18,9 +18,10 @@
  * ====================
  *  Generations ("Coherence" in dcache.c): before the kernel is asked, the
  *    generations that an event able to change its answer would bump (the
- *    parent's dir_gen; a directory's own attr_gen; dc_attr_gen) and the
- *    dentry's d_seq are sampled under dcache_mutex; the answer is inserted
- *    only if none of them moved and the dentry is alive (unchanged_locked()).
+ *    parent's dir_gen; a directory's own attr_gen; dc_attr_gen_for() the
+ *    object's type) and the dentry's d_seq are sampled under dcache_mutex;
+ *    the answer is inserted only if none of them moved and the dentry is
+ *    alive (unchanged_locked()).
  *  A directory is watched (ensure_watch_locked(), which also makes its
  *    dir_state) before anything below it is hashed or its own attributes are
  *    kept; one that cannot be watched is D_NOCACHE.
@@ -433,7 +434,7 @@ int dc_populate_rcu(struct miss *m)
 			return DCACHE_PASS;
 		}
 		gen = p->dir->dir_gen; /* watched: it has one */
-		agen = dc_attr_gen;
+		agen = dc_attr_gen_for(D_REG); /* attributes are kept for files only */
 		pthread_mutex_unlock(&dcache_mutex);
 
 		dirlen = (size_t)n;
@@ -501,7 +502,7 @@ int dc_populate_rcu(struct miss *m)
 					d->flags = flags;
 				} else if (type != D_DIR && type != D_NEG &&
 					   !(flags & (D_NOATTR | D_NOCACHE)) && !attrs_racy(&st) &&
-					   agen == dc_attr_gen) {
+					   agen == dc_attr_gen_for(D_REG)) {
 					attr_store(d, &st); /* not hashed yet */
 					d->flags |= D_ATTR;
 					kept_attr = true;
@@ -609,7 +610,7 @@ int dc_populate_rcu(struct miss *m)
 		seq = d->seq;
 		pgen = d_dir_gen(d->parent);
 		dgen = d_attr_gen(d);
-		agen = dc_attr_gen;
+		agen = dc_attr_gen_for(d->type);
 		pthread_mutex_unlock(&dcache_mutex);
 		if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type)
 			return DCACHE_PASS; /* changed under us: an event is on its way */
@@ -622,7 +623,7 @@ int dc_populate_rcu(struct miss *m)
 		}
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
-		    agen == dc_attr_gen && !(d->flags & D_ATTR)) {
+		    agen == dc_attr_gen_for(d->type) && !(d->flags & D_ATTR)) {
 			if (d->type == D_OTHER || (d->type != D_DIR && st.st_nlink > 1) ||
 			    !attr_fits(d, &st)) {
 				/* Unfit: asking again would get the same answer. */
@@ -666,7 +667,7 @@ int dc_populate_rcu(struct miss *m)
 		}
 		seq = d->seq;
 		pgen = d_dir_gen(d->parent);
-		agen = dc_attr_gen;
+		agen = dc_attr_gen_for(d->type);
 		pthread_mutex_unlock(&dcache_mutex);
 		r = dc_ops->kernel_access(path, bit & 7,
 					  AT_SYMLINK_NOFOLLOW | ((bit & 8) ? AT_EACCESS : 0));
@@ -675,7 +676,7 @@ int dc_populate_rcu(struct miss *m)
 		if (r != 0)
 			return DCACHE_PASS;
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && agen == dc_attr_gen)
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && agen == dc_attr_gen_for(d->type))
 			STORE_RELAXED(d->access_ok, d->access_ok | (1u << bit));
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
@@ -699,7 +700,7 @@ int dc_populate_rcu(struct miss *m)
 		seq = d->seq;
 		pgen = d_dir_gen(d->parent);
 		dgen = d_attr_gen(d);
-		agen = dc_attr_gen;
+		agen = dc_attr_gen_for(d->type);
 		pthread_mutex_unlock(&dcache_mutex);
 		if (dc_ops->kernel_statx(path, m->mask, &stx) != 0 ||
 		    !(stx.stx_mask & STATX_TYPE) || type_of(stx.stx_mode) != d->type ||
@@ -712,7 +713,7 @@ int dc_populate_rcu(struct miss *m)
 		x->stx = stx;
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
-		    agen == dc_attr_gen && (d->flags & D_ATTR)) {
+		    agen == dc_attr_gen_for(d->type) && (d->flags & D_ATTR)) {
 			dc_drop_sx_locked(d); /* another mask's answer */
 			dc_bytes += sizeof(*x);
 			STORE_RELEASE(*d_sx_slot(d), x); /* a directory's: watched, it has one */

@@ -13,8 +13,8 @@
  * runs with a 1 MiB cap so that the eviction test can reach it; every other
  * test stays far below it.
  *
- * Each test works in its own directory below mkdtemp("/tmp/rcuwalk-XXXXXX"),
- * removed at the end.  Mutations are raw syscalls; like the shim, the helpers
+ * Each test works in its own directory below mkdtemp("$RCUWALK_TEST_TMPDIR/
+ * rcuwalk-XXXXXX") (default /tmp; see make_root), removed at the end.  Mutations are raw syscalls; like the shim, the helpers
  * note each change (inval_note_change) and every lookup helper first applies
  * the noted changes' events (inval_sync; the kernel queues the inotify event
  * inside the mutating syscall).  Tests of invalidation also inval_drain()
@@ -61,19 +61,27 @@
 static __thread unsigned long t_kernel_calls;
 static __thread unsigned long t_watch_calls;
 
-static char g_root[64]; /* mkdtemp() result */
+static char g_root[512]; /* mkdtemp() result */
 
-/* Count a kernel call about `path`: not one about an ancestor of g_root ("/",
- * "/tmp"), whose attributes other programs change at any time (creating a
- * name in /tmp drops /tmp's: one more lstat, seen beside another test run).
- * The counts the tests assert are about their own trees. */
+/* The last paths this thread asked the kernel about, printed when a test's
+ * count of kernel calls is not the one it expects (calls_equal). */
+#define ASKED_RING 8
+static __thread char t_asked[ASKED_RING][128];
+
+/* Count a kernel call about `path` if it names g_root or a path below it
+ * (or is relative): not one about an ancestor ("/", "/tmp"), whose
+ * attributes other programs change at any time (creating a name in /tmp
+ * drops /tmp's: one more lstat, seen beside another test run), nor about a
+ * name another program made beside one (the event's lstat, "Names that
+ * outlive their inode's other names", made in whichever thread applies the
+ * event).  The counts the tests assert are about their own trees. */
 static void count_call(const char *path)
 {
-	size_t n = strlen(path);
+	size_t n = strlen(g_root);
 
-	if (path[0] == '/' && n < strlen(g_root) && !strncmp(g_root, path, n) &&
-	    (n == 1 || g_root[n] == '/'))
+	if (path[0] == '/' && (strncmp(path, g_root, n) != 0 || (path[n] && path[n] != '/')))
 		return;
+	snprintf(t_asked[t_kernel_calls % ASKED_RING], sizeof(t_asked[0]), "%s", path);
 	t_kernel_calls++;
 }
 
@@ -114,6 +122,7 @@ static int op_access(const char *path, int mode, int flags)
 
 static int op_getcwd(char *buf, size_t size)
 {
+	snprintf(t_asked[t_kernel_calls % ASKED_RING], sizeof(t_asked[0]), "getcwd()");
 	t_kernel_calls++;
 	return syscall(SYS_getcwd, buf, size) > 0 ? 0 : -errno;
 }
@@ -212,7 +221,7 @@ static struct dcache_ops g_ops = {
 /* ------------------------------------------------------------------------ */
 /* Scratch directories and paths                                            */
 
-static char g_dir[128];        /* this test's directory */
+static char g_dir[600];        /* this test's directory */
 static char g_start_cwd[PATH_MAX];
 static unsigned g_ntest;
 
@@ -461,13 +470,48 @@ static unsigned long calls_since(unsigned long since)
 	return t_kernel_calls - since;
 }
 
+/* Assert that this thread asked the kernel `want` times since `since`; if
+ * not, print what it asked (the last ASKED_RING paths) before failing. */
+static void print_asked(unsigned long since, const char *file, int line)
+{
+	unsigned long got = t_kernel_calls - since;
+
+	for (unsigned long i = got > ASKED_RING ? got - ASKED_RING : 0; i < got; i++)
+		print_message("%s:%d: kernel asked about %s\n", file, line,
+			      t_asked[(since + i) % ASKED_RING]);
+}
+
+static void calls_equal_(unsigned long since, unsigned long want, const char *file, int line)
+{
+	if (t_kernel_calls - since != want)
+		print_asked(since, file, line);
+	_assert_int_equal(t_kernel_calls - since, want, file, line);
+}
+#define calls_equal(since, want) calls_equal_((since), (want), __FILE__, __LINE__)
+
 /* ------------------------------------------------------------------------ */
 /* Setup                                                                    */
 
+/* The scratch root: RCUWALK_TEST_TMPDIR (CMake sets the build tree's tests
+ * directory) or /tmp.  Not below /tmp when it can be helped: compilers and
+ * other test runs create and remove short-lived files there, and every such
+ * name in a watched ancestor rightly drops every cached file attribute on
+ * its device ("Names that outlive their inode's other names", rule 3) -
+ * kernel calls that tests asserting "asked nothing" would count. */
+static int make_root(void)
+{
+	const char *dir = getenv("RCUWALK_TEST_TMPDIR");
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if ((size_t)snprintf(g_root, sizeof(g_root), "%s/rcuwalk-XXXXXX", dir) >= sizeof(g_root))
+		return -1;
+	return mkdtemp(g_root) ? 0 : -1;
+}
+
 static int group_setup(void **state)
 {
-	strcpy(g_root, "/tmp/rcuwalk-XXXXXX");
-	if (!mkdtemp(g_root))
+	if (make_root() != 0)
 		return -1;
 	if (!getcwd(g_start_cwd, sizeof(g_start_cwd)))
 		strcpy(g_start_cwd, "/");
@@ -597,6 +641,20 @@ static void test_dcache_walk_dotdot_after_symlink_uses_target_parent(void **stat
 	assert_int_equal(SAME(P("l/../y/../../marker"), Q_STAT), 0);
 }
 
+/* g_dir "/../.." (as many `..` as g_dir has components, and two more) g_dir
+ * "/" name, in the ring of P(). */
+static const char *climb_past_root(const char *name)
+{
+	char *b = g_ring[g_ringi++ % RING];
+	size_t n = (size_t)snprintf(b, sizeof(g_ring[0]), "%s", g_dir);
+
+	for (const char *p = g_dir; *p; p++)
+		if (*p == '/')
+			n += (size_t)snprintf(b + n, sizeof(g_ring[0]) - n, "/..");
+	snprintf(b + n, sizeof(g_ring[0]) - n, "/../..%s/%s", g_dir, name);
+	return b;
+}
+
 static void test_dcache_walk_dotdot_at_root_stays_at_root(void **state)
 {
 	char path[PATH_MAX];
@@ -606,11 +664,9 @@ static void test_dcache_walk_dotdot_at_root_stays_at_root(void **state)
 	snprintf(path, sizeof(path), "/../../..%s/f", g_dir);
 	assert_int_equal(SAME_ST(path, Q_STAT, &st), 0);
 	assert_int_equal(st.st_size, 13);
-	/* g_dir is /tmp/rcuwalk-XXXXXX/tN: five `..` climb past the root. */
-	snprintf(path, sizeof(path), "%s/../../../../..%s/missing", g_dir, g_dir);
-	assert_int_equal(SAME(path, Q_STAT), ENOENT);
-	snprintf(path, sizeof(path), "%s/../../../../..%s/f", g_dir, g_dir);
-	assert_int_equal(SAME(path, Q_LSTAT), 0);
+	/* One `..` per component of g_dir, and two more, climb past the root. */
+	assert_int_equal(SAME(climb_past_root("missing"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(climb_past_root("f"), Q_LSTAT), 0);
 }
 
 static void test_dcache_walk_symlink_nofollow_reports_link_itself(void **state)
@@ -749,7 +805,7 @@ static void test_dcache_walk_empty_path_is_enoent(void **state)
 	assert_int_equal(SAME("", Q_STAT), ENOENT);
 	assert_int_equal(SAME("", Q_LSTAT), ENOENT);
 	assert_int_equal(SAME("", Q_OPEN), ENOENT);
-	assert_int_equal(calls_since(c0), 0);
+	calls_equal(c0, 0);
 }
 
 static void test_dcache_walk_directory_flag_on_file_is_enotdir(void **state)
@@ -809,7 +865,7 @@ static void test_dcache_second_lookup_asks_kernel_nothing(void **state)
 		if (pass == 0)
 			assert_true(calls_since(c0) > 0);
 		else
-			assert_int_equal(calls_since(c0), 0);
+			calls_equal(c0, 0);
 	}
 }
 
@@ -838,15 +894,15 @@ static void test_dcache_stat_miss_of_final_object_asks_kernel_once(void **state)
 	c0 = t_kernel_calls;
 	assert_int_equal(SAME_ST(P("d/sub"), Q_STAT, &st), 0);
 	assert_true(S_ISDIR(st.st_mode));
-	assert_int_equal(calls_since(c0), 1);
+	calls_equal(c0, 1);
 	c0 = t_kernel_calls;
 	assert_int_equal(SAME(P("d/none"), Q_LSTAT), ENOENT);
-	assert_int_equal(calls_since(c0), 1);
+	calls_equal(c0, 1);
 	assert_int_equal(dcache_set_policy(2000000000LL, 0, NULL, 0), 0);
 	c0 = t_kernel_calls;
 	assert_int_equal(SAME_ST(P("d/f"), Q_STAT, &st), 0); /* fresh: answered, not kept */
 	assert_int_equal(st.st_size, 6);
-	assert_int_equal(calls_since(c0), 1);
+	calls_equal(c0, 1);
 	assert_int_equal(dcache_set_policy(0, 0, NULL, 0), 0);
 	/* Each kernel reply was the answer: the second lookups agree. */
 	assert_int_equal(SAME(P("d/sub"), Q_STAT), 0);
@@ -869,7 +925,7 @@ static void test_dcache_negative_dentry_answers_paths_below_without_kernel(void 
 	assert_int_equal(SAME(P("nodir/child"), Q_OPEN), ENOENT);
 	assert_int_equal(SAME(P("nodir/child/grandchild"), Q_STAT), ENOENT);
 	/* SAME() asked the kernel itself, with raw syscalls: not through the ops. */
-	assert_int_equal(calls_since(c0), 0);
+	calls_equal(c0, 0);
 }
 
 static void test_dcache_stats_count_hits_misses_and_negative_hits(void **state)
@@ -903,7 +959,7 @@ static void test_dcache_event_child_entry_kills_negative(void **state)
 	assert_int_equal(SAME(P("n"), Q_STAT), ENOENT);
 	c0 = t_kernel_calls;
 	assert_int_equal(lookup(P("n"), Q_STAT, &st), ENOENT); /* cached */
-	assert_int_equal(calls_since(c0), 0);
+	calls_equal(c0, 0);
 	x_file(P("n"), 6);
 	inval_drain();
 	assert_int_equal(SAME_ST(P("n"), Q_STAT, &st), 0);
@@ -1066,7 +1122,7 @@ static void test_dcache_chmod_event_drops_access_answers(void **state)
 	assert_int_equal(SAME_ACCESS(P("f"), q, X_OK), 0);
 	c0 = t_kernel_calls;
 	assert_int_equal(SAME_ACCESS(P("f"), q, X_OK), 0); /* cached */
-	assert_int_equal(calls_since(c0), 0);
+	calls_equal(c0, 0);
 	x_chmod(P("f"), 0644);
 	inval_drain();
 	assert_int_equal(SAME_ACCESS(P("f"), q, X_OK), EACCES);
@@ -1380,7 +1436,7 @@ static void test_dcache_complete_directory_answers_unseen_absent_name_without_ke
 	assert_int_equal(lookup(P("d/never-probed"), Q_STAT, &st), ENOENT);
 	assert_int_equal(lookup(P("d/never-probed/below"), Q_OPEN, &st), ENOENT);
 	assert_int_equal(lookup(P("d/x/"), Q_LSTAT, &st), ENOENT);
-	assert_int_equal(calls_since(k0), 0);
+	calls_equal(k0, 0);
 	/* Names in the listing still answer what the kernel says. */
 	assert_int_equal(SAME_ST(P("d/a"), Q_STAT, &st), 0);
 	assert_int_equal(st.st_size, 1);
@@ -1524,7 +1580,7 @@ static void test_dcache_typed_listing_answers_type_questions_without_kernel(void
 	assert_int_equal(lookup(P("d/a/x"), Q_OPEN, &st), ENOTDIR);
 	assert_int_equal(lookup(P("d/a/"), Q_STAT, &st), ENOTDIR);
 	assert_int_equal(lookup(P("d/a"), Q_OPEN, &st), DCACHE_PASS); /* success needs the fd */
-	assert_int_equal(calls_since(k0), 0);
+	calls_equal(k0, 0);
 	/* The kernel agrees, and attributes still come from it. */
 	assert_int_equal(SAME(P("d/a"), Q_OPEN | DCACHE_Q_DIRECTORY), ENOTDIR);
 	assert_int_equal(SAME(P("d/a/x"), Q_OPEN), ENOTDIR);
@@ -1626,6 +1682,7 @@ static bool dir_attrs_kept_across_writes(const char *d)
 	if ((first != 1 || again != 0) && e1.events - e0.events > 2) {
 		print_message("%s: %lu and %lu kernel calls, %lu events (other programs'): again\n", d,
 			      first, again, e1.events - e0.events);
+		print_asked(k0 - first, __FILE__, __LINE__);
 		return false;
 	}
 	assert_int_equal(first, 1);
@@ -1678,6 +1735,81 @@ static void test_dcache_directory_attributes_fetched_during_create_are_not_kept(
 	assert_int_equal(SAME(P("d"), Q_STAT), 0);
 }
 
+/* An escalation ("Names that outlive their inode's other names", rule 2: a
+ * write through a removed name) made while an lstat is in flight: the hook
+ * writes through t_escalate_fd, whose name other/w was removed while
+ * watched, and waits for the event. */
+static __thread int t_escalate_fd = -1;
+
+static void hook_escalate_and_wait_for_event(void)
+{
+	struct inval_stats before;
+
+	inval_stats_get(&before);
+	assert_int_equal(syscall(SYS_write, t_escalate_fd, "z", 1), 1);
+	wait_for_event_since(&before);
+}
+
+/* other/ watched, other/w open for writing in t_escalate_fd and removed. */
+static void arm_escalation(void)
+{
+	struct stat st;
+
+	x_mkdir(P("other"));
+	x_file(P("other/w"), 1);
+	assert_int_equal(lookup(P("other/w"), Q_LSTAT, &st), 0); /* other/ watched */
+	t_escalate_fd = (int)syscall(SYS_openat, AT_FDCWD, P("other/w"), O_WRONLY | O_CLOEXEC);
+	assert_true(t_escalate_fd >= 0);
+	x_unlink(P("other/w"));
+	inval_drain();
+}
+
+/* An escalation drops every file's attributes on the device, so a file's
+ * answer in flight is not kept (the lookup asks again)... */
+static void test_dcache_file_attributes_fetched_during_escalation_are_not_kept(void **state)
+{
+	unsigned long k0;
+	struct stat st;
+
+	arm_escalation();
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 1);
+	assert_int_equal(lookup(P("d/none"), Q_OPEN, &st), ENOENT); /* d known and watched */
+	t_hook_path = P("d/f");
+	t_hook = hook_escalate_and_wait_for_event;
+	k0 = t_kernel_calls;
+	assert_int_equal(lookup(P("d/f"), Q_STAT, &st), 0);
+	t_hook_path = NULL;
+	assert_null(t_hook); /* the write happened during the lstat */
+	/* Not kept: the lookup asked again, after the escalation. */
+	calls_equal(k0, 2);
+	syscall(SYS_close, t_escalate_fd);
+}
+
+/* ... but a directory's is: an escalation drops no directory's attributes
+ * (dc_attr_gen_for), and other programs' short-lived files escalate often. */
+static void test_dcache_directory_attributes_fetched_during_escalation_are_kept(void **state)
+{
+	unsigned long k0;
+	struct stat st;
+
+	arm_escalation();
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 1);
+	assert_int_equal(lookup(P("d/f"), Q_OPEN, &st), DCACHE_PASS); /* d known and watched */
+	t_hook_path = P("d");
+	t_hook = hook_escalate_and_wait_for_event;
+	k0 = t_kernel_calls;
+	assert_int_equal(lookup(P("d"), Q_STAT, &st), 0);
+	t_hook_path = NULL;
+	assert_null(t_hook); /* the write happened during the lstat */
+	calls_equal(k0, 1);
+	k0 = t_kernel_calls;
+	assert_int_equal(SAME(P("d"), Q_STAT), 0);
+	calls_equal(k0, 0);
+	syscall(SYS_close, t_escalate_fd);
+}
+
 /* A directory whose names are looked up one by one, all present, is listed
  * after 4 x probes of them (policy 2: 8); the rest is answered from it. */
 static void test_dcache_directory_listed_after_many_present_names(void **state)
@@ -1694,7 +1826,7 @@ static void test_dcache_directory_listed_after_many_present_names(void **state)
 	k0 = t_kernel_calls;
 	assert_int_equal(lookup(P("d/f11"), Q_OPEN, &st), DCACHE_PASS);
 	assert_int_equal(lookup(P("d/f12"), Q_OPEN, &st), ENOENT);
-	assert_int_equal(calls_since(k0), 0);
+	calls_equal(k0, 0);
 	assert_int_equal(SAME(P("d/f12"), Q_OPEN), ENOENT);
 }
 
@@ -1815,15 +1947,29 @@ static void test_dcache_index_repeated_long_name_resolves_in_one_step(void **sta
 	x_file(f, 9);
 	assert_int_equal(SAME(f, Q_STAT), 0);
 	assert_int_equal(SAME(P("a/b/c/d/e/f/g/h/i/none"), Q_STAT), ENOENT);
-	c0 = t_kernel_calls;
-	h0 = index_hits();
-	for (int i = 0; i < 3; i++) {
-		assert_int_equal(SAME_ST(f, Q_STAT, &st), 0);
-		assert_int_equal(st.st_size, 9);
-		assert_int_equal(SAME(P("a/b/c/d/e/f/g/h/i/none"), Q_STAT), ENOENT);
-		assert_int_equal(SAME(P("a/b/c/d/e/f/g/h/i/none/x"), Q_STAT), ENOENT);
+	for (int attempt = 0;; attempt++) {
+		struct inval_stats e0, e1;
+
+		inval_stats_get(&e0);
+		c0 = t_kernel_calls;
+		h0 = index_hits();
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(SAME_ST(f, Q_STAT, &st), 0);
+			assert_int_equal(st.st_size, 9);
+			assert_int_equal(SAME(P("a/b/c/d/e/f/g/h/i/none"), Q_STAT), ENOENT);
+			assert_int_equal(SAME(P("a/b/c/d/e/f/g/h/i/none/x"), Q_STAT), ENOENT);
+		}
+		inval_stats_get(&e1);
+		/* The rounds change nothing: an event is another program's (a
+		 * name made in a watched ancestor), and may rightly make every
+		 * index entry stale.  Such a run proves nothing: again. */
+		if (e1.events != e0.events && attempt < 10) {
+			print_message("%lu events (other programs'): again\n", e1.events - e0.events);
+			continue;
+		}
+		break;
 	}
-	assert_int_equal(calls_since(c0), 0);
+	calls_equal(c0, 0);
 	/* A lookup that asked the kernel fills no slot; the first plain walk
 	 * of a name (round 1) does; rounds 2 and 3 of the 3 names are the
 	 * index's. */
@@ -2003,7 +2149,7 @@ static void test_dcache_cwd_lookup_asks_getcwd_once(void **state)
 	c0 = t_kernel_calls;
 	assert_int_equal(SAME("f", Q_STAT), 0);
 	assert_int_equal(SAME("./f", Q_LSTAT), 0);
-	assert_int_equal(calls_since(c0), 0);
+	calls_equal(c0, 0);
 	x_chdir(g_start_cwd);
 	dcache_cwd_changed();
 }
@@ -2140,6 +2286,8 @@ int main(void)
 		T(test_dcache_listed_hard_linked_file_access_is_not_kept),
 		T(test_dcache_directory_attributes_kept_across_writes_to_its_files),
 		T(test_dcache_directory_attributes_fetched_during_create_are_not_kept),
+		T(test_dcache_file_attributes_fetched_during_escalation_are_not_kept),
+		T(test_dcache_directory_attributes_fetched_during_escalation_are_kept),
 		T(test_dcache_directory_listed_after_many_present_names),
 		T(test_dcache_link_into_watched_directory_drops_source_attributes),
 		T(test_dcache_index_repeated_long_name_resolves_in_one_step),
