@@ -88,7 +88,7 @@
  *  liburcu allocations that take liburcu mutexes happen under dc_init_mutex.
  */
 #define _GNU_SOURCE
-#define _LGPL_SOURCE
+#define URCU_INLINE_SMALL_FUNCTIONS
 #include <urcu-bp.h>
 #include <urcu/rculfhash.h>
 #include <urcu/list.h>

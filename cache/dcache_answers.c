@@ -22,7 +22,7 @@
  * This file owns no shared state and takes no lock of its own.
  */
 #define _GNU_SOURCE
-#define _LGPL_SOURCE
+#define URCU_INLINE_SMALL_FUNCTIONS
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>

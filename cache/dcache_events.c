@@ -27,7 +27,7 @@
  *    a device are, before they are dropped.
  */
 #define _GNU_SOURCE
-#define _LGPL_SOURCE
+#define URCU_INLINE_SMALL_FUNCTIONS
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>

@@ -21,9 +21,15 @@
 #ifndef RCUWALK_DCACHE_INT_H
 #define RCUWALK_DCACHE_INT_H
 
-/* liburcu's read side (rcu_read_lock/unlock) must be inline in every file. */
-#ifndef _LGPL_SOURCE
-#error "define _GNU_SOURCE and _LGPL_SOURCE before any #include in cache/*.c"
+/* liburcu through its functions only, never its inline read side
+ * (_LGPL_SOURCE), which reads liburcu's own variables: the shim loads liburcu
+ * at its first lookup (preload/urcu_lazy.c), and its functions are the names
+ * it forwards.  The small pointer helpers (rcu_dereference...) stay inline. */
+#ifndef URCU_INLINE_SMALL_FUNCTIONS
+#error "define _GNU_SOURCE and URCU_INLINE_SMALL_FUNCTIONS before any #include in cache/*.c"
+#endif
+#ifdef _LGPL_SOURCE
+#error "cache/ must not use liburcu's inline read side (_LGPL_SOURCE): see above"
 #endif
 
 #include <urcu-bp.h>

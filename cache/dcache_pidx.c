@@ -36,7 +36,7 @@
  * inline in the walk; the filler and the mapping are here.
  */
 #define _GNU_SOURCE
-#define _LGPL_SOURCE
+#define URCU_INLINE_SMALL_FUNCTIONS
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>

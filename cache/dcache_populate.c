@@ -33,7 +33,7 @@
  *    _ttl, _completion) and only read afterwards.
  */
 #define _GNU_SOURCE
-#define _LGPL_SOURCE
+#define URCU_INLINE_SMALL_FUNCTIONS
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -34,7 +34,7 @@
  * clear) and path-index slots (lock-free); it never takes dcache_mutex.
  */
 #define _GNU_SOURCE
-#define _LGPL_SOURCE
+#define URCU_INLINE_SMALL_FUNCTIONS
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>

@@ -692,5 +692,5 @@ void preload_init(void)
 	/* The SIGSEGV/SIGBUS handler that makes a bad pointer the kernel's
 	 * EFAULT (fault.c), before any wrapper reads the program's memory. */
 	preload_fault_init();
-	__atomic_store_n(&preload_enabled, warmup ? PRELOAD_WARMUP : PRELOAD_ON, __ATOMIC_RELEASE);
+	__atomic_store_n(&preload_enabled, warmup ? PRELOAD_WARMUP : PRELOAD_LOAD, __ATOMIC_RELEASE);
 }

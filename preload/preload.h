@@ -25,14 +25,34 @@ void preload_init(void);
  *   PRELOAD_ON      lookups ask the cache;
  *   PRELOAD_WARMUP  the warm-up (RCUWALK_WARMUP=N): the process image's
  *                   first N lookups pass through and start nothing (no
- *                   table, no inotify instance); the N-th moves it to ON.
- * Only preload_init() sets it from OFF; afterwards it moves WARMUP -> ON
- * (compare-and-swap) and anything -> OFF, never back.
+ *                   table, no inotify instance); the N-th moves it to LOAD;
+ *   PRELOAD_LOAD    the next lookup loads liburcu (urcu_lazy.c) and moves
+ *                   it to ON (OFF if liburcu cannot be loaded), then asks
+ *                   the cache.  Builds that link liburcu go through it too.
+ * Only preload_init() sets it from OFF; afterwards it moves WARMUP -> LOAD
+ * -> ON (compare-and-swap) and anything -> OFF, never back.
  */
-enum { PRELOAD_OFF = 0, PRELOAD_ON = 1, PRELOAD_WARMUP = 2 };
+enum { PRELOAD_OFF = 0, PRELOAD_ON = 1, PRELOAD_WARMUP = 2, PRELOAD_LOAD = 3 };
 extern int preload_enabled;
 /* The warm-up's length N (RCUWALK_WARMUP), set by preload_init(). */
 extern unsigned long preload_warmup;
+
+/* urcu_lazy.c: load liburcu-bp and liburcu-cds now (dlopen) and resolve the
+ * names cache/ calls; 1 if usable (at once when already loaded), 0 if not
+ * (for good).  Any thread, in_shim raised: shim.c's preload_load_urcu()
+ * wraps it.  Thread-safe; not async-signal-safe (the first lookup). */
+int preload_urcu_load(void);
+/* 1 once preload_urcu_load() succeeded.  Any thread; one atomic load. */
+int preload_urcu_loaded(void);
+/* fork(): prepare takes the load's mutex and says whether liburcu is loaded
+ * (then liburcu's fork hooks are due); parent releases it; child makes it
+ * anew.  Called by fork() only, in that order. */
+int preload_urcu_fork_prepare(void);
+void preload_urcu_fork_parent(void);
+void preload_urcu_fork_child(void);
+/* shim.c: preload_urcu_load() with in_shim raised and errno kept (the
+ * loader's own opens pass through the wrappers). */
+int preload_load_urcu(void);
 
 /* Mounts may have changed (mount, umount, a namespace, chroot): forget the
  * filesystem verdicts cached per device number.  Any thread; one atomic. */

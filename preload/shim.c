@@ -29,7 +29,7 @@
  *    answered: ownership and modes are faked outside the kernel.
  */
 #define _GNU_SOURCE
-#define _LGPL_SOURCE
+#define URCU_INLINE_SMALL_FUNCTIONS
 #include <urcu-bp.h>
 
 #include <dirent.h>
@@ -148,9 +148,45 @@ static void apply_epochs(void)
 	}
 }
 
+#ifndef RCUWALK_URCU_LAZY
+/* liburcu linked into the shim (RCUWALK_URCU_STATIC): nothing to load. */
+int preload_urcu_load(void) { return 1; }
+int preload_urcu_loaded(void) { return 1; }
+int preload_urcu_fork_prepare(void) { return 1; }
+void preload_urcu_fork_parent(void) {}
+void preload_urcu_fork_child(void) {}
+#endif
+
+int preload_load_urcu(void)
+{
+	int saved = errno, ok;
+
+	in_shim++;
+	ok = preload_urcu_load();
+	in_shim--;
+	errno = saved;
+	return ok;
+}
+
+/* PRELOAD_LOAD: load liburcu, then ON (or OFF, for good).  The lookup that
+ * found LOAD then asks the cache, as if it had been ON. */
+static __attribute__((noinline, cold)) int start_cache(void)
+{
+	int w = PRELOAD_LOAD;
+
+	__atomic_compare_exchange_n(&preload_enabled, &w,
+				    preload_load_urcu() ? PRELOAD_ON : PRELOAD_OFF, 0,
+				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	return __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) == PRELOAD_ON;
+}
+
 static inline int cache_usable(void)
 {
-	return __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) == PRELOAD_ON && !in_shim;
+	int s = __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(s == PRELOAD_ON, 1))
+		return !in_shim;
+	return s == PRELOAD_LOAD && !in_shim && start_cache();
 }
 
 /* Lookups seen during the warm-up (preload.h), by every thread. */
@@ -172,7 +208,7 @@ static void count_unusable(void)
 	}
 	preload_count_pass(PRELOAD_PASS_WARMUP);
 	if (__atomic_add_fetch(&warmup_seen, 1, __ATOMIC_RELAXED) >= preload_warmup)
-		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_ON, 0, __ATOMIC_RELEASE,
+		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_RELEASE,
 					    __ATOMIC_RELAXED);
 }
 
@@ -1856,7 +1892,12 @@ EXPORT pid_t fork(void)
 
 	if (!on)
 		return CALL_REAL(fork);
-	resolve_urcu_hooks();
+	/* Before liburcu is loaded (urcu_lazy.c) the shim has no liburcu
+	 * state to protect; the load waits for this fork to end. */
+	if (!preload_urcu_fork_prepare())
+		bp = cr = 0;
+	if (bp || cr)
+		resolve_urcu_hooks();
 	in_shim++;
 	if (cr)
 		urcu_hook(CR_BEFORE);
@@ -1873,6 +1914,7 @@ EXPORT pid_t fork(void)
 			urcu_hook(CR_CHILD);
 		inval_fork_child();
 		dcache_fork_child();
+		preload_urcu_fork_child();
 	} else {
 		if (bp)
 			urcu_hook(BP_PARENT);
@@ -1880,6 +1922,7 @@ EXPORT pid_t fork(void)
 			urcu_hook(CR_PARENT);
 		dcache_fork_parent();
 		inval_fork_parent();
+		preload_urcu_fork_parent();
 	}
 	in_shim--;
 	errno = saved;

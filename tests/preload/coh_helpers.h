@@ -295,8 +295,20 @@ static inline int raw_write_file(const char *p, size_t len, int append)
 	return 0;
 }
 
+/* Whether `var` ("NAME=value") sets a name that one of `extra` sets. */
+static inline bool env_overridden(const char *var, const char *const *extra)
+{
+	size_t n = strcspn(var, "=");
+
+	for (size_t k = 0; extra && extra[k]; k++)
+		if (!strncmp(var, extra[k], n) && extra[k][n] == '=')
+			return true;
+	return false;
+}
+
 /* An environment: ours without RCUWALK_STRICT, RCUWALK_WATCH_BUDGET,
- * RCUWALK_STATS and RCUWALK_DISABLE, plus the NULL-terminated `extra`. */
+ * RCUWALK_STATS, RCUWALK_DISABLE and what `extra` sets, plus the
+ * NULL-terminated `extra` (getenv() finds the first of two). */
 static inline char **env_with(const char *const *extra)
 {
 	size_t n = 0, j = 0, k = 0;
@@ -313,7 +325,7 @@ static inline char **env_with(const char *const *extra)
 		if (!strncmp(environ[i], "RCUWALK_STRICT=", 15) ||
 		    !strncmp(environ[i], "RCUWALK_WATCH_BUDGET=", 21) ||
 		    !strncmp(environ[i], "RCUWALK_STATS=", 14) ||
-		    !strncmp(environ[i], "RCUWALK_DISABLE=", 16))
+		    !strncmp(environ[i], "RCUWALK_DISABLE=", 16) || env_overridden(environ[i], extra))
 			continue;
 		env[j++] = environ[i];
 	}

@@ -1,0 +1,270 @@
+/*
+ * urcu_lazy.c - liburcu loaded at the first lookup, not with the shim.
+ *
+ * Why: every process of a build loads librcuwalk.so, and most configure
+ * processes, `true`, `gcc --version` look up few names or none.  Loading
+ * liburcu-bp and liburcu-cds with the shim (DT_NEEDED) cost each of them
+ * two more shared objects, 70-90 us of a 630 us posix_spawn+exit of
+ * /bin/true on the 2-vCPU VM (doc/benchmarks.md, "Loading the shim").
+ *
+ * How: the shim is linked without liburcu.  cache/ and invalidate/ call
+ * liburcu's functions, never its inline read-side code (they are built with
+ * URCU_INLINE_SMALL_FUNCTIONS, not _LGPL_SOURCE: dcache_int.h), so the only
+ * liburcu names they use are the functions below and the flavor object.
+ * This file defines each of them (hidden: the version script exports none)
+ * as a forward to the real one, found with dlopen (RTLD_GLOBAL, as a
+ * DT_NEEDED library would be: the shim's fork hooks find liburcu's with
+ * dlsym(RTLD_NEXT)) and dlsym.  A host that already loaded liburcu-bp gets
+ * its own copy back from dlopen, shared as before.
+ *
+ * Invariants:
+ *  - preload_urcu_load() runs before the cache is first used (shim.c,
+ *    cache_usable(): PRELOAD_LOAD), with in_shim raised (the loader's own
+ *    opens pass through); it fails without side effects if liburcu cannot
+ *    be loaded, and the shim then passes everything through (PRELOAD_OFF).
+ *  - Nothing RCU-protected exists before the load: the table, dentries and
+ *    call_rcu threads are made by cache/ after it.  A forward called before
+ *    (a fork or chdir hook that reaches cache/ during the warm-up) loads
+ *    first, so a read-side section never begins unregistered.
+ *  - The pointers are written once, under load_mutex, before `loaded` is
+ *    set (release); a forward reads `loaded` (acquire) before them.
+ */
+#define _GNU_SOURCE
+#define URCU_INLINE_SMALL_FUNCTIONS
+#include <urcu-bp.h>
+#include <urcu/rculfhash.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#ifndef RCUWALK_URCU_BP_SONAME
+#define RCUWALK_URCU_BP_SONAME "liburcu-bp.so.8"
+#endif
+#ifndef RCUWALK_URCU_CDS_SONAME
+#define RCUWALK_URCU_CDS_SONAME "liburcu-cds.so.8"
+#endif
+
+/* The flavor cache/ hands to cds_lfht_new(): only its address is used, and
+ * _cds_lfht_new() below replaces it with liburcu-bp's own. */
+const struct rcu_flavor_struct urcu_bp_flavor;
+
+static struct {
+	__typeof__(urcu_bp_read_lock) *read_lock;
+	__typeof__(urcu_bp_read_unlock) *read_unlock;
+	__typeof__(urcu_bp_read_ongoing) *read_ongoing;
+	__typeof__(urcu_bp_synchronize_rcu) *synchronize_rcu;
+	__typeof__(urcu_bp_barrier) *barrier;
+	__typeof__(urcu_bp_call_rcu) *call_rcu;
+	__typeof__(urcu_bp_create_call_rcu_data) *create_call_rcu_data;
+	__typeof__(urcu_bp_call_rcu_data_free) *call_rcu_data_free;
+	__typeof__(urcu_bp_get_cpu_call_rcu_data) *get_cpu_call_rcu_data;
+	__typeof__(urcu_bp_get_default_call_rcu_data) *get_default_call_rcu_data;
+	__typeof__(urcu_bp_set_cpu_call_rcu_data) *set_cpu_call_rcu_data;
+	const struct rcu_flavor_struct *flavor;
+	__typeof__(_cds_lfht_new) *lfht_new;
+	__typeof__(cds_lfht_add) *lfht_add;
+	__typeof__(cds_lfht_del) *lfht_del;
+	__typeof__(cds_lfht_destroy) *lfht_destroy;
+	__typeof__(cds_lfht_lookup) *lfht_lookup;
+	__typeof__(cds_lfht_resize) *lfht_resize;
+} u;
+
+static pthread_mutex_t load_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int loaded; /* 0 not yet, 1 loaded, -1 failed (for good) */
+
+#define SYM(h, field, name)                                         \
+	do {                                                        \
+		*(void **)&u.field = dlsym((h), (name));            \
+		ok = ok && u.field != NULL;                         \
+	} while (0)
+
+int preload_urcu_load(void)
+{
+	int r = __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);
+	void *bp, *cds;
+	int ok = 1;
+
+	if (r)
+		return r > 0;
+	pthread_mutex_lock(&load_mutex);
+	r = loaded;
+	if (!r) {
+		bp = dlopen(RCUWALK_URCU_BP_SONAME, RTLD_NOW | RTLD_GLOBAL);
+		cds = bp ? dlopen(RCUWALK_URCU_CDS_SONAME, RTLD_NOW | RTLD_GLOBAL) : NULL;
+		ok = cds != NULL;
+		if (ok) {
+			SYM(bp, read_lock, "urcu_bp_read_lock");
+			SYM(bp, read_unlock, "urcu_bp_read_unlock");
+			SYM(bp, read_ongoing, "urcu_bp_read_ongoing");
+			SYM(bp, synchronize_rcu, "urcu_bp_synchronize_rcu");
+			SYM(bp, barrier, "urcu_bp_barrier");
+			SYM(bp, call_rcu, "urcu_bp_call_rcu");
+			SYM(bp, create_call_rcu_data, "urcu_bp_create_call_rcu_data");
+			SYM(bp, call_rcu_data_free, "urcu_bp_call_rcu_data_free");
+			SYM(bp, get_cpu_call_rcu_data, "urcu_bp_get_cpu_call_rcu_data");
+			SYM(bp, get_default_call_rcu_data, "urcu_bp_get_default_call_rcu_data");
+			SYM(bp, set_cpu_call_rcu_data, "urcu_bp_set_cpu_call_rcu_data");
+			SYM(bp, flavor, "urcu_bp_flavor");
+			SYM(cds, lfht_new, "_cds_lfht_new");
+			SYM(cds, lfht_add, "cds_lfht_add");
+			SYM(cds, lfht_del, "cds_lfht_del");
+			SYM(cds, lfht_destroy, "cds_lfht_destroy");
+			SYM(cds, lfht_lookup, "cds_lfht_lookup");
+			SYM(cds, lfht_resize, "cds_lfht_resize");
+		}
+		r = ok ? 1 : -1;
+		__atomic_store_n(&loaded, r, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&load_mutex);
+	return r > 0;
+}
+
+int preload_urcu_loaded(void)
+{
+	return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE) > 0;
+}
+
+int preload_urcu_fork_prepare(void)
+{
+	pthread_mutex_lock(&load_mutex);
+	return loaded > 0;
+}
+
+void preload_urcu_fork_parent(void)
+{
+	pthread_mutex_unlock(&load_mutex);
+}
+
+void preload_urcu_fork_child(void)
+{
+	pthread_mutex_init(&load_mutex, NULL); /* held by the parent's fork() */
+}
+
+/* Load before the first forward; a failure here means cache/ ran although
+ * the load failed (a bug): say so and stop rather than run without RCU. */
+static inline void need(void)
+{
+	static const char msg[] = "librcuwalk: liburcu (" RCUWALK_URCU_BP_SONAME ", "
+				  RCUWALK_URCU_CDS_SONAME ") could not be loaded\n";
+
+	if (__builtin_expect(__atomic_load_n(&loaded, __ATOMIC_ACQUIRE) > 0, 1))
+		return;
+	if (!preload_urcu_load()) {
+		(void)!write(2, msg, sizeof(msg) - 1);
+		abort();
+	}
+}
+
+void urcu_bp_read_lock(void)
+{
+	need();
+	u.read_lock();
+}
+
+void urcu_bp_read_unlock(void)
+{
+	need();
+	u.read_unlock();
+}
+
+int urcu_bp_read_ongoing(void)
+{
+	need();
+	return u.read_ongoing();
+}
+
+void urcu_bp_synchronize_rcu(void)
+{
+	need();
+	u.synchronize_rcu();
+}
+
+void urcu_bp_barrier(void)
+{
+	need();
+	u.barrier();
+}
+
+void urcu_bp_call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
+{
+	need();
+	u.call_rcu(head, func);
+}
+
+struct call_rcu_data *urcu_bp_create_call_rcu_data(unsigned long flags, int cpu_affinity)
+{
+	need();
+	return u.create_call_rcu_data(flags, cpu_affinity);
+}
+
+void urcu_bp_call_rcu_data_free(struct call_rcu_data *crdp)
+{
+	need();
+	u.call_rcu_data_free(crdp);
+}
+
+struct call_rcu_data *urcu_bp_get_cpu_call_rcu_data(int cpu)
+{
+	need();
+	return u.get_cpu_call_rcu_data(cpu);
+}
+
+struct call_rcu_data *urcu_bp_get_default_call_rcu_data(void)
+{
+	need();
+	return u.get_default_call_rcu_data();
+}
+
+int urcu_bp_set_cpu_call_rcu_data(int cpu, struct call_rcu_data *crdp)
+{
+	need();
+	return u.set_cpu_call_rcu_data(cpu, crdp);
+}
+
+struct cds_lfht *_cds_lfht_new(unsigned long init_size, unsigned long min_nr_alloc_buckets,
+			       unsigned long max_nr_buckets, int flags,
+			       const struct cds_lfht_mm_type *mm,
+			       const struct rcu_flavor_struct *flavor, pthread_attr_t *attr)
+{
+	need();
+	if (flavor == &urcu_bp_flavor)
+		flavor = u.flavor;
+	return u.lfht_new(init_size, min_nr_alloc_buckets, max_nr_buckets, flags, mm, flavor,
+			  attr);
+}
+
+void cds_lfht_add(struct cds_lfht *ht, unsigned long hash, struct cds_lfht_node *node)
+{
+	need();
+	u.lfht_add(ht, hash, node);
+}
+
+int cds_lfht_del(struct cds_lfht *ht, struct cds_lfht_node *node)
+{
+	need();
+	return u.lfht_del(ht, node);
+}
+
+int cds_lfht_destroy(struct cds_lfht *ht, pthread_attr_t **attr)
+{
+	need();
+	return u.lfht_destroy(ht, attr);
+}
+
+void cds_lfht_lookup(struct cds_lfht *ht, unsigned long hash, cds_lfht_match_fct match,
+		     const void *key, struct cds_lfht_iter *iter)
+{
+	need();
+	u.lfht_lookup(ht, hash, match, key, iter);
+}
+
+void cds_lfht_resize(struct cds_lfht *ht, unsigned long new_size)
+{
+	need();
+	u.lfht_resize(ht, new_size);
+}

@@ -1,0 +1,199 @@
+/*
+ * test_lazy_urcu.c - the shim loads liburcu at a process's first lookup that
+ * uses the cache, not with itself (preload/urcu_lazy.c): a process that
+ * looks nothing up, forks, changes directory or stays within its warm-up
+ * never maps liburcu-bp; the first lookup after that maps it and is
+ * answered exactly, from the cache from then on.
+ *
+ * Each check runs in a fresh process image (this binary as its own helper,
+ * the shim preloaded), which reads /proc/self/maps with raw syscalls (no
+ * lookup through the shim) and prints what it saw.  Helpers, by argv[1]:
+ *   --idle          prints "urcu=<0|1>" having looked nothing up;
+ *   --fork-chdir    forks (the child exits), waits, chdir("/"): "urcu=..";
+ *   --lookups N F   N stat(F) through the shim, then "urcu=.. same=.."
+ *                   (same: every answer equal to the raw syscall's).
+ * Skipped (77) where the shim links liburcu itself (RCUWALK_URCU_STATIC):
+ * there is nothing to load.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "coh_helpers.h"
+
+/* Whether this process maps liburcu-bp (raw syscalls only). */
+static int urcu_mapped(void)
+{
+	static char buf[1 << 16];
+	size_t n;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read_to_eof(fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	buf[n] = '\0';
+	return strstr(buf, "liburcu-bp") != NULL;
+}
+
+/* Whether the shim's image names liburcu-bp's soname (to dlopen it). */
+static int shim_names_urcu(void)
+{
+	const char *shim = getenv("RCUWALK_TEST_SHIM");
+	static char img[4 << 20];
+	size_t n;
+	int fd;
+
+	if (!shim || (fd = open(shim, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read_to_eof(fd, img, sizeof(img));
+	close(fd);
+	return memmem(img, n, "liburcu-bp.so", 13) != NULL;
+}
+
+static int helper(int argc, char **argv)
+{
+	char out[128];
+	int same = 1;
+
+	if (!strcmp(argv[1], "--fork-chdir")) {
+		pid_t p = fork();
+
+		if (p == 0)
+			_exit(0);
+		if (p < 0 || waitpid(p, NULL, 0) != p || chdir("/") != 0)
+			return 2;
+	} else if (!strcmp(argv[1], "--lookups") && argc == 4) {
+		for (int i = 0, n = atoi(argv[2]); i < n; i++) {
+			struct stat a, b;
+			int ra, rb, ea, eb;
+
+			memset(&a, 0, sizeof(a));
+			memset(&b, 0, sizeof(b));
+			errno = 0;
+			ra = stat(argv[3], &a);
+			ea = errno;
+			rb = (int)raw_stat(argv[3], &b, 0);
+			eb = rb ? errno : 0;
+			if (ra != rb || (ra && ea != eb) ||
+			    (!ra && (a.st_ino != b.st_ino || a.st_mode != b.st_mode ||
+				     a.st_size != b.st_size || a.st_mtim.tv_nsec != b.st_mtim.tv_nsec)))
+				same = 0;
+		}
+	} else if (strcmp(argv[1], "--idle") != 0) {
+		return 2;
+	}
+	xfmt(out, sizeof(out), "urcu=%d same=%d\n", urcu_mapped(), same);
+	raw_puts(1, out);
+	return 0;
+}
+
+/* Run this binary as helper `args` with `extra` in its environment; its
+ * output in out. */
+static void run(const char *const *args, const char *const *extra, char *out, size_t n)
+{
+	int p[2], status;
+	pid_t pid;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *argv[8];
+		size_t i;
+
+		dup2(p[1], 1);
+		argv[0] = "test_lazy_urcu";
+		for (i = 0; args[i] && i < 6; i++)
+			argv[i + 1] = (char *)args[i];
+		argv[i + 1] = NULL;
+		execve("/proc/self/exe", argv, env_with(extra));
+		_exit(127);
+	}
+	close(p[1]);
+	read_to_eof(p[0], out, n);
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	print_message("%s %s: %s", args[0], args[1] ? args[1] : "", out);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static const char *const no_extra[] = { NULL };
+
+static void test_process_that_looks_nothing_up_never_maps_liburcu(void **state)
+{
+	static const char *const args[] = { "--idle", NULL };
+	char out[128] = "";
+
+	run(args, no_extra, out, sizeof(out));
+	assert_non_null(strstr(out, "urcu=0"));
+}
+
+static void test_fork_and_chdir_without_lookups_never_map_liburcu(void **state)
+{
+	static const char *const args[] = { "--fork-chdir", NULL };
+	char out[128] = "";
+
+	run(args, no_extra, out, sizeof(out));
+	assert_non_null(strstr(out, "urcu=0"));
+}
+
+static void test_first_lookup_maps_liburcu_and_answers_exactly(void **state)
+{
+	static const char *const args[] = { "--lookups", "20", "/etc/passwd", NULL };
+	char out[128] = "";
+
+	run(args, no_extra, out, sizeof(out));
+	assert_non_null(strstr(out, "urcu=1"));
+	assert_non_null(strstr(out, "same=1"));
+}
+
+static void test_lookups_within_warmup_never_map_liburcu(void **state)
+{
+	static const char *const four[] = { "--lookups", "4", "/etc/passwd", NULL };
+	static const char *const six[] = { "--lookups", "6", "/etc/passwd", NULL };
+	static const char *const warm[] = { "RCUWALK_WARMUP=5", NULL };
+	char out[128] = "";
+
+	run(four, warm, out, sizeof(out));
+	assert_non_null(strstr(out, "urcu=0"));
+	assert_non_null(strstr(out, "same=1"));
+	run(six, warm, out, sizeof(out));
+	assert_non_null(strstr(out, "urcu=1"));
+	assert_non_null(strstr(out, "same=1"));
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_process_that_looks_nothing_up_never_maps_liburcu),
+		cmocka_unit_test(test_fork_and_chdir_without_lookups_never_map_liburcu),
+		cmocka_unit_test(test_first_lookup_maps_liburcu_and_answers_exactly),
+		cmocka_unit_test(test_lookups_within_warmup_never_map_liburcu),
+	};
+	if (argc >= 2 && argv[1][0] == '-' && argv[1][1] == '-')
+		return helper(argc, argv);
+	if (shim_disabled())
+		return 77;
+	/* A shim built with liburcu inside (RCUWALK_URCU_STATIC) loads none. */
+	if (urcu_mapped() == 1 || !shim_names_urcu()) {
+		print_message("liburcu-bp mapped before any lookup, or not named by the shim "
+			      "(RCUWALK_URCU_STATIC): nothing is loaded later\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
