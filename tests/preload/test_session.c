@@ -127,12 +127,15 @@ static int instance_watches(int fd, unsigned long ino)
 	return strstr(buf, key) != NULL;
 }
 
+static unsigned long n_checks; /* check_exact() calls in this process */
+
 /* stat through the shim, and raw: identical?  0 or 1 (printed). */
 static int check_exact(const char *p, const char *what, int round)
 {
 	struct obs a, b;
 	char why[256];
 
+	n_checks++;
 	observe_shim(p, &a);
 	observe_raw(p, &b);
 	if (obs_diff(&a, &b, why, sizeof(why)))
@@ -437,6 +440,93 @@ static int helper_kill(const char *base)
 	return 0;
 }
 
+/* (h) The kill loop (issue 15, point 5): workers change their own files,
+ * directly and through children, and compare every answer with the
+ * kernel's, while the command SIGKILLs one worker at a random point and then
+ * the watcher; the workers go on past the watcher's death (they fall back
+ * to instances of their own) until base/stop appears.  A worker exits 0
+ * if every answer was exact. */
+static int helper_kill_worker(const char *base, const char *tag)
+{
+	char stop[PLEN], own[PLEN];
+	struct stat st;
+
+	/* A directory of its own: what the others change there is not ordered
+	 * before this worker's lookups (clause 4, not 1-2). */
+	snprintf(stop, sizeof(stop), "%s/stop", base);
+	snprintf(own, sizeof(own), "%s/%s", base, tag);
+	if (mkdir(own, 0755) != 0)
+		FAIL("mkdir %s: %s", own, strerror(errno));
+	for (int r = 0; syscall(SYS_newfstatat, AT_FDCWD, stop, &st, 0) != 0; r++) {
+		if (exact_rounds(own, 8, "f"))
+			return 1;
+		/* The first workers start well before the watcher's death: in
+		 * the session then (a later one may start after it). */
+		if (r == 0 && !strchr(tag, '-') && n_init)
+			FAIL("%s: not in the session (%d inotify_init1)", tag, n_init);
+	}
+	fprintf(stderr, "[%d] %s: %lu exact answers%s\n", (int)getpid(), tag, n_checks,
+		n_init ? ", the last ones with an instance of its own" : "");
+	return 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+#define KILL_WORKERS 3
+
+static int helper_kill_loop(const char *base, unsigned int seed)
+{
+	pid_t w[KILL_WORKERS];
+	char tag[32], p[PLEN];
+	struct ring_hdr h;
+	int f, victim, st, bad = 0;
+
+	srand(seed);
+	for (int i = 0; i < KILL_WORKERS; i++) {
+		snprintf(tag, sizeof(tag), "w%d", i);
+		w[i] = spawn_helper("kill-worker", base, tag);
+	}
+	/* A worker killed at a random point: the others never notice. */
+	sleep_ms(20 + rand() % 100);
+	victim = rand() % KILL_WORKERS;
+	kill(w[victim], SIGKILL);
+	st = reap(w[victim]);
+	if (st != 128 + SIGKILL && st != 0)
+		FAIL("worker %d before its kill: status %d", victim, st);
+	snprintf(tag, sizeof(tag), "w%d-again", victim);
+	w[victim] = spawn_helper("kill-worker", base, tag);
+	/* The watcher killed at a random point. */
+	sleep_ms(20 + rand() % 100);
+	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
+	f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
+	if (f < 0 || pread(f, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != RING_MAGIC)
+		FAIL("cannot read the ring's header");
+	close(f);
+	if (kill((pid_t)h.pid, SIGKILL) != 0)
+		FAIL("kill watcher %u: %s", h.pid, strerror(errno));
+	/* On past the watcher's death, then stop. */
+	sleep_ms(100 + rand() % 100);
+	snprintf(p, sizeof(p), "%s/stop", base);
+	close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	for (int i = 0; i < KILL_WORKERS; i++)
+		if ((st = reap(w[i])) != 0) {
+			fprintf(stderr, "[%d] worker %d: status %d\n", (int)getpid(), i, st);
+			bad = 1;
+		}
+	/* A killed watcher leaves its directory behind (phase 1): ours to remove. */
+	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/" RING_SOCKET, getenv("RCUWALK_SESSION"));
+	unlink(p);
+	rmdir(getenv("RCUWALK_SESSION"));
+	return bad;
+}
+
 /* (e) a child whose euid differs from its uid does not attach, and is exact. */
 static int helper_euid(const char *base)
 {
@@ -493,6 +583,10 @@ static int helper(int argc, char **argv)
 		return helper_flood_child(a);
 	if (!strcmp(m, "close-out"))
 		return helper_close_out();
+	if (!strcmp(m, "kill-loop"))
+		return helper_kill_loop(a, (unsigned int)strtoul(b, NULL, 10));
+	if (!strcmp(m, "kill-worker"))
+		return helper_kill_worker(a, b);
 	FAIL("unknown helper %s", m);
 }
 
@@ -627,6 +721,33 @@ static void test_session_watcher_killed(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* The kill loop for RCUWALK_KILL_SECONDS (default 8): one session after
+ * another, each with a worker and then the watcher SIGKILLed at random
+ * points (helper_kill_loop); every answer of every worker exact. */
+static void test_session_kill_loop_every_answer_exact(void **state)
+{
+	const char *e = getenv("RCUWALK_KILL_SECONDS");
+	double secs = e && *e ? atof(e) : 8, t0 = mono_now();
+	char d[PLEN], name[32], seed[16];
+	int cycles = 0, st;
+
+	(void)state;
+	while (mono_now() - t0 < secs) {
+		snprintf(name, sizeof(name), "killloop%d", cycles);
+		subdir(d, name);
+		snprintf(seed, sizeof(seed), "%d", cycles + 1);
+		st = run_session("kill-loop", d, seed);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			print_message("kill loop %d (seed %s): status %#x\n", cycles, seed, st);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+		cycles++;
+	}
+	print_message("kill loop: %d sessions in %.1f s, each with a worker and the watcher "
+		      "SIGKILLed: every answer exact\n", cycles, mono_now() - t0);
+	assert_true(cycles > 0);
+}
+
 static void test_session_other_euid_does_not_attach(void **state)
 {
 	char d[PLEN];
@@ -701,6 +822,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_exact_own_and_child_changes),
 		cmocka_unit_test(test_session_instance_limit),
 		cmocka_unit_test(test_session_watcher_killed),
+		cmocka_unit_test(test_session_kill_loop_every_answer_exact),
 		cmocka_unit_test(test_session_other_euid_does_not_attach),
 		cmocka_unit_test(test_session_a_ring_behind_forgets_everything),
 		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),
