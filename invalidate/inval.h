@@ -131,9 +131,16 @@ void inval_shutdown(void);
 
 /* The launcher's side (invalidate/watcher.c, library rcuwalk_watcher): start
  * a watcher for the calling process (which then execs or waits for the
- * command) by a double fork, and write its directory into dir[size].
- * Returns 0 or -errno (no watcher then).  Not for preloaded code. */
-int inval_watcher_spawn(char *dir, size_t size);
+ * command) by a double fork, and write its directory into dir[size]; with
+ * keep_s > 0 the session outlives the command by keep_s seconds and later
+ * launchers can find it (inval_session_hold).  Returns 0 or -errno (no
+ * watcher then).  Not for preloaded code. */
+int inval_watcher_spawn(char *dir, size_t size, unsigned int keep_s);
+/* The launcher's side: find a kept session of this user, mount namespace
+ * and root, and hold it for the calling process's life and keep_s seconds
+ * after (the watcher's --keep: the longer of the two); its directory into
+ * dir[size].  0, or -errno: no such session (start one). */
+int inval_session_hold(char *dir, size_t size, unsigned int keep_s);
 
 /* Counters: watches currently held, events read, watch failures. */
 struct inval_stats {

@@ -37,6 +37,7 @@
 #define RING_RECORDS 65536u /* > 4x the kernel's default max_queued_events */
 #define RING_BATCH_NS 2000000L /* as inval.c's READER_BATCH_NS */
 #define RING_SOCKET "sock"
+#define RING_HOLD "hold" /* --keep: launchers holding the session (watcher.c) */
 #define RING_FILE "ring"
 
 struct ring_rec {

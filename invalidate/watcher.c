@@ -56,10 +56,19 @@
 #include "inval.h"
 #include "ring.h"
 
+#define MAX_HOLDERS 64
+
 struct watcher {
 	char dir[PATH_MAX];
 	int ifd, lfd, pidfd;
 	struct ring_hdr *ring;
+	/* --keep (below, "Keeping a session"): the hold socket, the launchers
+	 * holding the session (pidfds), how long it outlives the last one,
+	 * and the link that finds it ("" if none was published). */
+	int hfd;
+	int holders[MAX_HOLDERS], nholders;
+	long long keep_ns;
+	char link[PATH_MAX];
 };
 
 /* A private directory under $XDG_RUNTIME_DIR if that is an absolute
@@ -126,6 +135,126 @@ static int make_socket(struct watcher *w)
 	if (bind(w->lfd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(w->lfd, 128) != 0)
 		return -errno;
 	return 0;
+}
+
+/*
+ * Keeping a session (--keep=SECONDS, doc/session.md)
+ * =================================================
+ * A watcher started with keep > 0 also listens on RING_HOLD in its
+ * directory and publishes a link to that directory, named after the mount
+ * namespace and root it serves, in a private directory of the user's
+ * (keep_link_path()).  A later launcher of the same user, namespace and root
+ * follows the link, checks the directory as an attach does, connects to
+ * RING_HOLD and sends how long it wants the session kept; the watcher takes
+ * the caller's pid (SO_PEERCRED) as a holder (a pidfd) and answers 'K'.
+ * The launcher exports RCUWALK_SESSION only after that 'K': a session that
+ * answered it lives until that launcher's process (the command it becomes or
+ * waits for) has exited, and then for `keep` more seconds unless another
+ * launcher holds it.  Leaving: the watcher first removes the link (if it is
+ * still its own), then closes RING_HOLD (a launcher that connected just
+ * then gets no 'K' and starts a session of its own), and only then ends.
+ * Nothing outlives the last holder by more than `keep` (plus one read
+ * cycle).
+ */
+
+/* The private directory of the links: <XDG_RUNTIME_DIR or /tmp>/rcuwalk-keep.<euid>,
+ * 0700, ours, not a symlink (made if absent); the link's name in it for
+ * this mount namespace and root.  0 or -errno. */
+static int keep_link_path(char *out, size_t size)
+{
+	const char *x = getenv("XDG_RUNTIME_DIR");
+	struct stat st, ns, root;
+	char base[PATH_MAX];
+	int n;
+
+	if (!(x && x[0] == '/' && strlen(x) + 64 < sizeof(base) && stat(x, &st) == 0 &&
+	      S_ISDIR(st.st_mode) && st.st_uid == geteuid()))
+		x = "/tmp";
+	snprintf(base, sizeof(base), "%s/rcuwalk-keep.%u", x, (unsigned)geteuid());
+	if (mkdir(base, 0700) != 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(base, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
+		return -EPERM;
+	if (stat("/proc/self/ns/mnt", &ns) != 0 || stat("/", &root) != 0)
+		return -errno;
+	n = snprintf(out, size, "%s/%llx-%llx-%llx", base, (unsigned long long)ns.st_ino,
+		     (unsigned long long)root.st_dev, (unsigned long long)root.st_ino);
+	return n > 0 && (size_t)n < size ? 0 : -ENAMETOOLONG;
+}
+
+static int make_hold(struct watcher *w)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char tmp[PATH_MAX + 16];
+	int n = snprintf(a.sun_path, sizeof(a.sun_path), "%s/" RING_HOLD, w->dir), r;
+
+	if (n < 0 || (size_t)n >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	w->hfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (w->hfd < 0)
+		return -errno;
+	if (bind(w->hfd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(w->hfd, 16) != 0)
+		return -errno;
+	/* Published last, atomically (a link made aside, renamed over). */
+	if ((r = keep_link_path(w->link, sizeof(w->link))) != 0) {
+		w->link[0] = '\0';
+		return r;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.%d", w->link, (int)getpid());
+	unlink(tmp);
+	if (symlink(w->dir, tmp) != 0 || rename(tmp, w->link) != 0) {
+		r = -errno;
+		unlink(tmp);
+		w->link[0] = '\0';
+		return r;
+	}
+	return 0;
+}
+
+/* Remove our link (not one another watcher published since) and stop
+ * taking holds. */
+static void unpublish(struct watcher *w)
+{
+	char t[PATH_MAX];
+	ssize_t n;
+
+	if (w->link[0]) {
+		n = readlink(w->link, t, sizeof(t) - 1);
+		if (n > 0 && (size_t)n == strlen(w->dir) && !memcmp(t, w->dir, (size_t)n))
+			unlink(w->link);
+		w->link[0] = '\0';
+	}
+	if (w->hfd >= 0) {
+		close(w->hfd);
+		w->hfd = -1;
+	}
+}
+
+/* A launcher asks to hold the session: its pid becomes a holder, and the
+ * session is kept at least as long as it asks.  Main thread. */
+static void take_hold(struct watcher *w)
+{
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	uint32_t want = 0;
+	struct timeval tv = { 1, 0 };
+	int s = accept4(w->hfd, NULL, NULL, SOCK_CLOEXEC), pfd;
+
+	if (s < 0)
+		return;
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 && cr.uid == geteuid() &&
+	    recv(s, &want, sizeof(want), 0) == (ssize_t)sizeof(want) &&
+	    w->nholders < MAX_HOLDERS &&
+	    (pfd = (int)syscall(SYS_pidfd_open, cr.pid, 0)) >= 0) {
+		w->holders[w->nholders++] = pfd;
+		if ((long long)want * 1000000000LL > w->keep_ns)
+			w->keep_ns = (long long)want * 1000000000LL;
+		(void)send(s, "K", 1, MSG_NOSIGNAL);
+	}
+	close(s);
 }
 
 /* One read cycle (ring.h): read until EAGAIN, publish, wake the waiters. */
@@ -203,7 +332,10 @@ static void cleanup(struct watcher *w)
 {
 	char path[PATH_MAX + 8];
 
+	unpublish(w);
 	snprintf(path, sizeof(path), "%s/" RING_SOCKET, w->dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/" RING_HOLD, w->dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/" RING_FILE, w->dir);
 	unlink(path);
@@ -239,31 +371,81 @@ static int start_answering(struct watcher *w)
 	return r;
 }
 
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * Until the command (the launcher's pid) and every holder have exited, and
+ * then for keep_ns more if no holder came meanwhile: read cycles on events,
+ * holds on RING_HOLD.  Then one last cycle that finds nothing, and out.
+ */
 static int watcher_loop(struct watcher *w)
 {
-	int cmd_done = 0;
+	int cmd_done = 0, leaving = 0;
+	long long idle_since = 0;
 
 	for (;;) {
-		struct pollfd p[2] = { { .fd = w->ifd, .events = POLLIN },
-				       { .fd = w->pidfd, .events = POLLIN } };
+		struct pollfd p[3 + MAX_HOLDERS];
+		int n = 0, ip, cp = -1, hp = -1, hold0, timeout = -1;
 
-		if (poll(p, cmd_done ? 1 : 2, cmd_done ? 0 : -1) < 0) {
+		ip = n;
+		p[n++] = (struct pollfd){ .fd = w->ifd, .events = POLLIN };
+		if (!cmd_done) {
+			cp = n;
+			p[n++] = (struct pollfd){ .fd = w->pidfd, .events = POLLIN };
+		}
+		if (w->hfd >= 0) {
+			hp = n;
+			p[n++] = (struct pollfd){ .fd = w->hfd, .events = POLLIN };
+		}
+		hold0 = n;
+		for (int i = 0; i < w->nholders; i++)
+			p[n++] = (struct pollfd){ .fd = w->holders[i], .events = POLLIN };
+		if (leaving) {
+			timeout = 0;
+		} else if (cmd_done && !w->nholders) {
+			long long left = w->keep_ns - (mono_ns() - idle_since);
+
+			timeout = left > 0 ? (int)((left + 999999) / 1000000) : 0;
+		}
+		if (poll(p, (nfds_t)n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			return 1;
 		}
-		if (p[0].revents & POLLIN) {
+		if (p[ip].revents & POLLIN) {
 			read_cycle(w);
-			if (!cmd_done) { /* a burst gathers, unless poked (ring.h) */
+			if (!leaving) { /* a burst gathers, unless poked (ring.h) */
 				struct timespec ts = { 0, RING_BATCH_NS };
 
 				syscall(SYS_futex, &w->ring->poke, FUTEX_WAIT, 0, &ts, NULL, 0);
 			}
 		}
-		if (cmd_done && !(p[0].revents & POLLIN))
-			return 0; /* the command is gone and nothing is pending */
-		if (!cmd_done && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+		if (leaving && !(p[ip].revents & POLLIN))
+			return 0; /* nobody holds it, and nothing is pending */
+		if (leaving)
+			continue;
+		if (cp >= 0 && (p[cp].revents & (POLLIN | POLLHUP | POLLERR))) {
 			cmd_done = 1;
+			idle_since = mono_ns();
+		}
+		for (int i = w->nholders - 1; i >= 0; i--)
+			if (p[hold0 + i].revents & (POLLIN | POLLHUP | POLLERR)) {
+				close(w->holders[i]);
+				w->holders[i] = w->holders[--w->nholders];
+				idle_since = mono_ns();
+			}
+		if (hp >= 0 && (p[hp].revents & POLLIN))
+			take_hold(w);
+		if (cmd_done && !w->nholders && mono_ns() - idle_since >= w->keep_ns) {
+			unpublish(w); /* no new holder from here on */
+			leaving = 1;
+		}
 	}
 }
 
@@ -294,9 +476,10 @@ static void short_slice(void)
 }
 
 /* In the watcher: set everything up, say the directory's name on `out`, loop. */
-static int watcher_main(pid_t cmd, int out)
+static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 {
-	struct watcher w = { .ifd = -1, .lfd = -1, .pidfd = -1 };
+	struct watcher w = { .ifd = -1, .lfd = -1, .pidfd = -1, .hfd = -1,
+			     .keep_ns = (long long)keep_s * 1000000000LL };
 	int devnull, r;
 
 	setsid(); /* the terminal's Ctrl-C is for the command */
@@ -330,12 +513,16 @@ static int watcher_main(pid_t cmd, int out)
 		cleanup(&w);
 		return 1;
 	}
+
 	/* The answering thread before the name goes out: a session that
 	 * cannot answer is never announced. */
 	if (start_answering(&w) != 0) {
 		cleanup(&w);
 		return 1;
 	}
+	/* --keep: findable by later launchers (not fatal: then it is not). */
+	if (keep_s && make_hold(&w) != 0)
+		unpublish(&w);
 	if (write(out, w.dir, strlen(w.dir)) != (ssize_t)strlen(w.dir)) {
 		cleanup(&w);
 		return 1;
@@ -348,7 +535,7 @@ static int watcher_main(pid_t cmd, int out)
 	return r;
 }
 
-int inval_watcher_spawn(char *dir, size_t size)
+int inval_watcher_spawn(char *dir, size_t size, unsigned int keep_s)
 {
 	pid_t cmd = getpid(), mid;
 	int p[2], status;
@@ -362,7 +549,7 @@ int inval_watcher_spawn(char *dir, size_t size)
 
 		if (w == 0) {
 			close(p[0]);
-			_exit(watcher_main(cmd, p[1]));
+			_exit(watcher_main(cmd, p[1], keep_s));
 		}
 		_exit(w < 0);
 	}
@@ -385,4 +572,51 @@ int inval_watcher_spawn(char *dir, size_t size)
 	close(p[0]);
 	dir[got] = '\0';
 	return got > 0 && dir[0] == '/' ? 0 : -EAGAIN;
+}
+
+int inval_session_hold(char *dir, size_t size, unsigned int keep_s)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { 1, 0 };
+	char link[PATH_MAX], t[PATH_MAX];
+	uint32_t want = keep_s;
+	struct stat st;
+	ssize_t n;
+	int dfd, s, r;
+	char k = 0;
+
+	if ((r = keep_link_path(link, sizeof(link))) != 0)
+		return r;
+	n = readlink(link, t, sizeof(t) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	t[n] = '\0';
+	if (t[0] != '/' || (size_t)n >= size)
+		return -EINVAL;
+	/* The directory as an attach checks it (session.c): ours, 0700, no
+	 * symlink; the socket reached through that very directory. */
+	dfd = open(t, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	if (fstat(dfd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700) {
+		close(dfd);
+		return -EPERM;
+	}
+	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/" RING_HOLD, dfd);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		r = -errno;
+		close(dfd);
+		return r;
+	}
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	r = connect(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+		    send(s, &want, sizeof(want), MSG_NOSIGNAL) == (ssize_t)sizeof(want) &&
+		    recv(s, &k, 1, 0) == 1 && k == 'K' ? 0 : -ESRCH;
+	close(s);
+	close(dfd);
+	if (r == 0)
+		memcpy(dir, t, (size_t)n + 1);
+	return r;
 }

@@ -147,7 +147,10 @@ static void usage(FILE *f)
 		"Other options:\n"
 		"  --session        one inotify instance for the whole command tree: a watcher\n"
 		"                   process reads it for every process (RCUWALK_SESSION=DIR;\n"
-		"                   opt-in; ends with the command)\n"
+		"                   opt-in; ends with the command, or is a kept one: --keep)\n"
+		"  --keep[=SECONDS] --session, and the watcher outlives the command by SECONDS\n"
+		"                   (default 300): a later --session or --keep command of this\n"
+		"                   user, mount namespace and root reuses it, warm\n"
 		"  --log=FILE       append the launcher's diagnostics to FILE\n"
 		"  --report=FILE    print the summary of a RCUWALK_STATS=FILE records file\n"
 		"  -h, --help       this text\n"
@@ -651,6 +654,11 @@ static int run_with_stats(char **argv, const char *stats_file)
 
 /* ---------------------------------------------------------------------- */
 
+/* --keep: without a value, an edit-and-rebuild cycle's worth (doc/session.md,
+ * "Keep"); at most a day. */
+#define KEEP_DEFAULT_S 300
+#define KEEP_MAX_S 86400
+
 static int opt_value(const char *arg, const char *name, const char **val)
 {
 	size_t n = strlen(name);
@@ -746,18 +754,26 @@ static const char *envopt_value(const struct envopt *o, const char *v)
 	}
 }
 
-/* --session: a watcher for the whole tree (doc/session.md).  If it cannot
- * start, the command runs as without --session (said in the --log only). */
-static void start_session(void)
+/* --session: a watcher for the whole tree (doc/session.md): a kept one of
+ * this user, namespace and root if one is alive (held for this command and
+ * keep_s seconds after), else a new one (kept keep_s seconds after the
+ * command).  If none can start, the command runs as without --session
+ * (said in the --log only). */
+static void start_session(unsigned int keep_s)
 {
 	char dir[PATH_MAX];
 	int r;
 
 	fflush(NULL);
-	r = inval_watcher_spawn(dir, sizeof(dir));
-	if (r != 0) {
-		logmsg("--session: no watcher (%s): one instance per process", strerror(-r));
-		return;
+	r = inval_session_hold(dir, sizeof(dir), keep_s);
+	if (r == 0) {
+		logmsg("--session: kept session %s held", dir);
+	} else {
+		r = inval_watcher_spawn(dir, sizeof(dir), keep_s);
+		if (r != 0) {
+			logmsg("--session: no watcher (%s): one instance per process", strerror(-r));
+			return;
+		}
 	}
 	if (setenv("RCUWALK_SESSION", dir, 1) != 0) {
 		logmsg("setenv RCUWALK_SESSION: %s", strerror(errno));
@@ -772,6 +788,7 @@ int main(int argc, char **argv)
 	const char *verify_file = NULL;
 	const char *envval[NENVOPTS] = { 0 };
 	int stats = 0, version = 0, verify = 0, session = 0, i;
+	unsigned long keep = 0;
 	struct lib lib;
 
 	for (i = 1; i < argc; i++) {
@@ -803,6 +820,16 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
 			version = 1;
 		} else if (!strcmp(a, "--session")) {
+			session = 1;
+		} else if (opt_value(a, "--keep", &v)) {
+			char *e;
+
+			errno = 0;
+			keep = v ? strtoul(v, &e, 10) : KEEP_DEFAULT_S;
+			if (v && (!*v || *v < '0' || *v > '9' || *e || errno || keep > KEEP_MAX_S)) {
+				fatal("--keep needs a number of seconds from 0 to %d", KEEP_MAX_S);
+				return EXIT_LAUNCHER;
+			}
 			session = 1;
 		} else if (opt_value(a, "--stats", &v)) {
 			stats = 1;
@@ -904,7 +931,7 @@ int main(int argc, char **argv)
 		free(abs);
 	}
 	if (session)
-		start_session();
+		start_session((unsigned int)keep);
 	if (stats)
 		return run_with_stats(argv + i, stats_file);
 	logmsg("exec %s", argv[i]);

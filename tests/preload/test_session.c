@@ -527,6 +527,56 @@ static int helper_kill_loop(const char *base, unsigned int seed)
 	return bad;
 }
 
+/* (i) --keep: the first command notes its session (directory and watcher
+ * pid) in base/first; the second finds the same one, attached, and exact. */
+static int session_pid(unsigned int *pid)
+{
+	struct ring_hdr h;
+	char p[PLEN];
+	int f;
+
+	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
+	f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
+	if (f < 0 || pread(f, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != RING_MAGIC) {
+		if (f >= 0)
+			close(f);
+		return -1;
+	}
+	close(f);
+	*pid = h.pid;
+	return 0;
+}
+
+static int helper_keep(const char *base, const char *which)
+{
+	char p[PLEN], line[PLEN + 32], want[PLEN + 32];
+	unsigned int pid;
+	struct stat st;
+	FILE *f;
+
+	if (stat(base, &st) != 0 || n_init || session_pid(&pid) != 0)
+		FAIL("keep %s: not in a session", which);
+	snprintf(line, sizeof(line), "%s %u\n", getenv("RCUWALK_SESSION"), pid);
+	snprintf(p, sizeof(p), "%s/first", base);
+	if (!strcmp(which, "first")) {
+		f = fopen(p, "w");
+		if (!f || fputs(line, f) < 0 || fclose(f) != 0)
+			FAIL("keep: cannot write %s", p);
+		return exact_rounds(base, 20, "k1");
+	}
+	f = fopen(p, "r");
+	if (!f || !fgets(want, sizeof(want), f))
+		FAIL("keep: cannot read %s", p);
+	fclose(f);
+	if (!strcmp(which, "other")) /* after the kept one ended */
+		return strcmp(line, want) ? 0 : 1;
+	if (strcmp(line, want))
+		FAIL("keep: second command in %s, the first was in %s", line, want);
+	if (exact_rounds(base, 20, "k2") || n_init)
+		FAIL("keep: second command not exact, or not attached (%d inotify_init1)", n_init);
+	return 0;
+}
+
 /* (e) a child whose euid differs from its uid does not attach, and is exact. */
 static int helper_euid(const char *base)
 {
@@ -583,6 +633,8 @@ static int helper(int argc, char **argv)
 		return helper_flood_child(a);
 	if (!strcmp(m, "close-out"))
 		return helper_close_out();
+	if (!strcmp(m, "keep"))
+		return helper_keep(a, b);
 	if (!strcmp(m, "kill-loop"))
 		return helper_kill_loop(a, (unsigned int)strtoul(b, NULL, 10));
 	if (!strcmp(m, "kill-worker"))
@@ -604,7 +656,11 @@ static void no_session_pause(int try)
 		nanosleep(&ts, NULL);
 }
 
-static int run_session(const char *mode, const char *a1, const char *a2)
+/* The launcher with `opt` (--session, --keep=N) around helper `mode`.  Its
+ * XDG_RUNTIME_DIR is this run's scratch directory: sessions (and the links
+ * of kept ones) live there, so that a kept session of the user's, or of
+ * another suite running beside this one, is never reused here. */
+static int run_launcher(const char *opt, const char *mode, const char *a1, const char *a2)
 {
 	int st = -1;
 
@@ -616,8 +672,8 @@ static int run_session(const char *mode, const char *a1, const char *a2)
 
 			unsetenv("RCUWALK_SESSION");
 			setenv("RCUWALK_RACY_MS", "0", 1); /* attributes cached too */
-			execl(l, l, "--session", "--", self_exe(), "--helper", mode, a1, a2,
-			      (char *)NULL);
+			setenv("XDG_RUNTIME_DIR", g_scratch, 1);
+			execl(l, l, opt, "--", self_exe(), "--helper", mode, a1, a2, (char *)NULL);
 			_exit(127);
 		}
 		st = wait_bounded(pid, 120);
@@ -626,6 +682,11 @@ static int run_session(const char *mode, const char *a1, const char *a2)
 		no_session_pause(try);
 	}
 	return st;
+}
+
+static int run_session(const char *mode, const char *a1, const char *a2)
+{
+	return run_launcher("--session", mode, a1, a2);
 }
 
 static void subdir(char *out, const char *name)
@@ -748,6 +809,50 @@ static void test_session_kill_loop_every_answer_exact(void **state)
 	assert_true(cycles > 0);
 }
 
+/* --keep=2: a second command reuses the first one's session (same
+ * directory, same watcher), attached and exact; the watcher ends about 2 s
+ * after the second command, and removes its directory; a later --session
+ * then starts a new one. */
+static void test_session_keep_reused_then_gone_after_keep(void **state)
+{
+	char d[PLEN], p[PLEN], line[PLEN + 32], dir[PLEN];
+	unsigned int pid = 0;
+	double t0, gone;
+	FILE *f;
+	int st;
+
+	(void)state;
+	subdir(d, "keep");
+	st = run_launcher("--keep=2", "keep", d, "first");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	st = run_launcher("--keep=2", "keep", d, "second");
+	t0 = mono_now();
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	snprintf(p, sizeof(p), "%s/first", d);
+	f = fopen(p, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_int_equal(sscanf(line, "%s %u", dir, &pid), 2);
+	/* Alive after the second command, for about its keep: the watcher
+	 * removes its directory as it leaves (its pid may stay a zombie until
+	 * whoever inherited it reaps it). */
+	assert_int_equal(kill((pid_t)pid, 0), 0);
+	assert_int_equal(access(dir, F_OK), 0);
+	while (access(dir, F_OK) == 0 && mono_now() - t0 < 10)
+		usleep(20000);
+	gone = mono_now() - t0;
+	print_message("kept session %s (watcher %u) gone %.2f s after the second command\n", dir,
+		      pid, gone);
+	assert_true(gone >= 1.5 && gone < 3.0);
+	/* Nothing to reuse now: a new session. */
+	st = run_launcher("--session", "keep", d, "other");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void test_session_other_euid_does_not_attach(void **state)
 {
 	char d[PLEN];
@@ -823,6 +928,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_instance_limit),
 		cmocka_unit_test(test_session_watcher_killed),
 		cmocka_unit_test(test_session_kill_loop_every_answer_exact),
+		cmocka_unit_test(test_session_keep_reused_then_gone_after_keep),
 		cmocka_unit_test(test_session_other_euid_does_not_attach),
 		cmocka_unit_test(test_session_a_ring_behind_forgets_everything),
 		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),
