@@ -410,30 +410,52 @@ static int helper_limit_child(const char *d)
 	return 0;
 }
 
-/* (d) SIGKILL the watcher; every later answer is the kernel's. */
-static int helper_kill(const char *base)
+/* The pid of this session's watcher (the ring's header).  0 or -1. */
+static int session_pid(unsigned int *pid)
 {
 	struct ring_hdr h;
 	char p[PLEN];
-	int f, init_before;
+	int f;
+
+	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
+	f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
+	if (f < 0 || pread(f, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != RING_MAGIC) {
+		if (f >= 0)
+			close(f);
+		return -1;
+	}
+	close(f);
+	*pid = h.pid;
+	return 0;
+}
+
+/* A killed watcher leaves its directory behind (phase 1): ours to remove. */
+static void remove_dead_session(void)
+{
+	const char *dir = getenv("RCUWALK_SESSION");
+	char p[PLEN];
+
+	snprintf(p, sizeof(p), "%s/" RING_FILE, dir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/" RING_SOCKET, dir);
+	unlink(p);
+	rmdir(dir);
+}
+
+/* (d) SIGKILL the watcher; every later answer is the kernel's. */
+static int helper_kill(const char *base)
+{
+	unsigned int pid;
 
 	if (exact_rounds(base, 16, "pre"))
 		return 1;
-	init_before = n_init;
-	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
-	f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
-	if (f < 0 || pread(f, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != RING_MAGIC)
+	if (session_pid(&pid) != 0)
 		FAIL("cannot read the ring's header");
-	close(f);
-	if (init_before)
+	if (n_init)
 		FAIL("not in the session before the kill");
-	if (kill((pid_t)h.pid, SIGKILL) != 0)
-		FAIL("kill watcher %u: %s", h.pid, strerror(errno));
-	/* A killed watcher leaves its directory behind (phase 1): ours to remove. */
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/" RING_SOCKET, getenv("RCUWALK_SESSION"));
-	unlink(p);
-	rmdir(getenv("RCUWALK_SESSION"));
+	if (kill((pid_t)pid, SIGKILL) != 0)
+		FAIL("kill watcher %u: %s", pid, strerror(errno));
+	remove_dead_session();
 	if (exact_rounds(base, ROUNDS, "post"))
 		return 1;
 	fprintf(stderr, "after the kill: %d inotify_init1\n", n_init);
@@ -483,8 +505,8 @@ static int helper_kill_loop(const char *base, unsigned int seed)
 {
 	pid_t w[KILL_WORKERS];
 	char tag[32], p[PLEN];
-	struct ring_hdr h;
-	int f, victim, st, bad = 0;
+	unsigned int pid;
+	int victim, st, bad = 0;
 
 	srand(seed);
 	for (int i = 0; i < KILL_WORKERS; i++) {
@@ -502,13 +524,10 @@ static int helper_kill_loop(const char *base, unsigned int seed)
 	w[victim] = spawn_helper("kill-worker", base, tag);
 	/* The watcher killed at a random point. */
 	sleep_ms(20 + rand() % 100);
-	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
-	f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
-	if (f < 0 || pread(f, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != RING_MAGIC)
+	if (session_pid(&pid) != 0)
 		FAIL("cannot read the ring's header");
-	close(f);
-	if (kill((pid_t)h.pid, SIGKILL) != 0)
-		FAIL("kill watcher %u: %s", h.pid, strerror(errno));
+	if (kill((pid_t)pid, SIGKILL) != 0)
+		FAIL("kill watcher %u: %s", pid, strerror(errno));
 	/* On past the watcher's death, then stop. */
 	sleep_ms(100 + rand() % 100);
 	snprintf(p, sizeof(p), "%s/stop", base);
@@ -518,35 +537,12 @@ static int helper_kill_loop(const char *base, unsigned int seed)
 			fprintf(stderr, "[%d] worker %d: status %d\n", (int)getpid(), i, st);
 			bad = 1;
 		}
-	/* A killed watcher leaves its directory behind (phase 1): ours to remove. */
-	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/" RING_SOCKET, getenv("RCUWALK_SESSION"));
-	unlink(p);
-	rmdir(getenv("RCUWALK_SESSION"));
+	remove_dead_session();
 	return bad;
 }
 
 /* (i) --keep: the first command notes its session (directory and watcher
  * pid) in base/first; the second finds the same one, attached, and exact. */
-static int session_pid(unsigned int *pid)
-{
-	struct ring_hdr h;
-	char p[PLEN];
-	int f;
-
-	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
-	f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
-	if (f < 0 || pread(f, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != RING_MAGIC) {
-		if (f >= 0)
-			close(f);
-		return -1;
-	}
-	close(f);
-	*pid = h.pid;
-	return 0;
-}
-
 static int helper_keep(const char *base, const char *which)
 {
 	char p[PLEN], line[PLEN + 32], want[PLEN + 32];
