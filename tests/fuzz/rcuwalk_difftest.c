@@ -66,7 +66,8 @@
  *
  * Usage: rcuwalk_difftest [--ops N] [--seed S] [--efault PERMILLE] [--no-shim] [-v]
  *        rcuwalk_difftest --replay FILE | --minimize FILE
- * Exit: 0 pass, 1 mismatch, 2 setup error, 77 skip (shim not preloaded).
+ * Exit: 0 pass, 1 mismatch, 2 setup error, 77 skip (shim not preloaded, or
+ * --expect-session without a session: the launcher found no inotify instance).
  * Run under the shim: LD_PRELOAD=librcuwalk.so or `rcuwalk -- rcuwalk_difftest`.
  */
 #define _GNU_SOURCE
@@ -2757,7 +2758,7 @@ static int owner_of(const char *name)
 static void usage(void)
 {
 	fprintf(stderr, "usage: rcuwalk_difftest [--ops N] [--seed S] [--efault PERMILLE] [--no-shim]\n"
-			"                        [-v]\n"
+			"                        [--expect-session] [-v]\n"
 			"       rcuwalk_difftest --replay FILE | --minimize FILE\n");
 	exit(2);
 }
@@ -2765,7 +2766,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	const char *replay = NULL, *minimize = NULL, *stats;
-	bool no_shim = false;
+	bool no_shim = false, expect_session = false;
 	struct src s = { 0 };
 	struct totals t;
 	long stats_from = 0;
@@ -2788,6 +2789,8 @@ int main(int argc, char **argv)
 			minimize = argv[++i];
 		else if (!strcmp(argv[i], "--no-shim"))
 			no_shim = true;
+		else if (!strcmp(argv[i], "--expect-session"))
+			expect_session = true;
 		else if (!strcmp(argv[i], "-v"))
 			g_verbose = true;
 		else
@@ -2795,6 +2798,13 @@ int main(int argc, char **argv)
 	}
 	if (!no_shim && !shim_loaded()) {
 		fprintf(stderr, "rcuwalk_difftest: librcuwalk.so is not preloaded (--no-shim runs without it)\n");
+		return 77;
+	}
+	/* Run by `rcuwalk --session --`: the launcher could start no watcher
+	 * (the user's inotify instances are all in use) only when nothing
+	 * can be tested here, which is a skip, not a pass. */
+	if (expect_session && !getenv("RCUWALK_SESSION")) {
+		fprintf(stderr, "rcuwalk_difftest: --expect-session, but no RCUWALK_SESSION (no watcher)\n");
 		return 77;
 	}
 	/* The statistics prove that the shim answered from its cache: they are
