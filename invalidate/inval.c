@@ -387,6 +387,25 @@ static long mono_ns(void)
 	return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
+/* A session's timed drain: the mount table changed if the watcher's count
+ * moved (ring.h, mounts) - memory, no poll().  Sync points still poll our
+ * own mountinfo fd (mounts_check_locked): the watcher may not have seen a
+ * reaped child's mount yet.  A change seen both ways empties the cache
+ * twice, which is only slower.  Under read_mutex. */
+/* Written at attach, before session_active is published (seq_cst), then
+ * under read_mutex; read under read_mutex after session_active. */
+static uint32_t ring_mounts_seen;
+
+static void session_mounts_locked(void)
+{
+	uint32_t m = session_mounts();
+
+	if (m != ring_mounts_seen) {
+		ring_mounts_seen = m;
+		mounts_changed_locked();
+	}
+}
+
 /*
  * A session's sync point (doc/session.md, "Causality"): make sure every
  * event queued on the instance before this call is applied.  FIONREAD on our
@@ -402,9 +421,13 @@ static long mono_ns(void)
  * instance is no longer ours.
  * With wait = 0 (the timed drains of clause 4, which owe no causality:
  * foreign changes are seen once the watcher has published them, within its
- * batching pause) nothing waits: FIONREAD once, apply what is published,
- * and -1 only if events have stayed queued with the state word still for
- * SESSION_STUCK_NS and the watcher is gone (idle_state, idle_since).
+ * batching pause) nothing waits and, mostly, nothing is asked: apply what
+ * is published; only once the state word has stood still for
+ * SESSION_STUCK_NS is FIONREAD asked (then again SESSION_STUCK_NS later),
+ * and -1 returned if events are queued and the watcher is gone
+ * (idle_state, idle_since).  So a timed drain makes no system call (it
+ * made two: FIONREAD, and the mount poll that session_mounts_locked()
+ * replaces).
  */
 static uint32_t idle_state; /* under read_mutex */
 static long idle_since;
@@ -415,6 +438,32 @@ static int session_sync_locked(int fd, unsigned int gen, int wait)
 	long since = 0;
 	int first = 1;
 
+	if (!wait) {
+		uint32_t st = session_state();
+		long now = mono_ns();
+
+		if (atomic_load(&inotify_fd) != fd || atomic_load(&inst_gen) != gen)
+			return 0;
+		if (st != idle_state || !idle_since) {
+			idle_state = st;
+			idle_since = now;
+		} else if (now - idle_since > SESSION_STUCK_NS) {
+			int n = 0, ours;
+
+			idle_since = now; /* the next question in as long */
+			fd_lock();
+			ours = atomic_load(&inotify_fd) == fd && atomic_load(&inst_gen) == gen;
+			if (ours && syscall(SYS_ioctl, fd, FIONREAD, &n) != 0)
+				n = 1; /* not known empty */
+			fd_unlock();
+			if (!ours)
+				return 0;
+			if ((n > 0 || (st & 1)) && !session_watcher_alive())
+				return -1;
+		}
+		session_apply_locked(apply_event);
+		return 1;
+	}
 	for (;;) {
 		int n = 0, ours;
 		uint32_t st;
@@ -429,17 +478,6 @@ static int session_sync_locked(int fd, unsigned int gen, int wait)
 		st = session_state(); /* after FIONREAD: see above */
 		if (n == 0 && !(st & 1))
 			break;
-		if (!wait) {
-			long now = mono_ns();
-
-			if (st != idle_state || !idle_since) {
-				idle_state = st;
-				idle_since = now;
-			} else if (now - idle_since > SESSION_STUCK_NS && !session_watcher_alive()) {
-				return -1;
-			}
-			break;
-		}
 		if (first) {
 			target = st + ((st & 1) ? 3 : 2);
 			last = st;
@@ -821,6 +859,8 @@ static int start_locked(void)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	/* A session's copy of the watcher's instance, else our own. */
 	fd = session_wanted() ? session_attach() : -1;
+	if (fd >= 0)
+		ring_mounts_seen = session_mounts(); /* our own mountinfo fds start now too */
 	atomic_store(&session_active, fd >= 0);
 	if (fd < 0)
 		fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -885,8 +925,13 @@ static int watch_dir(const char *path)
 	}
 	/* IN_MASK_CREATE: EEXIST if the inode is watched already (another name
 	 * of it: a bind mount, a hard-linked directory path), which then uses
-	 * no more of the budget: ask for its id without the flag. */
-	wd = inotify_add_watch(fd, path, WATCH_MASK | IN_MASK_CREATE);
+	 * no more of the budget: ask for its id without the flag.  A session
+	 * has no budget of ours, and its directories are mostly watched by
+	 * another process already: one call, counted. */
+	if (atomic_load(&session_active))
+		wd = inotify_add_watch(fd, path, WATCH_MASK);
+	else
+		wd = inotify_add_watch(fd, path, WATCH_MASK | IN_MASK_CREATE);
 	if (wd >= 0) {
 		atomic_fetch_add_explicit(&st_watches, 1, memory_order_relaxed);
 	} else if (errno == EEXIST) {
@@ -1107,9 +1152,13 @@ void inval_sync(void)
 		 * timed drains mostly find none).  A session asks FIONREAD
 		 * and the ring instead (session_sync_locked). */
 		if (atomic_load(&session_active)) {
-			mounts_check_locked(fd, gen, NULL);
-			broken = session_sync_locked(fd, gen,
-						     (long)(atomic_load(&drained_gen) - want) < 0) < 0;
+			int sync = (long)(atomic_load(&drained_gen) - want) < 0;
+
+			if (sync)
+				mounts_check_locked(fd, gen, NULL);
+			else
+				session_mounts_locked();
+			broken = session_sync_locked(fd, gen, sync) < 0;
 		} else {
 			mounts_check_locked(fd, gen, &pending);
 			if (pending)

@@ -22,6 +22,13 @@
  *         process pokes again after each of its waits (1 ms).
  *  exited 1 once the watcher has left for good (a watcher killed by a signal
  *         never sets it: readers also look at its pid).
+ *  mounts bumped (release) by the watcher whenever its /proc/self/mountinfo
+ *         says the mount table changed (the session's mount namespace: an
+ *         attach checks it), then FUTEX_WAKE on state (state itself does not
+ *         move: that would pass for a read cycle).  Processes compare it at
+ *         their timed drains instead of polling a mountinfo fd of their own;
+ *         their sync points still poll their own (causality: the watcher may
+ *         not have seen a child's mount yet).
  * A reader copies record i, then (acquire fence) reloads tail: if the writer
  * may have reached slot i again (tail - i >= RING_RECORDS) the copy may be
  * torn, and events were lost anyway: IN_Q_OVERFLOW.
@@ -33,7 +40,7 @@
 #include <stdint.h>
 
 #define RING_MAGIC 0x31474e49525752ULL /* "RWRING1" */
-#define RING_VERSION 1u
+#define RING_VERSION 2u
 #define RING_RECORDS 65536u /* > 4x the kernel's default max_queued_events */
 #define RING_BATCH_NS 2000000L /* as inval.c's READER_BATCH_NS */
 #define RING_SOCKET "sock"
@@ -55,6 +62,7 @@ struct ring_hdr {
 	_Alignas(64) uint32_t state;  /* futex; see above */
 	uint32_t exited;
 	uint64_t tail;
+	uint32_t mounts;              /* see above */
 	_Alignas(64) uint32_t poke;   /* futex; see above */
 	_Alignas(64) struct ring_rec recs[];
 };

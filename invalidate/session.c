@@ -182,6 +182,11 @@ uint32_t session_state(void)
 	return __atomic_load_n(&ring->state, __ATOMIC_SEQ_CST);
 }
 
+uint32_t session_mounts(void)
+{
+	return __atomic_load_n(&ring->mounts, __ATOMIC_ACQUIRE);
+}
+
 int session_behind(void)
 {
 	return ring && __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) != read_pos;

@@ -32,6 +32,8 @@ extern _Atomic int session_active;
 
 /* The ring's causality word (ring.h), seq_cst. */
 uint32_t session_state(void);
+/* The watcher's count of mount table changes (ring.h, mounts), acquire. */
+uint32_t session_mounts(void);
 /* Records published but not yet applied by this process?  Any thread. */
 int session_behind(void);
 /* Sleep until the state word differs from `seen` or `ns` passed.  */

@@ -61,6 +61,7 @@
 struct watcher {
 	char dir[PATH_MAX];
 	int ifd, lfd, pidfd;
+	int mfd; /* /proc/self/mountinfo, polled for POLLPRI (ring.h, mounts) */
 	struct ring_hdr *ring;
 	/* --keep (below, "Keeping a session"): the hold socket, the launchers
 	 * holding the session (pidfds), how long it outlives the last one,
@@ -393,8 +394,14 @@ static int watcher_loop(struct watcher *w)
 		struct pollfd p[3 + MAX_HOLDERS];
 		int n = 0, ip, cp = -1, hp = -1, hold0, timeout = -1;
 
+		int mp = -1;
+
 		ip = n;
 		p[n++] = (struct pollfd){ .fd = w->ifd, .events = POLLIN };
+		if (w->mfd >= 0) {
+			mp = n;
+			p[n++] = (struct pollfd){ .fd = w->mfd, .events = POLLPRI };
+		}
 		if (!cmd_done) {
 			cp = n;
 			p[n++] = (struct pollfd){ .fd = w->pidfd, .events = POLLIN };
@@ -418,6 +425,14 @@ static int watcher_loop(struct watcher *w)
 				continue;
 			return 1;
 		}
+		if (mp >= 0 && (p[mp].revents & (POLLPRI | POLLERR))) {
+			/* The mount table changed (the kernel's poll event is
+			 * one-shot per change): say so, and wake the sleepers. */
+			__atomic_fetch_add(&w->ring->mounts, 1, __ATOMIC_RELEASE);
+			syscall(SYS_futex, &w->ring->state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+		}
+		if (mp >= 0 && (p[mp].revents & POLLNVAL))
+			w->mfd = -1;
 		if (p[ip].revents & POLLIN) {
 			read_cycle(w);
 			if (!leaving) { /* a burst gathers, unless poked (ring.h) */
@@ -478,7 +493,7 @@ static void short_slice(void)
 /* In the watcher: set everything up, say the directory's name on `out`, loop. */
 static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 {
-	struct watcher w = { .ifd = -1, .lfd = -1, .pidfd = -1, .hfd = -1,
+	struct watcher w = { .ifd = -1, .lfd = -1, .pidfd = -1, .hfd = -1, .mfd = -1,
 			     .keep_ns = (long long)keep_s * 1000000000LL };
 	int devnull, r;
 
@@ -505,6 +520,7 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 	w.pidfd = (int)syscall(SYS_pidfd_open, cmd, 0);
 	if (w.pidfd < 0 || make_dir(w.dir, sizeof(w.dir)) != 0)
 		return 1;
+	w.mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC); /* -1: not said */
 	w.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	r = w.ifd < 0 ? -errno : make_ring(&w);
 	if (r == 0)

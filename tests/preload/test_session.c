@@ -21,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/inotify.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -573,6 +576,58 @@ static int helper_keep(const char *base, const char *which)
 	return 0;
 }
 
+/* (j) A mount by a process that is not waited for (a fork child that
+ * bind-mounts base/src over base/m and stays) is seen within 1 s (clause 7):
+ * in a session, through the watcher's count of mount changes (ring.h,
+ * mounts) at the timed drains, or the reader thread.  Prints the delay. */
+static int helper_unrelated_mount(const char *base)
+{
+	char m[PLEN], src[PLEN], y[PLEN], my[PLEN], c;
+	struct stat st;
+	int ack[2];
+	double t0, seen = -1;
+	pid_t pid;
+
+	snprintf(m, sizeof(m), "%s/m", base);
+	snprintf(src, sizeof(src), "%s/src", base);
+	snprintf(y, sizeof(y), "%s/y", src);
+	snprintf(my, sizeof(my), "%s/y", m);
+	if (mkdir(m, 0755) != 0 || mkdir(src, 0755) != 0)
+		FAIL("mkdir: %s", strerror(errno));
+	close(open(y, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	for (int i = 0; i < 3; i++)
+		if (stat(my, &st) == 0 || stat(m, &st) != 0 || n_init)
+			FAIL("unrelated mount: setup (in the session: %d inotify_init1)", n_init);
+	if (pipe(ack) != 0)
+		FAIL("pipe");
+	pid = fork();
+	if (pid == 0) {
+		if (syscall(SYS_mount, src, m, NULL, (unsigned long)MS_BIND, NULL) != 0)
+			_exit(1);
+		(void)!write(ack[1], "m", 1);
+		pause();
+		_exit(0);
+	}
+	close(ack[1]);
+	if (read(ack[0], &c, 1) != 1) {
+		reap(pid);
+		FAIL("the mounting child failed");
+	}
+	t0 = mono_now();
+	while (mono_now() - t0 < 1.0) {
+		if (stat(my, &st) == 0) {
+			seen = mono_now() - t0;
+			break;
+		}
+	}
+	kill(pid, SIGKILL);
+	reap(pid);
+	if (seen < 0)
+		FAIL("a mount by a process not waited for: unseen after 1 s");
+	fprintf(stderr, "unrelated mount seen after %.3f ms\n", seen * 1e3);
+	return check_exact(my, "after the mount", 0);
+}
+
 /* (e) a child whose euid differs from its uid does not attach, and is exact. */
 static int helper_euid(const char *base)
 {
@@ -629,6 +684,8 @@ static int helper(int argc, char **argv)
 		return helper_flood_child(a);
 	if (!strcmp(m, "close-out"))
 		return helper_close_out();
+	if (!strcmp(m, "unrelated-mount"))
+		return helper_unrelated_mount(a);
 	if (!strcmp(m, "keep"))
 		return helper_keep(a, b);
 	if (!strcmp(m, "kill-loop"))
@@ -849,6 +906,34 @@ static void test_session_keep_reused_then_gone_after_keep(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+static void test_session_unrelated_mount_seen_within_1s(void **state)
+{
+	char d[PLEN];
+	pid_t pid;
+	int st;
+
+	(void)state;
+	subdir(d, "mount");
+	/* A private mount namespace for the launcher, its watcher and the
+	 * helper (root only; else skipped). */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (syscall(SYS_unshare, CLONE_NEWNS) != 0 ||
+		    syscall(SYS_mount, NULL, "/", NULL, (unsigned long)(MS_REC | MS_PRIVATE), NULL) != 0)
+			_exit(77);
+		st = run_session("unrelated-mount", d, "");
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+	}
+	st = wait_bounded(pid, 120);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		print_message("skipped: no private mount namespace (not root?)\n");
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void test_session_other_euid_does_not_attach(void **state)
 {
 	char d[PLEN];
@@ -925,6 +1010,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_watcher_killed),
 		cmocka_unit_test(test_session_kill_loop_every_answer_exact),
 		cmocka_unit_test(test_session_keep_reused_then_gone_after_keep),
+		cmocka_unit_test(test_session_unrelated_mount_seen_within_1s),
 		cmocka_unit_test(test_session_other_euid_does_not_attach),
 		cmocka_unit_test(test_session_a_ring_behind_forgets_everything),
 		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),
