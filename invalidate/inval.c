@@ -577,7 +577,14 @@ static void reader_session(int fd, unsigned int gen)
 			reader_pause();
 			continue;
 		}
-		session_wait(st, SESSION_READER_NS);
+		if (session_wait_or_death(st, SESSION_READER_NS)) {
+			/* The watcher died (its death notice, ring.h): the
+			 * next inval_sync() of any thread takes its slow
+			 * path and gives the session up before it answers.
+			 * This thread leaves with the instance (I2). */
+			atomic_fetch_add(&change_gen, 1);
+			return;
+		}
 		if (st != session_state() || session_behind())
 			continue;
 		read_lock();
@@ -1046,7 +1053,7 @@ void inval_drain(void)
 	read_lock();
 	if (atomic_load(&session_active)) {
 		mounts_check_locked(fd, gen, NULL);
-		pending = session_sync_locked(fd, gen, 1);
+		pending = session_watcher_died() ? -1 : session_sync_locked(fd, gen, 1);
 		pthread_mutex_unlock(&read_mutex);
 		if (pending < 0)
 			session_abandon(fd);
@@ -1158,7 +1165,9 @@ void inval_sync(void)
 				mounts_check_locked(fd, gen, NULL);
 			else
 				session_mounts_locked();
-			broken = session_sync_locked(fd, gen, sync) < 0;
+			/* A dead watcher (its death notice): nothing more will
+			 * be published, whatever is queued. */
+			broken = session_watcher_died() || session_sync_locked(fd, gen, sync) < 0;
 		} else {
 			mounts_check_locked(fd, gen, &pending);
 			if (pending)

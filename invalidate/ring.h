@@ -22,6 +22,14 @@
  *         process pokes again after each of its waits (1 ms).
  *  exited 1 once the watcher has left for good (a watcher killed by a signal
  *         never sets it: readers also look at its pid).
+ *  alive  the watcher's death notice: a robust futex word.  The watcher's
+ *         main thread stores its tid | FUTEX_WAITERS in it and registers
+ *         robust_next as the one entry of its robust list (set_robust_list),
+ *         so that when it dies, however (SIGKILL included), the kernel sets
+ *         FUTEX_OWNER_DIED in the word and wakes one waiter.  Readers sleep on
+ *         state and alive at once (futex_waitv); the one woken wakes the
+ *         others (FUTEX_WAKE on alive) and each gives the session up before
+ *         its next answer (inval.c, reader_session).
  *  mounts bumped (release) by the watcher whenever its /proc/self/mountinfo
  *         says the mount table changed (the session's mount namespace: an
  *         attach checks it), then FUTEX_WAKE on state (state itself does not
@@ -40,7 +48,7 @@
 #include <stdint.h>
 
 #define RING_MAGIC 0x31474e49525752ULL /* "RWRING1" */
-#define RING_VERSION 2u
+#define RING_VERSION 3u
 #define RING_RECORDS 65536u /* > 4x the kernel's default max_queued_events */
 #define RING_BATCH_NS 2000000L /* as inval.c's READER_BATCH_NS */
 #define RING_SOCKET "sock"
@@ -63,6 +71,9 @@ struct ring_hdr {
 	uint32_t exited;
 	uint64_t tail;
 	uint32_t mounts;              /* see above */
+	_Alignas(64) uint32_t alive;  /* robust futex; see above */
+	uint32_t alive_pad;
+	uint64_t robust_next;         /* the watcher's robust list entry (its next) */
 	_Alignas(64) uint32_t poke;   /* futex; see above */
 	_Alignas(64) struct ring_rec recs[];
 };

@@ -199,6 +199,49 @@ void session_wait(uint32_t seen, long ns)
 	syscall(SYS_futex, &ring->state, FUTEX_WAIT, seen, &ts, NULL, 0);
 }
 
+int session_watcher_died(void)
+{
+	return ring && (__atomic_load_n(&ring->alive, __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED);
+}
+
+int session_wait_or_death(uint32_t seen, long ns)
+{
+	uint32_t a = __atomic_load_n(&ring->alive, __ATOMIC_ACQUIRE);
+	struct futex_waitv w[2];
+	struct timespec ts;
+
+	if (a & FUTEX_OWNER_DIED)
+		goto dead;
+	if (!a) { /* a watcher that armed no notice */
+		session_wait(seen, ns);
+		return 0;
+	}
+	memset(w, 0, sizeof(w));
+	w[0].val = seen;
+	w[0].uaddr = (uint64_t)(uintptr_t)&ring->state;
+	w[0].flags = FUTEX_32;
+	w[1].val = a;
+	w[1].uaddr = (uint64_t)(uintptr_t)&ring->alive;
+	w[1].flags = FUTEX_32;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ns / 1000000000L;
+	ts.tv_nsec += ns % 1000000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	if (syscall(SYS_futex_waitv, w, 2, 0, &ts, CLOCK_MONOTONIC) < 0 && errno == ENOSYS) {
+		session_wait(seen, ns); /* before Linux 5.16 */
+		return 0;
+	}
+	if (!(__atomic_load_n(&ring->alive, __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED))
+		return 0;
+dead:
+	/* The kernel woke one sleeper: wake the others (of every process). */
+	syscall(SYS_futex, &ring->alive, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+	return 1;
+}
+
 void session_poke(void)
 {
 	syscall(SYS_futex, &ring->poke, FUTEX_WAKE, 1, NULL, NULL, 0);

@@ -38,6 +38,13 @@ uint32_t session_mounts(void);
 int session_behind(void);
 /* Sleep until the state word differs from `seen` or `ns` passed.  */
 void session_wait(uint32_t seen, long ns);
+/* The same, waking also when the watcher dies (ring.h, alive; futex_waitv,
+ * else as session_wait).  Returns 1 if the watcher is known dead (and has
+ * passed the news on to the other sleepers), else 0.  The reader thread. */
+int session_wait_or_death(uint32_t seen, long ns);
+/* 1 if the kernel has marked the watcher dead (ring.h, alive).  Any
+ * thread; one load. */
+int session_watcher_died(void);
 /* Ask the watcher for a read cycle now (ring.h, poke).  Any thread. */
 void session_poke(void);
 /* Wake every thread (of any process) sleeping in session_wait(). */

@@ -628,6 +628,39 @@ static int helper_unrelated_mount(const char *base)
 	return check_exact(my, "after the mount", 0);
 }
 
+/* (k) The watcher SIGKILLed while this process is idle, its reader thread
+ * asleep: a file made behind the shim's back (a raw syscall: as by an
+ * unrelated writer) 5 ms later is seen by the next lookup.  The watcher's
+ * death notice (ring.h, alive) woke the reader, and the session was given
+ * up before that lookup.  Exit 77 where the kernel has no futex_waitv (the
+ * notice cannot wake a sleeper: the 100 ms checks remain). */
+static int helper_dead_idle(const char *base)
+{
+	char f[PLEN];
+	unsigned int pid;
+	struct stat st;
+	double t0;
+
+	if (syscall(SYS_futex_waitv, NULL, 0, 0, NULL, 0) < 0 && errno == ENOSYS)
+		return 77;
+	snprintf(f, sizeof(f), "%s/late", base);
+	/* Lookups for 150 ms: the reader thread starts (after 100 ms). */
+	for (t0 = mono_now(); mono_now() - t0 < 0.15;)
+		if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
+			FAIL("dead idle: setup (in the session: %d inotify_init1)", n_init);
+	sleep_ms(20); /* idle: the reader asleep on the ring */
+	if (session_pid(&pid) != 0 || kill((pid_t)pid, SIGKILL) != 0)
+		FAIL("dead idle: cannot kill the watcher");
+	sleep_ms(20);
+	if (syscall(SYS_openat, AT_FDCWD, f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) < 0)
+		FAIL("dead idle: create %s: %s", f, strerror(errno));
+	sleep_ms(5);
+	if (check_exact(f, "5 ms after an unrelated create, the watcher dead", 0))
+		return 1;
+	remove_dead_session();
+	return 0;
+}
+
 /* (e) a child whose euid differs from its uid does not attach, and is exact. */
 static int helper_euid(const char *base)
 {
@@ -684,6 +717,8 @@ static int helper(int argc, char **argv)
 		return helper_flood_child(a);
 	if (!strcmp(m, "close-out"))
 		return helper_close_out();
+	if (!strcmp(m, "dead-idle"))
+		return helper_dead_idle(a);
 	if (!strcmp(m, "unrelated-mount"))
 		return helper_unrelated_mount(a);
 	if (!strcmp(m, "keep"))
@@ -934,6 +969,22 @@ static void test_session_unrelated_mount_seen_within_1s(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+static void test_session_watcher_death_seen_by_idle_process(void **state)
+{
+	char d[PLEN];
+	int st;
+
+	(void)state;
+	subdir(d, "deadidle");
+	st = run_session("dead-idle", d, "");
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		print_message("skipped: no futex_waitv (Linux < 5.16)\n");
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void test_session_other_euid_does_not_attach(void **state)
 {
 	char d[PLEN];
@@ -1011,6 +1062,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_kill_loop_every_answer_exact),
 		cmocka_unit_test(test_session_keep_reused_then_gone_after_keep),
 		cmocka_unit_test(test_session_unrelated_mount_seen_within_1s),
+		cmocka_unit_test(test_session_watcher_death_seen_by_idle_process),
 		cmocka_unit_test(test_session_other_euid_does_not_attach),
 		cmocka_unit_test(test_session_a_ring_behind_forgets_everything),
 		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),
