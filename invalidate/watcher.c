@@ -13,12 +13,17 @@
  *      append records, publish tail, state even, FUTEX_WAKE), then a pause
  *      of up to RING_BATCH_NS that a process at a sync point cuts short
  *      (ring.h, poke);
+ *    - its /proc/self/mountinfo: a mount table change bumps the ring's
+ *      `mounts` count (ring.h);
  *    - a pidfd of the launcher's pid (the command, which the launcher
- *      becomes or waits for): once it has exited and a last cycle found
- *      nothing, the watcher removes the ring, the socket and the directory
- *      and exits.  Processes still attached then find the watcher gone and
- *      fall back (session.c).  No --keep yet: the session ends with the
- *      command.
+ *      becomes or waits for), and with --keep the hold socket and the
+ *      holders' pidfds ("Keeping a session", below): once the command and
+ *      every holder have exited, keep seconds have passed (0 without
+ *      --keep) and a last cycle found nothing, the watcher removes its link,
+ *      the ring, the sockets and the directory and exits.  Processes still
+ *      attached then find the watcher gone and fall back (session.c).
+ *  - the death notice (ring.h, alive): the kernel marks it and wakes the
+ *    readers when the watcher dies, however it dies;
  *  - the answering thread blocks in accept() on the socket and sends each
  *    caller the instance's fd (SCM_RIGHTS).  It is a thread of its own so
  *    that an attach never waits for the main thread's batching pause: in a
@@ -408,10 +413,8 @@ static int watcher_loop(struct watcher *w)
 	long long idle_since = 0;
 
 	for (;;) {
-		struct pollfd p[3 + MAX_HOLDERS];
-		int n = 0, ip, cp = -1, hp = -1, hold0, timeout = -1;
-
-		int mp = -1;
+		struct pollfd p[4 + MAX_HOLDERS]; /* inotify, mountinfo, command, hold, holders */
+		int n = 0, ip, mp = -1, cp = -1, hp = -1, hold0, timeout = -1;
 
 		ip = n;
 		p[n++] = (struct pollfd){ .fd = w->ifd, .events = POLLIN };

@@ -934,7 +934,7 @@ static void test_session_keep_reused_then_gone_after_keep(void **state)
 	gone = mono_now() - t0;
 	print_message("kept session %s (watcher %u) gone %.2f s after the second command\n", dir,
 		      pid, gone);
-	assert_true(gone >= 1.5 && gone < 3.0);
+	assert_true(gone >= 1.5 && gone < 6.0); /* 2 s, and a loaded machine's slack */
 	/* Nothing to reuse now: a new session. */
 	st = run_launcher("--session", "keep", d, "other");
 	assert_true(WIFEXITED(st));
