@@ -256,13 +256,15 @@ static void unpublish(struct watcher *w)
 }
 
 /* A launcher asks to hold the session: its pid becomes a holder, and the
- * session is kept at least as long as it asks.  Main thread. */
+ * session is kept at least as long as it asks.  Main thread: the request
+ * is read with a 100 ms timeout (a launcher sends it right after connect;
+ * one of the user's that sends nothing delays event reading that long). */
 static void take_hold(struct watcher *w)
 {
 	struct ucred cr;
 	socklen_t cl = sizeof(cr);
 	uint32_t want = 0;
-	struct timeval tv = { 1, 0 };
+	struct timeval tv = { 0, 100000 };
 	int s = accept4(w->hfd, NULL, NULL, SOCK_CLOEXEC), pfd;
 
 	if (s < 0)
