@@ -258,9 +258,58 @@ static void watch_gone(void)
 		;
 }
 
+/*
+ * A session's records about watches this process never added (another
+ * process's directories) are skipped before they reach the cache: a
+ * per-process instance never receives them, and the cache would take an
+ * unknown watch number for a directory it forgot and escalate (drop every
+ * file's attributes: dcache_events.c, rule 4) on every one of them.  The
+ * bits are set by watch_dir() when inotify_add_watch() returns, before
+ * anything below that directory can be cached; never cleared (a watch we
+ * used and forgot keeps rule 4); watch numbers past the map are applied.
+ */
+#define SESSION_WD_BITS (1u << 20) /* 128 KiB, allocated at the first session watch */
+static _Atomic(unsigned long *) session_wds;
+
+static void session_wd_add(int wd)
+{
+	unsigned long *m = atomic_load(&session_wds);
+
+	if (wd < 0 || (unsigned)wd >= SESSION_WD_BITS)
+		return;
+	if (!m) {
+		unsigned long *n = calloc(SESSION_WD_BITS / (8 * sizeof(long)), sizeof(long));
+
+		if (!n)
+			return; /* then every record is applied */
+		if (!atomic_compare_exchange_strong(&session_wds, &m, n))
+			free(n);
+		m = atomic_load(&session_wds);
+	}
+	atomic_fetch_or_explicit((_Atomic unsigned long *)&m[wd / (8 * sizeof(long))],
+				 1UL << (wd % (8 * sizeof(long))), memory_order_release);
+}
+
+/* Whether a session record about `wd` concerns nothing of ours (skip it). */
+static int session_wd_foreign(int wd)
+{
+	unsigned long *m = atomic_load(&session_wds);
+
+	if (wd < 0 || (unsigned)wd >= SESSION_WD_BITS)
+		return 0;
+	if (!m)
+		return 1; /* no watch added yet: nothing below any is ours */
+	return !(atomic_load_explicit((_Atomic unsigned long *)&m[wd / (8 * sizeof(long))],
+				      memory_order_acquire) &
+		 (1UL << (wd % (8 * sizeof(long)))));
+}
+
 /* Apply one event to the cache.  Called with read_mutex held. */
 static void apply_event(const struct inotify_event *ev)
 {
+	if (atomic_load_explicit(&session_active, memory_order_relaxed) &&
+	    !(ev->mask & IN_Q_OVERFLOW) && session_wd_foreign(ev->wd))
+		return; /* another process's directory (above) */
 	atomic_fetch_add_explicit(&st_events, 1, memory_order_relaxed);
 	if (ev->mask & IN_Q_OVERFLOW) {
 		atomic_fetch_add_explicit(&st_overflows, 1, memory_order_relaxed);
@@ -935,10 +984,12 @@ static int watch_dir(const char *path)
 	 * no more of the budget: ask for its id without the flag.  A session
 	 * has no budget of ours, and its directories are mostly watched by
 	 * another process already: one call, counted. */
-	if (atomic_load(&session_active))
+	if (atomic_load(&session_active)) {
 		wd = inotify_add_watch(fd, path, WATCH_MASK);
-	else
+		session_wd_add(wd); /* before anything below it is cached */
+	} else {
 		wd = inotify_add_watch(fd, path, WATCH_MASK | IN_MASK_CREATE);
+	}
 	if (wd >= 0) {
 		atomic_fetch_add_explicit(&st_watches, 1, memory_order_relaxed);
 	} else if (errno == EEXIST) {

@@ -661,6 +661,55 @@ static int helper_dead_idle(const char *base)
 	return 0;
 }
 
+/* (l) Records about another process's directories reach nothing of ours:
+ * this process caches base/d/f, a child (b = "write") makes and removes a
+ * file in base/e, a directory this process never looked at, and this
+ * process's cached attributes of base/d/f stay (its RCUWALK_STATS record
+ * counts its invalidations: the same as with a child that only looks, b =
+ * "look").  The child writes no record of its own. */
+static int helper_foreign(const char *base, const char *b)
+{
+	char d[PLEN], e[PLEN], f[PLEN];
+	struct stat st;
+
+	unsetenv("RCUWALK_STATS"); /* read at start already: the child's is off */
+	snprintf(d, sizeof(d), "%s/d", base);
+	snprintf(e, sizeof(e), "%s/e", base);
+	snprintf(f, sizeof(f), "%s/f", d);
+	if (mkdir(d, 0755) != 0 || mkdir(e, 0755) != 0)
+		FAIL("foreign: mkdir");
+	close(open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	for (int i = 0; i < 3; i++)
+		if (stat(f, &st) != 0 || n_init)
+			FAIL("foreign: setup (%d inotify_init1)", n_init);
+	if (reap(spawn_helper("foreign-child", e, b)) != 0)
+		FAIL("foreign: child failed");
+	for (int i = 0; i < 3; i++)
+		if (check_exact(f, "after the child", i))
+			return 1;
+	return 0;
+}
+
+static int helper_foreign_child(const char *e, const char *what)
+{
+	char x[PLEN], y[PLEN];
+	struct stat st;
+	int fd;
+
+	snprintf(x, sizeof(x), "%s/x", e);
+	snprintf(y, sizeof(y), "%s/y", e);
+	if (stat(x, &st) == 0) /* e watched, by this process */
+		FAIL("foreign child: %s exists", x);
+	if (!strcmp(what, "write")) {
+		fd = open(y, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0 || write(fd, "y", 1) != 1)
+			FAIL("foreign child: write %s", y);
+		close(fd);
+		unlink(y);
+	}
+	return 0;
+}
+
 /* (e) a child whose euid differs from its uid does not attach, and is exact. */
 static int helper_euid(const char *base)
 {
@@ -717,6 +766,10 @@ static int helper(int argc, char **argv)
 		return helper_flood_child(a);
 	if (!strcmp(m, "close-out"))
 		return helper_close_out();
+	if (!strcmp(m, "foreign"))
+		return helper_foreign(a, b);
+	if (!strcmp(m, "foreign-child"))
+		return helper_foreign_child(a, b);
 	if (!strcmp(m, "dead-idle"))
 		return helper_dead_idle(a);
 	if (!strcmp(m, "unrelated-mount"))
@@ -985,6 +1038,47 @@ static void test_session_watcher_death_seen_by_idle_process(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* One run of helper_foreign (child `what`): the process's invalidations. */
+static long long foreign_invalidations(const char *what, int attempt)
+{
+	char d[PLEN], name[48], stats[PLEN];
+	long long inv;
+	int st;
+
+	snprintf(name, sizeof(name), "foreign-%s-%d", what, attempt);
+	subdir(d, name);
+	snprintf(stats, sizeof(stats), "%s/%s.stats", g_scratch, name);
+	setenv("RCUWALK_STATS", stats, 1);
+	st = run_session("foreign", d, what);
+	unsetenv("RCUWALK_STATS");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	inv = stats_field(stats, "invalidations");
+	assert_true(inv >= 0);
+	return inv;
+}
+
+/* A session process's cached file keeps its attributes while another
+ * process of the session writes in a directory the first never looked at:
+ * as many invalidations as when the other only looks (they escalated to
+ * every file's attributes, once per foreign record).  Other programs'
+ * changes in /tmp, an ancestor, can add some: five tries. */
+static void test_session_foreign_directory_records_reach_nothing(void **state)
+{
+	long long look = -1, write_ = -1;
+
+	(void)state;
+	for (int attempt = 0; attempt < 5; attempt++) {
+		look = foreign_invalidations("look", attempt);
+		write_ = foreign_invalidations("write", attempt);
+		print_message("invalidations: %lld with a child that looks, %lld with one that "
+			      "writes\n", look, write_);
+		if (write_ == look)
+			break;
+	}
+	assert_int_equal(write_, look);
+}
+
 static void test_session_other_euid_does_not_attach(void **state)
 {
 	char d[PLEN];
@@ -1063,6 +1157,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_keep_reused_then_gone_after_keep),
 		cmocka_unit_test(test_session_unrelated_mount_seen_within_1s),
 		cmocka_unit_test(test_session_watcher_death_seen_by_idle_process),
+		cmocka_unit_test(test_session_foreign_directory_records_reach_nothing),
 		cmocka_unit_test(test_session_other_euid_does_not_attach),
 		cmocka_unit_test(test_session_a_ring_behind_forgets_everything),
 		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),
