@@ -230,8 +230,12 @@ int session_wait_or_death(uint32_t seen, long ns)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
-	if (syscall(SYS_futex_waitv, w, 2, 0, &ts, CLOCK_MONOTONIC) < 0 && errno == ENOSYS) {
-		session_wait(seen, ns); /* before Linux 5.16 */
+	if (syscall(SYS_futex_waitv, w, 2, 0, &ts, CLOCK_MONOTONIC) < 0 && errno != EAGAIN &&
+	    errno != ETIMEDOUT && errno != EINTR) {
+		/* ENOSYS before Linux 5.16, or refused: wait as without the
+		 * notice (never return at once, which would make the reader
+		 * spin). */
+		session_wait(seen, ns);
 		return 0;
 	}
 	if (!(__atomic_load_n(&ring->alive, __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED))
