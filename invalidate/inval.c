@@ -481,6 +481,21 @@ static void session_mounts_locked(void)
 static uint32_t idle_state; /* under read_mutex */
 static long idle_since;
 
+/* FIONREAD on instance (fd, gen) into *n (1 if unknown: not known empty),
+ * under fd_mutex (I1).  0 if the instance is no longer ours. */
+static int queued_locked(int fd, unsigned int gen, int *n)
+{
+	int ours;
+
+	*n = 0;
+	fd_lock();
+	ours = atomic_load(&inotify_fd) == fd && atomic_load(&inst_gen) == gen;
+	if (ours && syscall(SYS_ioctl, fd, FIONREAD, n) != 0)
+		*n = 1;
+	fd_unlock();
+	return ours;
+}
+
 static int session_sync_locked(int fd, unsigned int gen, int wait)
 {
 	uint32_t target = 0, last = 0;
@@ -497,15 +512,10 @@ static int session_sync_locked(int fd, unsigned int gen, int wait)
 			idle_state = st;
 			idle_since = now;
 		} else if (now - idle_since > SESSION_STUCK_NS) {
-			int n = 0, ours;
+			int n;
 
 			idle_since = now; /* the next question in as long */
-			fd_lock();
-			ours = atomic_load(&inotify_fd) == fd && atomic_load(&inst_gen) == gen;
-			if (ours && syscall(SYS_ioctl, fd, FIONREAD, &n) != 0)
-				n = 1; /* not known empty */
-			fd_unlock();
-			if (!ours)
+			if (!queued_locked(fd, gen, &n))
 				return 0;
 			if ((n > 0 || (st & 1)) && !session_watcher_alive())
 				return -1;
@@ -514,15 +524,10 @@ static int session_sync_locked(int fd, unsigned int gen, int wait)
 		return 1;
 	}
 	for (;;) {
-		int n = 0, ours;
 		uint32_t st;
+		int n;
 
-		fd_lock();
-		ours = atomic_load(&inotify_fd) == fd && atomic_load(&inst_gen) == gen;
-		if (ours && syscall(SYS_ioctl, fd, FIONREAD, &n) != 0)
-			n = 1; /* not known empty */
-		fd_unlock();
-		if (!ours)
+		if (!queued_locked(fd, gen, &n))
 			return 0;
 		st = session_state(); /* after FIONREAD: see above */
 		if (n == 0 && !(st & 1))
