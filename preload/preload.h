@@ -42,8 +42,6 @@ extern unsigned long preload_warmup;
  * (for good).  Any thread, in_shim raised: shim.c's preload_load_urcu()
  * wraps it.  Thread-safe; not async-signal-safe (the first lookup). */
 int preload_urcu_load(void);
-/* 1 once preload_urcu_load() succeeded.  Any thread; one atomic load. */
-int preload_urcu_loaded(void);
 /* fork(): prepare takes the load's mutex and says whether liburcu is loaded
  * (then liburcu's fork hooks are due); parent releases it; child makes it
  * anew.  Called by fork() only, in that order. */

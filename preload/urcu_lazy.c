@@ -124,11 +124,6 @@ int preload_urcu_load(void)
 	return r > 0;
 }
 
-int preload_urcu_loaded(void)
-{
-	return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE) > 0;
-}
-
 int preload_urcu_fork_prepare(void)
 {
 	pthread_mutex_lock(&load_mutex);
@@ -154,7 +149,7 @@ static inline void need(void)
 
 	if (__builtin_expect(__atomic_load_n(&loaded, __ATOMIC_ACQUIRE) > 0, 1))
 		return;
-	if (!preload_urcu_load()) {
+	if (!preload_load_urcu()) { /* in_shim raised, errno kept */
 		(void)!write(2, msg, sizeof(msg) - 1);
 		abort();
 	}
