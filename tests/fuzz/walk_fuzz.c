@@ -80,10 +80,7 @@ static int op_fs_cacheable(const char *path, dev_t dev)
 }
 
 static struct dcache_ops g_ops = {
-	.kernel_lstat = raw_lstat,
-	.kernel_readlink = raw_readlink,
-	.kernel_access = raw_access,
-	.kernel_getcwd = raw_getcwd,
+	RAW_KERNEL_OPS,
 	.fs_cacheable = op_fs_cacheable,
 };
 

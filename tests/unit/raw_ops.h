@@ -52,6 +52,13 @@ static inline int raw_fs_local(const char *path, dev_t dev)
 	return 1;
 }
 
+/* The kernel ops every user of this header gives struct dcache_ops, as
+ * designated initialisers; each adds what it chooses (kernel_statx, the
+ * listings, fs_cacheable). */
+#define RAW_KERNEL_OPS                                                       \
+	.kernel_lstat = raw_lstat, .kernel_readlink = raw_readlink,         \
+	.kernel_access = raw_access, .kernel_getcwd = raw_getcwd
+
 static inline int raw_rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
 {
 	(void)st;

@@ -59,10 +59,7 @@
 /* Raw-syscall ops                                                          */
 
 static struct dcache_ops g_ops = {
-	.kernel_lstat = raw_lstat,
-	.kernel_readlink = raw_readlink,
-	.kernel_access = raw_access,
-	.kernel_getcwd = raw_getcwd,
+	RAW_KERNEL_OPS,
 	.kernel_listdir = raw_listdir, /* complete directories under stress too */
 	.kernel_listdir_typed = raw_listdir_typed, /* ... with typed entries */
 	.fs_cacheable = raw_fs_local,

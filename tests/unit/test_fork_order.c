@@ -41,10 +41,7 @@
 static char g_dir[64];
 
 static struct dcache_ops g_ops = {
-	.kernel_lstat = raw_lstat,
-	.kernel_readlink = raw_readlink,
-	.kernel_access = raw_access,
-	.kernel_getcwd = raw_getcwd,
+	RAW_KERNEL_OPS,
 	.fs_cacheable = raw_fs_local,
 };
 

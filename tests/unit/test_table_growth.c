@@ -33,11 +33,8 @@
 static char g_dir[64];
 
 static struct dcache_ops g_ops = {
-	.kernel_lstat = raw_lstat,
-	.kernel_readlink = raw_readlink,
+	RAW_KERNEL_OPS,
 	.kernel_statx = raw_statx,
-	.kernel_access = raw_access,
-	.kernel_getcwd = raw_getcwd,
 	.fs_cacheable = raw_fs_local,
 };
 
