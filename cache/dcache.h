@@ -69,6 +69,16 @@ enum dcache_event {
 	DCACHE_EV_MOVED_IN, /* a name was moved in (IN_MOVED_TO), perhaps over another */
 };
 
+/* A ticket for the session's shared listings (dcache_ops.listing_ticket;
+ * dcache_arena_*): filled by invalidate/, carried by the cache to
+ * kernel_listdir_typed, read by whoever implements that op. */
+struct dcache_listing {
+	int wd;            /* the directory's watch id on the session's instance */
+	int can_put;       /* a listing read from now on may be published */
+	unsigned int inst; /* invalidate/'s instance generation at the ticket */
+	uint64_t gen;      /* the watch's generation at the ticket */
+};
+
 /*
  * Calls out of the cache.  watch_dir, unwatch_dir and fs_cacheable run with
  * the writer mutex held; the kernel_* calls may run with or without it.  None
@@ -115,10 +125,17 @@ struct dcache_ops {
 	 * covered entry's), DT_UNKNOWN for everything else.  A typed name is
 	 * hashed as a directory or regular file without an lstat of its own
 	 * (attributes, search and access permission are still asked lazily). */
-	long (*kernel_listdir_typed)(const char *path, size_t max,
+	long (*kernel_listdir_typed)(const char *path, const struct dcache_listing *shared,
+				     size_t max,
 				     int (*add)(void *arg, const char *name, size_t len,
 						unsigned char type),
 				     void *arg);
+	/* May be NULL.  Under the writer mutex, for directory `wd` (a live
+	 * dentry's watch id) whose listing is about to be read: 1 with *t
+	 * filled if the listing may come from, or go to, the session's shared
+	 * listings (kernel_listdir_typed then gets t as `shared`), else 0.
+	 * Not called for TTL filesystems (a shared listing has no age). */
+	int (*listing_ticket)(int wd, struct dcache_listing *t);
 	/* May be NULL.  Called once per process (again in a fork child) on
 	 * first use, before the cache starts any thread of its own (liburcu's
 	 * call_rcu and hash-resize workers), under the init lock, never under
@@ -298,6 +315,40 @@ size_t dcache_memory_bytes(void);
 size_t dcache_count(void);
 /* Buckets the hash table was last sized for (0: no table).  Any thread. */
 size_t dcache_table_buckets(void);
+
+/*
+ * Shared listings (dcache_arena.c; doc/session.md, "Phase 2: shared
+ * listings"): complete directory listings kept once for every process of a
+ * session, in a mapping of DCACHE_ARENA_SIZE bytes that the watcher creates
+ * and every attached process maps read-write.  Keyed by the session's watch
+ * number; an entry answers while the watch's generation is the one sampled
+ * before its listing was read.  Lock-free and async-signal-safe: a writer
+ * killed anywhere leaves nothing visible half-done.  No liburcu: the watcher
+ * links it too.  A listing is `count` times: a d_type byte, the name, NUL.
+ */
+#define DCACHE_ARENA_SIZE ((size_t)32 << 20)
+/* Format a zero-filled mapping of `size` bytes: 0 or -EINVAL.  The watcher,
+ * before any process can map it. */
+int dcache_arena_format(void *mem, size_t size);
+/* 0 if `mem` (`size` bytes) is an arena this code formats, else -EPROTO.
+ * Attach, before any other dcache_arena_* call on it. */
+int dcache_arena_check(const void *mem, size_t size);
+/* The listing of watch `wd` may have changed (wd < 0: events were lost,
+ * every listing): bump its generation.  The watcher only, inside its read
+ * cycle, before it publishes the event's record. */
+void dcache_arena_invalidate(void *mem, int wd);
+/* Watch `wd`'s generation now (acquire).  Any thread of an attached process. */
+uint64_t dcache_arena_gen(const void *mem, int wd);
+/* Publish the listing of watch `wd` read after its generation was `gen`
+ * (its watch in place before that sample): 0, -ESTALE (the generation has
+ * moved), -ENOSPC (arena full) or -EINVAL.  Any thread. */
+int dcache_arena_put(void *mem, int wd, uint64_t gen, const char *ents, size_t len, size_t count);
+/* Copy the newest listing of watch `wd` still valid into buf (`cap` bytes):
+ * its length in bytes with *count names, -E2BIG (larger than cap) or
+ * -ENOENT (none, or a corrupt arena: never a fault).  Any thread. */
+long dcache_arena_get(const void *mem, int wd, char *buf, size_t cap, size_t *count);
+/* How many puts the arena refused for want of space.  Any thread. */
+uint64_t dcache_arena_refused(const void *mem);
 
 #ifdef __cplusplus
 }

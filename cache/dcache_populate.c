@@ -247,8 +247,10 @@ static unsigned char listed_type(unsigned char dt)
 static void complete_dir_rcu(struct dentry *p, const char *dpath)
 {
 	struct name_buf nb = { 0 };
+	struct dcache_listing ticket;
 	unsigned int gen;
 	uint64_t t0;
+	bool shared;
 	long r;
 
 	pthread_mutex_lock(&dcache_mutex);
@@ -261,11 +263,17 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 		return; /* no absent name is cached there */
 	}
 	gen = p->dir->dir_gen;
+	/* A session's shared listing (dcache_arena.c): p is alive and watched
+	 * under the mutex, so its watch id is the current instance's.  Not
+	 * for TTL filesystems: a shared listing's age is unknown. */
+	shared = !(p->flags & D_TTL) && dc_ops->listing_ticket &&
+		 dc_ops->listing_ticket(d_wd(p), &ticket) == 1;
 	pthread_mutex_unlock(&dcache_mutex);
 
 	t0 = now_coarse();
 	if (dc_ops->kernel_listdir_typed)
-		r = dc_ops->kernel_listdir_typed(dpath, dc_complete_max, name_buf_add_typed, &nb);
+		r = dc_ops->kernel_listdir_typed(dpath, shared ? &ticket : NULL, dc_complete_max,
+						 name_buf_add_typed, &nb);
 	else
 		r = dc_ops->kernel_listdir(dpath, dc_complete_max, name_buf_add, &nb);
 	pthread_mutex_lock(&dcache_mutex);

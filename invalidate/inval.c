@@ -183,6 +183,7 @@ static atomic_int reader_tid;
  * the last completed drain covered (written under read_mutex). */
 static atomic_ulong change_gen, drained_gen;
 static atomic_ulong st_watches, st_events, st_watch_failures, st_overflows;
+static atomic_ulong st_listings_shared; /* listings read from the session's arena */
 /* The instance's mountinfo fds ("Mounts"); -1 when none. */
 static atomic_int mnt_rfd = -1, mnt_sfd = -1;
 static void (*mounts_hook)(void);
@@ -1092,11 +1093,66 @@ static void prepare(void)
 	fd_unlock();
 }
 
+/*
+ * Shared listings (cache/dcache_arena.c, doc/session.md "Phase 2: shared
+ * listings").  ops->listing_ticket runs under the dcache mutex for a live
+ * directory: its watch id then belongs to the current instance (an instance
+ * is replaced only after dcache_reset() has killed every dentry of the old
+ * one: I4), so with session_active and our own bit for it (session_wd_add)
+ * it is the session's number for that directory.  A listing read from the
+ * kernel is published only under session_listing_ticket()'s conditions
+ * (nothing of the ring left unapplied that could have made the dentry
+ * stale), the instance unchanged since the ticket.  A listing taken from the
+ * arena needs only its generation (checked by dcache_arena_get): it is as
+ * fresh as the watcher's last read cycle, which a sync point waits for.
+ */
+static int listing_ticket(int wd, struct dcache_listing *t)
+{
+	unsigned int gen = atomic_load(&inst_gen);
+	int r;
+
+	if (!atomic_load(&session_active) || atomic_load(&inotify_fd) < 0 || session_wd_foreign(wd))
+		return 0;
+	r = session_listing_ticket(wd, &t->gen);
+	if (r < 0 || atomic_load(&inst_gen) != gen || !atomic_load(&session_active))
+		return 0;
+	t->wd = wd;
+	t->inst = gen;
+	t->can_put = r;
+	return 1;
+}
+
+static int ticket_current(const struct dcache_listing *t)
+{
+	return t && atomic_load(&session_active) && atomic_load(&inst_gen) == t->inst;
+}
+
+long inval_listing_get(const struct dcache_listing *t, char *buf, size_t cap, size_t *count)
+{
+	long r;
+
+	if (!ticket_current(t))
+		return -ENOENT;
+	r = session_listing_get(t->wd, buf, cap, count);
+	if (r >= 0 && !ticket_current(t))
+		return -ENOENT;
+	if (r >= 0)
+		atomic_fetch_add_explicit(&st_listings_shared, 1, memory_order_relaxed);
+	return r;
+}
+
+void inval_listing_put(const struct dcache_listing *t, const char *ents, size_t len, size_t count)
+{
+	if (ticket_current(t) && t->can_put)
+		(void)session_listing_put(t->wd, t->gen, ents, len, count);
+}
+
 void inval_fill_ops(struct dcache_ops *ops)
 {
 	ops->watch_dir = watch_dir;
 	ops->unwatch_dir = unwatch_dir;
 	ops->prepare = prepare;
+	ops->listing_ticket = listing_ticket;
 }
 
 void inval_drain(void)
@@ -1611,4 +1667,6 @@ void inval_stats_get(struct inval_stats *out)
 	out->watch_failures = atomic_load(&st_watch_failures);
 	out->overflows = atomic_load(&st_overflows);
 	out->mount_changes = atomic_load(&st_mount_changes);
+	out->listings_shared = atomic_load(&st_listings_shared);
+	out->listings_refused = session_listing_refused();
 }

@@ -149,8 +149,20 @@ struct inval_stats {
 	unsigned long watch_failures;
 	unsigned long overflows;
 	unsigned long mount_changes; /* mount table changes seen (each emptied the cache) */
+	unsigned long listings_shared;  /* listings read from the session's shared listings */
+	unsigned long listings_refused; /* session-wide: listings the full arena refused */
 };
 void inval_stats_get(struct inval_stats *out);
+
+/* Shared listings (doc/session.md, "Phase 2: shared listings"), for the
+ * kernel_listdir_typed op: `t` is the ticket the cache passed it (NULL:
+ * none).  inval_listing_get copies the session's listing of t's directory,
+ * as dcache_arena_get (-ENOENT: read it from the kernel); inval_listing_put
+ * offers the listing just read from the kernel (raw d_types, before any
+ * mount check), published only if the ticket allows it.  Any thread, ops
+ * context included; no lock, no syscall. */
+long inval_listing_get(const struct dcache_listing *t, char *buf, size_t cap, size_t *count);
+void inval_listing_put(const struct dcache_listing *t, const char *ents, size_t len, size_t count);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,12 @@
  *  session_dir   RCUWALK_SESSION, copied by the constructor (a program may
  *                change its environment later); "" = no session.
  *  ring          the mapping, once per process image, never unmapped.
- *  read_pos      the next ring index to apply; under inval.c's read_mutex.
+ *  read_pos      the next ring index to apply; written under inval.c's
+ *                read_mutex (release: after the record's effects on the
+ *                cache), read anywhere (session_listing_ticket).
+ *  arena         the shared listings (cache/dcache_arena.c), mapped with the
+ *                ring, read-write; NULL if the watcher made none or the
+ *                checks failed (the session then works without them).
  *  dead          a watcher found gone or stuck: never attach again.
  * Everything here runs with raw syscalls: attach is called under the dcache
  * mutex (the shim's wrappers would re-enter the cache).
@@ -34,6 +39,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 
+#include "dcache.h"
 #include "ring.h"
 #include "session.h"
 
@@ -41,6 +47,7 @@ static char session_dir[PATH_MAX];
 static int env_read;
 static struct ring_hdr *ring;
 static uint64_t read_pos;
+static void *arena;
 static atomic_int dead;
 _Atomic int session_active;
 
@@ -143,6 +150,32 @@ static int map_ring(int dfd)
 	return 0;
 }
 
+/* Map the shared listings in dfd, checked as the ring is (ours, 0600, a
+ * regular file of the expected size, formatted).  NULL if not. */
+static void *map_arena(int dfd)
+{
+	struct stat st;
+	void *m;
+	int f = (int)syscall(SYS_openat, dfd, ARENA_FILE, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+	if (f < 0)
+		return NULL;
+	if (syscall(SYS_fstat, f, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 07777) != 0600 || (uint64_t)st.st_size != DCACHE_ARENA_SIZE) {
+		raw_close(f);
+		return NULL;
+	}
+	m = mmap(NULL, DCACHE_ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+	raw_close(f);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (dcache_arena_check(m, DCACHE_ARENA_SIZE) != 0) {
+		munmap(m, DCACHE_ARENA_SIZE);
+		return NULL;
+	}
+	return m;
+}
+
 int session_attach(void)
 {
 	struct stat st;
@@ -161,9 +194,12 @@ int session_attach(void)
 		raw_close(dfd);
 		return -EPERM;
 	}
-	if (!ring && (r = map_ring(dfd)) != 0) {
-		raw_close(dfd);
-		return r;
+	if (!ring) {
+		if ((r = map_ring(dfd)) != 0) {
+			raw_close(dfd);
+			return r;
+		}
+		arena = map_arena(dfd); /* with the ring, once per image */
 	}
 	if (__atomic_load_n(&ring->exited, __ATOMIC_ACQUIRE)) {
 		raw_close(dfd);
@@ -173,8 +209,44 @@ int session_attach(void)
 	raw_close(dfd);
 	if (fd < 0)
 		return fd;
-	read_pos = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&read_pos, __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELEASE);
 	return fd;
+}
+
+int session_listing_ticket(int wd, uint64_t *gen)
+{
+	uint32_t s1, s2;
+	uint64_t tail;
+
+	if (!arena)
+		return -1;
+	/* No read cycle between s1 and s2 (both even and equal): every bump in
+	 * *gen was made by a cycle that ended before s1, so its record is
+	 * below tail (the watcher bumps, publishes the records, then moves
+	 * state).  If we have applied up to tail, the records that could have
+	 * changed what the caller's directory is (a rename, a removal) have
+	 * reached our cache, where the caller found the directory alive. */
+	s1 = __atomic_load_n(&ring->state, __ATOMIC_SEQ_CST);
+	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+	*gen = dcache_arena_gen(arena, wd);
+	s2 = __atomic_load_n(&ring->state, __ATOMIC_SEQ_CST);
+	return !(s1 & 1) && s1 == s2 && __atomic_load_n(&read_pos, __ATOMIC_ACQUIRE) == tail;
+}
+
+long session_listing_get(int wd, char *buf, size_t cap, size_t *count)
+{
+	return arena ? dcache_arena_get(arena, wd, buf, cap, count) : -ENOENT;
+}
+
+int session_listing_put(int wd, uint64_t gen, const char *ents, size_t len, size_t count)
+{
+	return arena ? dcache_arena_put(arena, wd, gen, ents, len, count) : -ENOENT;
+}
+
+uint64_t session_listing_refused(void)
+{
+	return arena ? dcache_arena_refused(arena) : 0;
 }
 
 uint32_t session_state(void)
@@ -189,7 +261,8 @@ uint32_t session_mounts(void)
 
 int session_behind(void)
 {
-	return ring && __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) != read_pos;
+	return ring && __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) !=
+			__atomic_load_n(&read_pos, __ATOMIC_RELAXED);
 }
 
 void session_wait(uint32_t seen, long ns)
@@ -309,10 +382,10 @@ void session_apply_locked(void (*apply)(const struct inotify_event *ev))
 			u.ev.wd = -1;
 			u.ev.mask = IN_Q_OVERFLOW;
 			apply(&u.ev);
-			read_pos = tail;
+			__atomic_store_n(&read_pos, tail, __ATOMIC_RELEASE);
 			continue;
 		}
 		apply(&u.ev);
-		read_pos++;
+		__atomic_store_n(&read_pos, read_pos + 1, __ATOMIC_RELEASE);
 	}
 }

@@ -58,6 +58,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dcache.h"
 #include "inval.h"
 #include "ring.h"
 
@@ -68,6 +69,7 @@ struct watcher {
 	int ifd, lfd, pidfd;
 	int mfd; /* /proc/self/mountinfo, polled for POLLPRI (ring.h, mounts) */
 	struct ring_hdr *ring;
+	void *arena; /* shared listings (cache/dcache_arena.c); NULL: none */
 	/* --keep (below, "Keeping a session"): the hold socket, the launchers
 	 * holding the session (pidfds), how long it outlives the last one,
 	 * and the link that finds it ("" if none was published). */
@@ -125,6 +127,44 @@ static int make_ring(struct watcher *w)
 	w->ring->root_ino = root.st_ino;
 	__atomic_store_n(&w->ring->magic, RING_MAGIC, __ATOMIC_RELEASE); /* last */
 	return 0;
+}
+
+/* The shared listings (ring.h, ARENA_FILE), made like the ring, before any
+ * process can attach.  Without them the session works as in phase 1. */
+static void make_arena(struct watcher *w)
+{
+	char path[PATH_MAX + 16];
+	void *m;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" ARENA_FILE, w->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (ftruncate(fd, (off_t)DCACHE_ARENA_SIZE) != 0) {
+		close(fd);
+		unlink(path);
+		return;
+	}
+	m = mmap(NULL, DCACHE_ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED || dcache_arena_format(m, DCACHE_ARENA_SIZE) != 0) {
+		if (m != MAP_FAILED)
+			munmap(m, DCACHE_ARENA_SIZE);
+		unlink(path);
+		return;
+	}
+	w->arena = m;
+}
+
+/* Whether event `ev` may change its watch's listing (dcache_arena.c, gens):
+ * a name created, removed, moved in or out; anything about the directory
+ * itself (no name: attributes, deleted, moved, unmounted, watch gone). */
+static int changes_listing(const struct inotify_event *ev)
+{
+	if (!ev->len)
+		return 1;
+	return (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) != 0;
 }
 
 /* The death notice (ring.h, alive): our tid in the word, the word's entry
@@ -304,6 +344,12 @@ static void read_cycle(struct watcher *w)
 
 			if (len > NAME_MAX)
 				len = NAME_MAX;
+			/* The listing's generation before the record that tells
+			 * of its change (dcache_arena.c, A5). */
+			if (w->arena && (ev->mask & IN_Q_OVERFLOW))
+				dcache_arena_invalidate(w->arena, -1);
+			else if (w->arena && changes_listing(ev))
+				dcache_arena_invalidate(w->arena, ev->wd);
 			rec->wd = ev->wd;
 			rec->mask = ev->mask;
 			rec->cookie = ev->cookie;
@@ -355,7 +401,7 @@ static void answer(const struct watcher *w)
 
 static void cleanup(struct watcher *w)
 {
-	char path[PATH_MAX + 8];
+	char path[PATH_MAX + 16];
 
 	unpublish(w);
 	snprintf(path, sizeof(path), "%s/" RING_SOCKET, w->dir);
@@ -363,6 +409,8 @@ static void cleanup(struct watcher *w)
 	snprintf(path, sizeof(path), "%s/" RING_HOLD, w->dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/" RING_FILE, w->dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/" ARENA_FILE, w->dir);
 	unlink(path);
 	rmdir(w->dir);
 }
@@ -545,6 +593,8 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 	w.mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC); /* -1: not said */
 	w.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	r = w.ifd < 0 ? -errno : make_ring(&w);
+	if (r == 0)
+		make_arena(&w);
 	if (r == 0)
 		(void)arm_death_notice(&w); /* without it: the readers' slower checks */
 	if (r == 0)

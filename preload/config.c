@@ -266,18 +266,59 @@ static int is_listed_mount(const struct mounts_below *mb, const char *name)
  * not a mount point.  The mount table is
  * read after the listing: a mount that existed while getdents64 ran is
  * seen (a later one is "a mount over a cached name", doc/coherence.md, known limits). */
-static long raw_listdir_typed(const char *path, size_t max,
+/* The session's shared listing of `shared`'s directory into a malloc'd
+ * *ents (the raw listing's format: type byte, name, NUL): its length, with
+ * *count names; negative if there is none (read the kernel's). */
+static long shared_listing(const struct dcache_listing *shared, size_t max, char **ents,
+			   size_t *count)
+{
+	size_t cap = 65536;
+	char *b = malloc(cap);
+	long n;
+
+	if (!b)
+		return -ENOMEM;
+	n = inval_listing_get(shared, b, cap, count);
+	if (n == -E2BIG && max < (16u << 20) / (NAME_MAX + 2)) {
+		char *c = realloc(b, cap = max * (NAME_MAX + 2));
+
+		if (c) {
+			b = c;
+			n = inval_listing_get(shared, b, cap, count);
+		}
+	}
+	if (n < 0)
+		free(b);
+	else
+		*ents = b;
+	return n;
+}
+
+static long raw_listdir_typed(const char *path, const struct dcache_listing *shared, size_t max,
 			      int (*add)(void *arg, const char *name, size_t len, unsigned char type),
 			      void *arg)
 {
 	enum { BUF = 32768 };
 	char *buf, *ents = NULL;
-	size_t elen = 0, ecap = 0;
+	size_t elen = 0, ecap = 0, scount;
 	long n, count = 0, r = 0;
 	struct mounts_below mb;
 	int mounts_ok;
-	int fd = listdir_open(path);
+	int fd;
 
+	/* A session's shared listing (doc/session.md, "Phase 2: shared
+	 * listings"): the raw listing another process read, still valid; the
+	 * mount check below is ours, made now, as after our own getdents64. */
+	if (shared && (n = shared_listing(shared, max, &ents, &scount)) >= 0) {
+		if (scount > max) {
+			free(ents);
+			return -E2BIG;
+		}
+		elen = (size_t)n;
+		count = (long)scount;
+		goto filter;
+	}
+	fd = listdir_open(path);
 	if (fd < 0)
 		return fd;
 	buf = malloc(BUF);
@@ -323,6 +364,9 @@ static long raw_listdir_typed(const char *path, size_t max,
 		r = -errno;
 	free(buf);
 	syscall(SYS_close, fd);
+	if (r == 0 && shared)
+		inval_listing_put(shared, ents, elen, (size_t)count);
+filter:
 	if (r == 0) {
 		mounts_ok = mountpoints_below(path, &mb) == 0;
 		for (size_t off = 0; off < elen && r == 0;) {

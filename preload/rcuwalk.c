@@ -483,6 +483,8 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	LINE("watch_fail", v[F_watch_fail], "", "inotify_add_watch failures (limits, permissions)");
 	LINE("events", v[F_events], "", "inotify events read");
 	LINE("overflows", v[F_overflows], "", "inotify queue overflows (cache emptied)");
+	LINE("listings_shared", v[F_listings_shared], "",
+	     "--session: directory listings read from the shared listings, not the kernel");
 	LINE("mismatches", v[F_mismatches], "", "--verify: cached answers that differed from the kernel's (see the verify log)");
 	LINE("saved", v[F_saved], "", "syscalls avoided (hits + neg_hits)");
 	fprintf(f, "%-15s %14lld %6s  %s\n", "net_saved", net, "", "saved - misses - watches");

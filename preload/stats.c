@@ -86,6 +86,7 @@ struct counters {
 	uint64_t pass[PRELOAD_PASS_N_];
 	struct dcache_stats dc;
 	uint64_t events, watch_fail, overflows, mismatches, pass_watch, pass_fs, pass_attr, pass_racy;
+	uint64_t listings_shared;
 	uint64_t watches; /* a level: watches held now */
 };
 
@@ -101,6 +102,7 @@ static void snapshot(struct counters *c)
 	c->pass_racy = c->dc.pass_racy;
 	inval_stats_get(&is);
 	c->events = is.events;
+	c->listings_shared = is.listings_shared;
 	c->watch_fail = is.watch_failures;
 	c->overflows = is.overflows;
 	c->watches = is.watches;
@@ -207,6 +209,7 @@ void preload_write_record(const char *end)
 		for (int k = 0; k < 4; k++)
 			v[n++] = why[k];
 		v[n++] = warmup;
+		v[n++] = delta(now.listings_shared, base.listings_shared);
 	}
 	/* An exec record only if this image's own calls counted something
 	 * (lookups, misses); what the inotify thread counts meanwhile (events,
@@ -223,7 +226,7 @@ void preload_write_record(const char *end)
 			RCUWALK_RECORD_FIELDS(RCUWALK_NAME_)
 #undef RCUWALK_NAME_
 		};
-		_Static_assert(sizeof(names) / sizeof(names[0]) == 23, "field count");
+		_Static_assert(sizeof(names) / sizeof(names[0]) == 24, "field count");
 
 		for (int i = 0; i < n; i++) {
 			*p++ = ' ';
@@ -272,6 +275,7 @@ static void stats_fork_child(void)
 	base.events = is.events;
 	base.watch_fail = is.watch_failures;
 	base.overflows = is.overflows;
+	base.listings_shared = is.listings_shared;
 	base.watches = 0; /* inval_fork_child() drops the parent's watches */
 	record_lock = 0;
 }

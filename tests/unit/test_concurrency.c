@@ -58,10 +58,18 @@
 /* ------------------------------------------------------------------------ */
 /* Raw-syscall ops                                                          */
 
+static long op_listdir_typed(const char *path, const struct dcache_listing *shared, size_t max,
+			     int (*add)(void *arg, const char *name, size_t len, unsigned char type),
+			     void *arg)
+{
+	(void)shared; /* no listing_ticket op: always NULL */
+	return raw_listdir_typed(path, max, add, arg);
+}
+
 static struct dcache_ops g_ops = {
 	RAW_KERNEL_OPS,
 	.kernel_listdir = raw_listdir, /* complete directories under stress too */
-	.kernel_listdir_typed = raw_listdir_typed, /* ... with typed entries */
+	.kernel_listdir_typed = op_listdir_typed, /* ... with typed entries */
 	.fs_cacheable = raw_fs_local,
 };
 

@@ -170,12 +170,13 @@ static int add_untyping(void *arg, const char *name, size_t len, unsigned char t
 	return t_typed_add.add(t_typed_add.arg, name, len, type);
 }
 
-static long op_listdir_typed(const char *path, size_t max,
+static long op_listdir_typed(const char *path, const struct dcache_listing *shared, size_t max,
 			     int (*add)(void *arg, const char *name, size_t len, unsigned char type),
 			     void *arg)
 {
 	long r;
 
+	(void)shared; /* no session here: no listing_ticket op */
 	count_call(path);
 	t_list_calls++;
 	t_typed_add.add = add;
