@@ -445,6 +445,9 @@ static long mono_ns(void)
 /* Written at attach, before session_active is published (seq_cst), then
  * under read_mutex; read under read_mutex after session_active. */
 static uint32_t ring_mounts_seen;
+/* The ring's mount count whose change this process has applied (its cache
+ * emptied): stored after dcache_reset(), read by listing_ticket(). */
+static atomic_uint ring_mounts_applied;
 
 static void session_mounts_locked(void)
 {
@@ -453,6 +456,7 @@ static void session_mounts_locked(void)
 	if (m != ring_mounts_seen) {
 		ring_mounts_seen = m;
 		mounts_changed_locked();
+		atomic_store(&ring_mounts_applied, m);
 	}
 }
 
@@ -921,8 +925,10 @@ static int start_locked(void)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	/* A session's copy of the watcher's instance, else our own. */
 	fd = session_wanted() ? session_attach() : -1;
-	if (fd >= 0)
+	if (fd >= 0) {
 		ring_mounts_seen = session_mounts(); /* our own mountinfo fds start now too */
+		atomic_store(&ring_mounts_applied, ring_mounts_seen);
+	}
 	atomic_store(&session_active, fd >= 0);
 	if (fd < 0)
 		fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -1116,6 +1122,11 @@ static int listing_ticket(int wd, struct dcache_listing *t)
 	r = session_listing_ticket(wd, &t->gen);
 	if (r < 0 || atomic_load(&inst_gen) != gen || !atomic_load(&session_active))
 		return 0;
+	/* A mount the watcher has announced but we have not applied: our
+	 * dentry may name what is now covered.  Read after the generation:
+	 * the watcher counts the change before it bumps every generation. */
+	if (session_mounts() != atomic_load(&ring_mounts_applied))
+		r = 0;
 	t->wd = wd;
 	t->inst = gen;
 	t->can_put = r;

@@ -1,0 +1,393 @@
+/*
+ * test_dcache_arena.c - the session's shared listings (cache/dcache_arena.c):
+ * a listing answers while its watch's generation holds, a stale or corrupt
+ * one never does, a full arena refuses without harm, and concurrent writers,
+ * readers, an invalidator and writers killed at random points never make a
+ * reader see a listing that is not the current one of its directory.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "dcache.h"
+
+#define SMALL ((size_t)1 << 20) /* an arena that fills quickly */
+
+static void *map_arena(size_t size)
+{
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(dcache_arena_format(m, size), 0);
+	assert_int_equal(dcache_arena_check(m, size), 0);
+	return m;
+}
+
+/* A listing of `n` names "<prefix><i>" (type DT_REG = 8) into buf; its
+ * length. */
+static size_t make_listing(char *buf, size_t cap, const char *prefix, unsigned int n)
+{
+	size_t len = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		int w = snprintf(buf + len + 1, cap - len - 1, "%s%u", prefix, i);
+
+		assert_true(w > 0 && (size_t)w + 2 < cap - len);
+		buf[len] = 8;
+		len += (size_t)w + 2;
+	}
+	return len;
+}
+
+static void test_dcache_arena_listing_put_is_read_back_whole(void **state)
+{
+	void *a = map_arena(DCACHE_ARENA_SIZE);
+	char in[4096], out[4096];
+	size_t len = make_listing(in, sizeof(in), "name", 50), count = 0;
+
+	(void)state;
+	assert_int_equal(dcache_arena_get(a, 7, out, sizeof(out), &count), -ENOENT);
+	assert_int_equal(dcache_arena_put(a, 7, dcache_arena_gen(a, 7), in, len, 50), 0);
+	assert_int_equal(dcache_arena_get(a, 7, out, sizeof(out), &count), (long)len);
+	assert_int_equal(count, 50);
+	assert_memory_equal(in, out, len);
+	/* Another watch number has none. */
+	assert_int_equal(dcache_arena_get(a, 8, out, sizeof(out), &count), -ENOENT);
+	/* A buffer too small: -E2BIG, not a cut listing. */
+	assert_int_equal(dcache_arena_get(a, 7, out, len - 1, &count), -E2BIG);
+	/* An empty directory is a listing too. */
+	assert_int_equal(dcache_arena_put(a, 9, dcache_arena_gen(a, 9), NULL, 0, 0), 0);
+	assert_int_equal(dcache_arena_get(a, 9, out, sizeof(out), &count), 0);
+	assert_int_equal(count, 0);
+	munmap(a, DCACHE_ARENA_SIZE);
+}
+
+static void test_dcache_arena_listing_gone_once_its_watch_changes(void **state)
+{
+	void *a = map_arena(DCACHE_ARENA_SIZE);
+	char in[4096], out[4096];
+	size_t len = make_listing(in, sizeof(in), "f", 10), count;
+	uint64_t g = dcache_arena_gen(a, 3);
+
+	(void)state;
+	assert_int_equal(dcache_arena_put(a, 3, g, in, len, 10), 0);
+	assert_int_equal(dcache_arena_put(a, 4, dcache_arena_gen(a, 4), in, len, 10), 0);
+	dcache_arena_invalidate(a, 3);
+	assert_int_equal(dcache_arena_get(a, 3, out, sizeof(out), &count), -ENOENT);
+	assert_int_equal(dcache_arena_get(a, 4, out, sizeof(out), &count), (long)len);
+	/* Read before the change, offered after it: refused. */
+	assert_int_equal(dcache_arena_put(a, 3, g, in, len, 10), -ESTALE);
+	assert_int_equal(dcache_arena_get(a, 3, out, sizeof(out), &count), -ENOENT);
+	/* A new listing under the new generation answers, the newest first. */
+	len = make_listing(in, sizeof(in), "g", 3);
+	assert_int_equal(dcache_arena_put(a, 3, dcache_arena_gen(a, 3), in, len, 3), 0);
+	assert_int_equal(dcache_arena_get(a, 3, out, sizeof(out), &count), (long)len);
+	assert_int_equal(count, 3);
+	assert_memory_equal(in, out, len);
+	/* Lost events: every listing goes. */
+	dcache_arena_invalidate(a, -1);
+	assert_int_equal(dcache_arena_get(a, 3, out, sizeof(out), &count), -ENOENT);
+	assert_int_equal(dcache_arena_get(a, 4, out, sizeof(out), &count), -ENOENT);
+	munmap(a, DCACHE_ARENA_SIZE);
+}
+
+static void test_dcache_arena_full_refuses_and_keeps_what_it_has(void **state)
+{
+	void *a = map_arena(SMALL);
+	static char in[65536], out[65536];
+	size_t len = make_listing(in, sizeof(in), "a-long-header-name-", 2000), count;
+	int wd, r = 0;
+
+	(void)state;
+	for (wd = 0; wd < 1000; wd++) {
+		r = dcache_arena_put(a, wd, dcache_arena_gen(a, wd), in, len, 2000);
+		if (r != 0)
+			break;
+	}
+	assert_int_equal(r, -ENOSPC);
+	assert_true(wd > 0 && wd < 1000);
+	assert_true(dcache_arena_refused(a) >= 1);
+	/* Still refused (the bump stays past the end), and nothing written. */
+	assert_int_equal(dcache_arena_put(a, 5000, dcache_arena_gen(a, 5000), in, 10, 1), -ENOSPC);
+	for (int i = 0; i < wd; i++) {
+		assert_int_equal(dcache_arena_get(a, i, out, sizeof(out), &count), (long)len);
+		assert_memory_equal(in, out, len);
+	}
+	assert_int_equal(dcache_arena_get(a, wd, out, sizeof(out), &count), -ENOENT);
+	munmap(a, SMALL);
+}
+
+/* The arena's layout, as dcache_arena.c has it, to corrupt it on purpose. */
+struct ent_hdr {
+	uint32_t next;
+	int32_t wd;
+	uint64_t gen;
+	uint32_t count, len;
+};
+
+/* The bucket head that leads to wd's newest entry: found by publishing one
+ * and looking for its offset among the heads. */
+static uint32_t *head_of(void *a, size_t size, int wd, uint32_t *off)
+{
+	char in[64];
+	size_t len = make_listing(in, sizeof(in), "x", 1);
+	uint32_t *w = a;
+
+	assert_int_equal(dcache_arena_put(a, wd, dcache_arena_gen(a, wd), in, len, 1), 0);
+	for (size_t i = 0; i < size / 4; i++) {
+		struct ent_hdr *e;
+
+		if (!w[i] || (uint64_t)w[i] * 8 >= size || (uint64_t)w[i] * 8 < 4096)
+			continue;
+		e = (struct ent_hdr *)((char *)a + (uint64_t)w[i] * 8);
+		if ((char *)&w[i] < (char *)e && e->wd == wd && e->len == len &&
+		    !memcmp((char *)(e + 1), in, len)) {
+			*off = w[i];
+			return &w[i];
+		}
+	}
+	fail_msg("no bucket head leads to watch %d", wd);
+	return NULL;
+}
+
+static void test_dcache_arena_corrupt_entries_answer_nothing_and_never_fault(void **state)
+{
+	void *a = map_arena(SMALL);
+	char out[4096];
+	size_t count;
+	uint32_t off = 0, *head = head_of(a, SMALL, 11, &off);
+	struct ent_hdr *e = (struct ent_hdr *)((char *)a + (uint64_t)off * 8);
+	char *names = (char *)(e + 1);
+
+	(void)state;
+	/* The listing is one name, "x0": type byte, 'x', '0', NUL. */
+	assert_int_equal(dcache_arena_get(a, 11, out, sizeof(out), &count), 4);
+	/* A name without its NUL. */
+	names[3] = 'y';
+	assert_int_equal(dcache_arena_get(a, 11, out, sizeof(out), &count), -ENOENT);
+	names[3] = '\0';
+	/* A name with a '/', an empty name. */
+	names[1] = '/';
+	assert_int_equal(dcache_arena_get(a, 11, out, sizeof(out), &count), -ENOENT);
+	names[1] = '\0';
+	assert_int_equal(dcache_arena_get(a, 11, out, sizeof(out), &count), -ENOENT);
+	names[1] = 'x';
+	/* A count that disagrees with the names. */
+	e->count = 2;
+	assert_int_equal(dcache_arena_get(a, 11, out, sizeof(out), &count), -ENOENT);
+	e->count = 1;
+	/* A length past the end of the arena. */
+	e->len = UINT32_MAX;
+	assert_int_equal(dcache_arena_get(a, 11, out, sizeof(out), &count), -ENOENT);
+	e->len = 4;
+	assert_int_equal(dcache_arena_get(a, 11, out, sizeof(out), &count), 4);
+	/* A chain that loops on itself: bounded. */
+	e->wd = 12;
+	e->next = off;
+	assert_int_equal(dcache_arena_get(a, 11, out, sizeof(out), &count), -ENOENT);
+	/* Heads and links out of bounds or into the header. */
+	*head = (uint32_t)(SMALL / 8);
+	assert_int_equal(dcache_arena_get(a, 11, out, sizeof(out), &count), -ENOENT);
+	*head = 1;
+	assert_int_equal(dcache_arena_get(a, 11, out, sizeof(out), &count), -ENOENT);
+	*head = (uint32_t)(SMALL / 8) - 1; /* the entry's header would pass the end */
+	assert_int_equal(dcache_arena_get(a, 11, out, sizeof(out), &count), -ENOENT);
+	/* A header from elsewhere is refused at attach. */
+	memset(a, 0x5a, 64);
+	assert_int_equal(dcache_arena_check(a, SMALL), -EPROTO);
+	munmap(a, SMALL);
+}
+
+/*
+ * Writers publish listings whose every name says which watch and which
+ * generation they were read under ("w<wd>g<gen>n<i>"); an invalidator bumps
+ * generations; readers check that every listing they get is one of their
+ * watch's, read under a generation current at some point of the get
+ * (between the generation before and after it).
+ */
+#define WDS 8
+#define ROUNDS 20000
+
+struct stress {
+	void *a;
+	volatile int stop;
+	unsigned long got, bad;
+};
+
+static size_t stamped_listing(char *buf, size_t cap, int wd, uint64_t gen, unsigned int n)
+{
+	size_t len = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		int w = snprintf(buf + len + 1, cap - len - 1, "w%dg%llun%u", wd,
+				 (unsigned long long)gen, i);
+
+		buf[len] = 4;
+		len += (size_t)w + 2;
+	}
+	return len;
+}
+
+static void *writer_main(void *arg)
+{
+	struct stress *s = arg;
+	char buf[2048];
+
+	for (unsigned int r = 0; !s->stop && r < ROUNDS * 100; r++) {
+		int wd = (int)(r % WDS);
+		uint64_t g = dcache_arena_gen(s->a, wd);
+		size_t len = stamped_listing(buf, sizeof(buf), wd, g, 1 + r % 7);
+
+		(void)dcache_arena_put(s->a, wd, g, buf, len, 1 + r % 7);
+	}
+	return NULL;
+}
+
+static void *invalidator_main(void *arg)
+{
+	struct stress *s = arg;
+
+	for (unsigned int r = 0; !s->stop; r++) {
+		dcache_arena_invalidate(s->a, (int)(r % WDS));
+		if (r % 64 == 0)
+			sched_yield();
+	}
+	return NULL;
+}
+
+static int listing_ok(const char *buf, size_t len, size_t count, int wd, uint64_t lo, uint64_t hi)
+{
+	size_t off = 0, n = 0;
+	unsigned long long g0 = 0;
+
+	while (off < len) {
+		int w;
+		unsigned long long g;
+		unsigned int i;
+
+		if (sscanf(buf + off + 1, "w%dg%llun%u", &w, &g, &i) != 3 || w != wd || i != n ||
+		    (n && g != g0) || g < lo || g > hi)
+			return 0;
+		g0 = g;
+		off += strlen(buf + off + 1) + 2;
+		n++;
+	}
+	return n == count;
+}
+
+static void *reader_main(void *arg)
+{
+	struct stress *s = arg;
+	char buf[2048];
+
+	while (!s->stop) {
+		for (int wd = 0; wd < WDS; wd++) {
+			size_t count;
+			uint64_t lo = dcache_arena_gen(s->a, wd);
+			long n = dcache_arena_get(s->a, wd, buf, sizeof(buf), &count);
+			uint64_t hi = dcache_arena_gen(s->a, wd);
+
+			if (n < 0)
+				continue;
+			__atomic_fetch_add(&s->got, 1, __ATOMIC_RELAXED);
+			if (!listing_ok(buf, (size_t)n, count, wd, lo, hi))
+				__atomic_fetch_add(&s->bad, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return NULL;
+}
+
+static void test_dcache_arena_concurrent_readers_see_only_current_listings(void **state)
+{
+	struct stress s = { .a = map_arena(DCACHE_ARENA_SIZE) };
+	pthread_t w[2], r[2], inv;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(pthread_create(&w[i], NULL, writer_main, &s), 0);
+		assert_int_equal(pthread_create(&r[i], NULL, reader_main, &s), 0);
+	}
+	assert_int_equal(pthread_create(&inv, NULL, invalidator_main, &s), 0);
+	nanosleep(&(struct timespec){ 0, 300000000L }, NULL);
+	s.stop = 1;
+	for (int i = 0; i < 2; i++) {
+		pthread_join(w[i], NULL);
+		pthread_join(r[i], NULL);
+	}
+	pthread_join(inv, NULL);
+	print_message("listings read: %lu, wrong: %lu\n", s.got, s.bad);
+	assert_true(s.got > 0);
+	assert_int_equal(s.bad, 0);
+	munmap(s.a, DCACHE_ARENA_SIZE);
+}
+
+/* Writers in child processes, SIGKILLed at random points of their puts: no
+ * listing any reader gets afterwards is half-written or another watch's. */
+static void test_dcache_arena_writers_killed_anywhere_leave_nothing_half_done(void **state)
+{
+	void *a = map_arena(DCACHE_ARENA_SIZE);
+	struct stress s = { .a = a };
+	unsigned long got = 0;
+
+	(void)state;
+	srand((unsigned int)time(NULL));
+	for (int k = 0; k < 200; k++) {
+		pid_t pid = fork();
+		struct timespec ts = { 0, 50000 + (rand() % 2000) * 1000L };
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			for (;;)
+				writer_main(&s);
+		}
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		if (k % 4 == 0)
+			dcache_arena_invalidate(a, k % WDS);
+		for (int wd = 0; wd < WDS; wd++) {
+			char buf[2048];
+			size_t count;
+			uint64_t g = dcache_arena_gen(a, wd);
+			long n = dcache_arena_get(a, wd, buf, sizeof(buf), &count);
+
+			if (n < 0)
+				continue;
+			got++;
+			if (!listing_ok(buf, (size_t)n, count, wd, g, g))
+				fail_msg("watch %d: a wrong listing after a writer was killed", wd);
+		}
+	}
+	print_message("listings read after kills: %lu\n", got);
+	assert_true(got > 0);
+	munmap(a, DCACHE_ARENA_SIZE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dcache_arena_listing_put_is_read_back_whole),
+		cmocka_unit_test(test_dcache_arena_listing_gone_once_its_watch_changes),
+		cmocka_unit_test(test_dcache_arena_full_refuses_and_keeps_what_it_has),
+		cmocka_unit_test(test_dcache_arena_corrupt_entries_answer_nothing_and_never_fault),
+		cmocka_unit_test(test_dcache_arena_concurrent_readers_see_only_current_listings),
+		cmocka_unit_test(test_dcache_arena_writers_killed_anywhere_leave_nothing_half_done),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
