@@ -1111,13 +1111,35 @@ static void prepare(void)
  * stale), the instance unchanged since the ticket.  A listing taken from the
  * arena needs only its generation (checked by dcache_arena_get): it is as
  * fresh as the watcher's last read cycle, which a sync point waits for.
+ * Neither before this instance has seen the watcher catch up once
+ * (listing_synced): a change our parent made before it started us may still
+ * be queued, its generation not yet bumped; our own cache, empty at the
+ * attach, never needed that wait.
  */
+static atomic_uint listing_synced; /* the inst_gen whose catch-up was seen */
+
+/* Has the watcher published every event queued on instance (fd, gen) before
+ * now?  FIONREAD then the state word (session_sync_locked's protocol), no
+ * wait.  Under the dcache mutex (-> fd_mutex). */
+static int listing_caught_up(int fd, unsigned int gen)
+{
+	int n;
+
+	if (atomic_load(&listing_synced) == gen)
+		return 1;
+	if (!queued_locked(fd, gen, &n) || n != 0 || (session_state() & 1))
+		return 0;
+	atomic_store(&listing_synced, gen);
+	return 1;
+}
+
 static int listing_ticket(int wd, struct dcache_listing *t)
 {
 	unsigned int gen = atomic_load(&inst_gen);
-	int r;
+	int fd = atomic_load(&inotify_fd), r;
 
-	if (!atomic_load(&session_active) || atomic_load(&inotify_fd) < 0 || session_wd_foreign(wd))
+	if (!atomic_load(&session_active) || fd < 0 || session_wd_foreign(wd) ||
+	    !listing_caught_up(fd, gen))
 		return 0;
 	r = session_listing_ticket(wd, &t->gen);
 	if (r < 0 || atomic_load(&inst_gen) != gen || !atomic_load(&session_active))

@@ -710,6 +710,82 @@ static int helper_foreign_child(const char *e, const char *what)
 	return 0;
 }
 
+/* (m) Shared listings (doc/session.md, phase 2): children complete base/d
+ * one after another, each comparing every answer with the kernel's; between
+ * them this process changes base/d with raw syscalls (nothing of the shim
+ * sees it: the next child must, through the watcher), the last time by
+ * renaming base/d away and making a new one in its place.  The stats
+ * records count the listings the children took from the shared ones. */
+static const char *const shared_names[] = { "x0", "x1", "x2", "x3", "f0", "f1", "f5", "f9",
+					    "new1", "f1b", "z", "s", "s/x", "x4" };
+
+static int helper_shared(const char *base)
+{
+	char d[PLEN], p[PLEN], q[PLEN];
+
+	snprintf(d, sizeof(d), "%s/d", base);
+	if (raw_mkdir(d) != 0)
+		FAIL("shared: mkdir");
+	for (int i = 0; i < 10; i++) {
+		snprintf(p, sizeof(p), "%s/f%d", d, i);
+		if (raw_write_file(p, 1, 0) != 0)
+			FAIL("shared: create %s", p);
+	}
+	snprintf(p, sizeof(p), "%s/s", d);
+	raw_mkdir(p);
+	for (int round = 0; round < 10; round++) {
+		if (reap(spawn_helper("shared-child", base, "")) != 0)
+			FAIL("shared: child %d failed", round);
+		switch (round) {
+		case 1:
+			snprintf(p, sizeof(p), "%s/new1", d);
+			if (raw_write_file(p, 1, 0) != 0)
+				FAIL("shared: create new1");
+			break;
+		case 2:
+			snprintf(p, sizeof(p), "%s/f0", d);
+			syscall(SYS_unlinkat, AT_FDCWD, p, 0);
+			break;
+		case 3:
+			snprintf(p, sizeof(p), "%s/f1", d);
+			snprintf(q, sizeof(q), "%s/f1b", d);
+			syscall(SYS_renameat, AT_FDCWD, p, AT_FDCWD, q);
+			break;
+		case 4:
+			snprintf(p, sizeof(p), "%s/s/x", d);
+			if (raw_write_file(p, 1, 0) != 0)
+				FAIL("shared: create s/x");
+			break;
+		case 5:
+			snprintf(q, sizeof(q), "%s/old", base);
+			syscall(SYS_renameat, AT_FDCWD, d, AT_FDCWD, q);
+			raw_mkdir(d);
+			snprintf(p, sizeof(p), "%s/z", d);
+			if (raw_write_file(p, 1, 0) != 0)
+				FAIL("shared: create z");
+			break;
+		}
+	}
+	return 0;
+}
+
+static int helper_shared_child(const char *base)
+{
+	static const char *const dirs[] = { "d", "old" };
+	char p[PLEN];
+
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t k = 0; k < sizeof(dirs) / sizeof(dirs[0]); k++)
+			for (size_t i = 0; i < sizeof(shared_names) / sizeof(shared_names[0]); i++) {
+				snprintf(p, sizeof(p), "%s/%s/%s", base, dirs[k], shared_names[i]);
+				if (check_exact(p, "shared child", pass))
+					return 1;
+			}
+	if (n_init)
+		FAIL("shared child: not in the session");
+	return 0;
+}
+
 /* (e) a child whose euid differs from its uid does not attach, and is exact. */
 static int helper_euid(const char *base)
 {
@@ -768,6 +844,10 @@ static int helper(int argc, char **argv)
 		return helper_close_out();
 	if (!strcmp(m, "foreign"))
 		return helper_foreign(a, b);
+	if (!strcmp(m, "shared"))
+		return helper_shared(a);
+	if (!strcmp(m, "shared-child"))
+		return helper_shared_child(a);
 	if (!strcmp(m, "foreign-child"))
 		return helper_foreign_child(a, b);
 	if (!strcmp(m, "dead-idle"))
@@ -1079,6 +1159,31 @@ static void test_session_foreign_directory_records_reach_nothing(void **state)
 	assert_int_equal(write_, look);
 }
 
+/* Children of a session take a directory's listing from the shared ones
+ * (at least one of ten; they are offered only by a process that has applied
+ * every record), and each answer equals the kernel's after every change made
+ * behind the shim between two children: a create, a removal, a rename in
+ * the directory, a create in a subdirectory, the directory renamed away and
+ * replaced. */
+static void test_session_shared_listings_exact_across_processes(void **state)
+{
+	char d[PLEN], stats[PLEN];
+	long long shared;
+	int st;
+
+	(void)state;
+	subdir(d, "shared");
+	snprintf(stats, sizeof(stats), "%s/shared.stats", g_scratch);
+	setenv("RCUWALK_STATS", stats, 1);
+	st = run_session("shared", d, "");
+	unsetenv("RCUWALK_STATS");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	shared = stats_field(stats, "listings_shared");
+	print_message("listings taken from the shared ones: %lld\n", shared);
+	assert_true(shared >= 1);
+}
+
 static void test_session_other_euid_does_not_attach(void **state)
 {
 	char d[PLEN];
@@ -1158,6 +1263,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_unrelated_mount_seen_within_1s),
 		cmocka_unit_test(test_session_watcher_death_seen_by_idle_process),
 		cmocka_unit_test(test_session_foreign_directory_records_reach_nothing),
+		cmocka_unit_test(test_session_shared_listings_exact_across_processes),
 		cmocka_unit_test(test_session_other_euid_does_not_attach),
 		cmocka_unit_test(test_session_a_ring_behind_forgets_everything),
 		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),
