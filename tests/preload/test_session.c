@@ -233,10 +233,21 @@ static int helper_tree(const char *base)
 	return 0;
 }
 
-/* A child's change to p (round r). */
+/* A child's change to p (round r), with lookups in p's directory before it
+ * (the child's first: its listing may be the shared one its parent left)
+ * and after it (its own change). */
 static int helper_mutate(const char *p, int r)
 {
+	char q[PLEN], x[PLEN];
+
+	snprintf(q, sizeof(q), "%s.tmp", p);
+	snprintf(x, sizeof(x), "%s.none", p);
+	if (check_exact(x, "child, first", r) || check_exact(p, "child, before", r) ||
+	    check_exact(q, "child, before", r) || check_exact(x, "child, before", r))
+		return 1;
 	mutate(p, r);
+	if (check_exact(p, "child, own change", r) || check_exact(q, "child, own change", r))
+		return 1;
 	return 0;
 }
 
