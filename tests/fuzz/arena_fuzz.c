@@ -1,0 +1,109 @@
+/*
+ * arena_fuzz.c - libFuzzer target: the session's shared listings
+ * (cache/dcache_arena.c) read back from an arena that another process of the
+ * same user has scribbled over (doc/session.md, "Phase 2: shared listings",
+ * invariant A4).  Whatever the bytes, dcache_arena_get() must stay inside
+ * the arena and the caller's buffer (AddressSanitizer checks every access:
+ * the arena is a malloc'd block of exactly its size) and return either no
+ * listing or a well-formed one of the count it says.
+ *
+ * Input: a sequence of records, each
+ *   byte 0   what: 0-3 publish a listing, 4-5 bump a generation,
+ *            6-7 overwrite arena bytes
+ *   byte 1   a watch number (0-255)
+ *   then     for a publish: a length byte and that many bytes of names
+ *            (taken as they are: the arena itself must refuse nothing here
+ *            that a reader could not parse); for an overwrite: a 3-byte
+ *            offset into the bucket heads and entries (past the header and
+ *            the generations), a length byte and that many bytes
+ * After every record, every watch number 0-255 is read back.
+ *
+ * Build: CC=clang cmake -DRCUWALK_FUZZ=ON; run: rcuwalk_arena_fuzz [flags] [corpus].
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcache.h"
+
+#define SIZE ((size_t)1 << 20)
+/* Where the generations end and the heads begin (dcache_arena.c's layout:
+ * a 128-byte header, 65536 generations of 8 bytes). */
+#define HEADS_AT (128 + 65536 * 8)
+
+static void check_listing(const char *buf, long n, size_t count)
+{
+	size_t off = 0, k = 0;
+
+	while (off < (size_t)n) {
+		size_t l = strnlen(buf + off + 1, (size_t)n - off - 1);
+
+		if (l == 0 || l > NAME_MAX || l == (size_t)n - off - 1 || memchr(buf + off + 1, '/', l))
+			abort(); /* a malformed name answered */
+		off += l + 2;
+		k++;
+	}
+	if (k != count)
+		abort(); /* a count that disagrees with the names */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *a = aligned_alloc(64, SIZE);
+	static char buf[65536];
+	size_t i = 0;
+
+	if (!a)
+		abort();
+	memset(a, 0, SIZE);
+	if (dcache_arena_format(a, SIZE) != 0)
+		abort();
+	while (i + 2 <= size) {
+		unsigned int what = data[i] & 7;
+		int wd = data[i + 1];
+
+		i += 2;
+		if (what < 4 && i < size) {
+			size_t len = data[i++];
+
+			if (len > size - i)
+				len = size - i;
+			(void)dcache_arena_put(a, wd, dcache_arena_gen(a, wd), (const char *)data + i,
+					       len, len / 3);
+			i += len;
+		} else if (what < 6) {
+			dcache_arena_invalidate(a, (data[i - 2] & 8) ? -1 : wd);
+		} else if (i + 4 <= size) {
+			size_t at = HEADS_AT + (((size_t)data[i] << 16 | (size_t)data[i + 1] << 8 |
+						 data[i + 2]) %
+						(SIZE - HEADS_AT));
+			size_t len = data[i + 3];
+
+			i += 4;
+			if (len > size - i)
+				len = size - i;
+			if (len > SIZE - at)
+				len = SIZE - at;
+			memcpy(a + at, data + i, len);
+			i += len;
+		} else {
+			break;
+		}
+		for (int w = 0; w < 256; w++) {
+			size_t count = 0;
+			long n = dcache_arena_get(a, w, buf, sizeof(buf), &count);
+
+			if (n >= 0)
+				check_listing(buf, n, count);
+			else if (n != -ENOENT && n != -E2BIG)
+				abort();
+		}
+	}
+	free(a);
+	return 0;
+}
