@@ -225,7 +225,7 @@ static void test_dcache_arena_corrupt_entries_answer_nothing_and_never_fault(voi
 
 struct stress {
 	void *a;
-	volatile int stop;
+	int stop; /* atomic */
 	unsigned long got, bad;
 };
 
@@ -248,7 +248,7 @@ static void *writer_main(void *arg)
 	struct stress *s = arg;
 	char buf[2048];
 
-	for (unsigned int r = 0; !s->stop && r < ROUNDS * 100; r++) {
+	for (unsigned int r = 0; !__atomic_load_n(&s->stop, __ATOMIC_RELAXED) && r < ROUNDS * 100; r++) {
 		int wd = (int)(r % WDS);
 		uint64_t g = dcache_arena_gen(s->a, wd);
 		size_t len = stamped_listing(buf, sizeof(buf), wd, g, 1 + r % 7);
@@ -262,7 +262,7 @@ static void *invalidator_main(void *arg)
 {
 	struct stress *s = arg;
 
-	for (unsigned int r = 0; !s->stop; r++) {
+	for (unsigned int r = 0; !__atomic_load_n(&s->stop, __ATOMIC_RELAXED); r++) {
 		dcache_arena_invalidate(s->a, (int)(r % WDS));
 		if (r % 64 == 0)
 			sched_yield();
@@ -295,7 +295,7 @@ static void *reader_main(void *arg)
 	struct stress *s = arg;
 	char buf[2048];
 
-	while (!s->stop) {
+	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
 		for (int wd = 0; wd < WDS; wd++) {
 			size_t count;
 			uint64_t lo = dcache_arena_gen(s->a, wd);
@@ -324,7 +324,7 @@ static void test_dcache_arena_concurrent_readers_see_only_current_listings(void 
 	}
 	assert_int_equal(pthread_create(&inv, NULL, invalidator_main, &s), 0);
 	nanosleep(&(struct timespec){ 0, 300000000L }, NULL);
-	s.stop = 1;
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 2; i++) {
 		pthread_join(w[i], NULL);
 		pthread_join(r[i], NULL);
