@@ -136,6 +136,17 @@ struct dcache_ops {
 	 * listings (kernel_listdir_typed then gets t as `shared`), else 0.
 	 * Not called for TTL filesystems (a shared listing has no age). */
 	int (*listing_ticket)(int wd, struct dcache_listing *t);
+	/* May be NULL.  Under the writer mutex, instead of watch_dir for the
+	 * directory that is entry `name` (len bytes) of the directory watched
+	 * as `pwd`, on device `dev` (inode `ino`, 0: unknown): the watch id the
+	 * session knows for it (dcache_arena_get_watch), made this process's
+	 * as watch_dir would, or -1 (call watch_dir). */
+	int (*shared_watch)(int pwd, const char *name, size_t len, uint64_t dev, uint64_t ino);
+	/* May be NULL.  Under the writer mutex, after watch_dir() of that entry
+	 * returned `wd`, with the ticket listing_ticket(pwd) gave before the
+	 * call: offer the entry's watch to the session. */
+	void (*shared_watch_put)(const struct dcache_listing *t, const char *name, size_t len,
+				 int wd, uint64_t dev, uint64_t ino);
 	/* May be NULL.  Called once per process (again in a fork child) on
 	 * first use, before the cache starts any thread of its own (liburcu's
 	 * call_rcu and hash-resize workers), under the init lock, never under
@@ -337,6 +348,12 @@ int dcache_arena_check(const void *mem, size_t size);
  * every listing): bump its generation.  The watcher only, inside its read
  * cycle, before it publishes the event's record. */
 void dcache_arena_invalidate(void *mem, int wd);
+/* The mount table changed, the watcher's count of changes is now `count`:
+ * bump every generation, then say that count's change is done.  The
+ * watcher only, after counting the change where processes read it. */
+void dcache_arena_mounts_changed(void *mem, uint32_t count);
+/* The last count passed to dcache_arena_mounts_changed (acquire).  Any thread. */
+uint32_t dcache_arena_mounts_done(const void *mem);
 /* Watch `wd`'s generation now (acquire).  Any thread of an attached process. */
 uint64_t dcache_arena_gen(const void *mem, int wd);
 /* Publish the listing of watch `wd` read after its generation was `gen`
@@ -347,6 +364,15 @@ int dcache_arena_put(void *mem, int wd, uint64_t gen, const char *ents, size_t l
  * its length in bytes with *count names, -E2BIG (larger than cap) or
  * -ENOENT (none, or a corrupt arena: never a fault).  Any thread. */
 long dcache_arena_get(const void *mem, int wd, char *buf, size_t cap, size_t *count);
+/* Publish that entry `name` (len bytes) of directory `wd` is the directory
+ * watched as `child`, (dev, ino), learned by a watch added through that
+ * name after wd's generation was `gen`: as dcache_arena_put.  Any thread. */
+int dcache_arena_put_watch(void *mem, int wd, uint64_t gen, const char *name, size_t len,
+			   int child, uint64_t dev, uint64_t ino);
+/* The watch of entry `name` of directory `wd`, if a valid one is known: 0
+ * with *child, *dev, *ino; -ENOENT if not (or a corrupt arena).  Any thread. */
+int dcache_arena_get_watch(const void *mem, int wd, const char *name, size_t len, int *child,
+			   uint64_t *dev, uint64_t *ino);
 /* How many puts the arena refused for want of space.  Any thread. */
 uint64_t dcache_arena_refused(const void *mem);
 

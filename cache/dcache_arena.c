@@ -25,11 +25,19 @@
  *         events (IN_Q_OVERFLOW) bump them all.
  *  heads  one chain per bucket (hash of the watch number): the offset (in
  *         8-byte units) of the newest entry, 0 for none.
- *  entries  { next, wd, gen, count, len, names } written once by the
- *         process that listed the directory, then published by a CAS of
- *         its bucket's head (release), never written again.  `gen` is the
- *         watch's generation sampled before the listing was read; the entry
- *         answers only while gens[wd] still holds it.
+ *  entries  { next, kind, wd, gen, ... } written once by the process
+ *         that learned them, then published by a CAS of its bucket's head
+ *         (release), never written again.  `gen` is the generation of watch
+ *         `wd` sampled before the kernel was asked; the entry answers only
+ *         while gens[wd] still holds it.  Two kinds:
+ *           ENT_LISTING  { count, len, names }: the listing of directory wd;
+ *           ENT_WATCH    { child, dev, ino, len, name }: the entry `name` of
+ *                        directory wd is the directory watched as `child`
+ *                        (dev, ino): a process that knows the name need not
+ *                        call inotify_add_watch (the binding of a name
+ *                        changes only with an event on wd: a rename, a
+ *                        removal; and every mount change bumps every
+ *                        generation).
  *
  * Invariants
  * ==========
@@ -65,7 +73,7 @@
 #include "dcache.h"
 
 #define ARENA_MAGIC 0x31414e4552415752ULL /* "RWARENA1" */
-#define ARENA_VERSION 1u
+#define ARENA_VERSION 2u
 #define ARENA_GENS 65536u
 #define ARENA_BUCKETS 16384u
 #define ARENA_CHAIN_MAX 64 /* entries a reader looks at in one chain */
@@ -76,17 +84,24 @@ struct arena_hdr {
 	uint64_t size;
 	_Alignas(64) uint64_t bump;  /* next free byte (A2) */
 	uint64_t refused;            /* puts refused for want of space */
+	uint32_t mounts_done;        /* the mount count whose bump is complete */
 	_Alignas(64) uint64_t gens[ARENA_GENS];
 	uint32_t heads[ARENA_BUCKETS];
 };
 
+enum { ENT_LISTING = 1, ENT_WATCH = 2 };
+
 struct arena_ent {
 	uint32_t next;   /* the next older entry of the bucket (8-byte units), 0: none */
+	uint32_t kind;   /* ENT_* */
 	int32_t wd;
+	int32_t child;   /* ENT_WATCH: the entry's own watch number */
 	uint64_t gen;
-	uint32_t count;  /* names */
+	uint64_t dev, ino; /* ENT_WATCH: the directory the name led to */
+	uint32_t count;  /* ENT_LISTING: names */
 	uint32_t len;    /* bytes of names[] */
-	char names[];    /* count times: type byte, name, NUL */
+	char names[];    /* ENT_LISTING: count times type byte, name, NUL;
+			  * ENT_WATCH: the name, NUL */
 };
 
 #define ARENA_DATA (((sizeof(struct arena_hdr) + 63) / 64) * 64)
@@ -96,6 +111,16 @@ static uint32_t bucket_of(int wd)
 	uint32_t h = (uint32_t)wd * 2654435761u;
 
 	return (h >> 16) % ARENA_BUCKETS;
+}
+
+/* ENT_WATCH entries of directory wd spread by name (FNV-1a). */
+static uint32_t bucket_of_name(int wd, const char *name, size_t len)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)wd;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 16777619u;
+	return (h ^ (h >> 15)) % ARENA_BUCKETS;
 }
 
 static uint64_t *gen_of(struct arena_hdr *a, int wd)
@@ -141,6 +166,19 @@ void dcache_arena_invalidate(void *mem, int wd)
 		__atomic_fetch_add(&a->gens[i], 1, __ATOMIC_SEQ_CST);
 }
 
+void dcache_arena_mounts_changed(void *mem, uint32_t count)
+{
+	struct arena_hdr *a = mem;
+
+	dcache_arena_invalidate(mem, -1);
+	__atomic_store_n(&a->mounts_done, count, __ATOMIC_RELEASE);
+}
+
+uint32_t dcache_arena_mounts_done(const void *mem)
+{
+	return __atomic_load_n(&((const struct arena_hdr *)mem)->mounts_done, __ATOMIC_ACQUIRE);
+}
+
 uint64_t dcache_arena_gen(const void *mem, int wd)
 {
 	return __atomic_load_n(gen_of((struct arena_hdr *)mem, wd), __ATOMIC_ACQUIRE);
@@ -168,35 +206,81 @@ static bool names_valid(const char *names, size_t len, size_t count)
 	return n == count;
 }
 
+/* Space for an entry with `len` bytes of names, or NULL (A2). */
+static struct arena_ent *arena_alloc(struct arena_hdr *a, size_t len)
+{
+	uint64_t need = (sizeof(struct arena_ent) + len + 7) & ~(uint64_t)7;
+	uint64_t off = __atomic_fetch_add(&a->bump, need, __ATOMIC_RELAXED);
+
+	if (off < ARENA_DATA || off % 8 || off > a->size || a->size - off < need) {
+		__atomic_fetch_add(&a->refused, 1, __ATOMIC_RELAXED);
+		return NULL; /* the bump stays past the end; nothing else moves */
+	}
+	return (struct arena_ent *)((char *)a + off);
+}
+
+/* Publish filled entry e at the head of `head` (A1). */
+static void arena_publish(struct arena_hdr *a, uint32_t *head, struct arena_ent *e)
+{
+	uint32_t self = (uint32_t)(((char *)e - (char *)a) / 8);
+	uint32_t old = __atomic_load_n(head, __ATOMIC_RELAXED);
+
+	do
+		e->next = old; /* written before the CAS that publishes e */
+	while (!__atomic_compare_exchange_n(head, &old, self, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED));
+}
+
 int dcache_arena_put(void *mem, int wd, uint64_t gen, const char *ents, size_t len, size_t count)
 {
 	struct arena_hdr *a = mem;
-	uint32_t *head = &a->heads[bucket_of(wd)];
-	uint64_t need = (sizeof(struct arena_ent) + len + 7) & ~(uint64_t)7, off;
 	struct arena_ent *e;
-	uint32_t old;
 
 	if (wd < 0 || len > UINT32_MAX / 2 || count > len)
 		return -EINVAL;
 	if (dcache_arena_gen(mem, wd) != gen)
 		return -ESTALE; /* it changed while we listed it: nobody may use it */
-	off = __atomic_fetch_add(&a->bump, need, __ATOMIC_RELAXED);
-	if (off < ARENA_DATA || off % 8 || off > a->size || a->size - off < need) {
-		__atomic_fetch_add(&a->refused, 1, __ATOMIC_RELAXED);
-		return -ENOSPC; /* A2: the bump stays past the end; nothing else moves */
-	}
-	e = (struct arena_ent *)((char *)mem + off);
+	e = arena_alloc(a, len);
+	if (!e)
+		return -ENOSPC;
+	e->kind = ENT_LISTING;
 	e->wd = wd;
+	e->child = -1;
 	e->gen = gen;
+	e->dev = e->ino = 0;
 	e->count = (uint32_t)count;
 	e->len = (uint32_t)len;
 	if (len)
 		memcpy(e->names, ents, len);
-	old = __atomic_load_n(head, __ATOMIC_RELAXED);
-	do
-		e->next = old; /* A1: written before the CAS that publishes e */
-	while (!__atomic_compare_exchange_n(head, &old, (uint32_t)(off / 8), true, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED));
+	arena_publish(a, &a->heads[bucket_of(wd)], e);
+	return 0;
+}
+
+int dcache_arena_put_watch(void *mem, int wd, uint64_t gen, const char *name, size_t len,
+			   int child, uint64_t dev, uint64_t ino)
+{
+	struct arena_hdr *a = mem;
+	struct arena_ent *e;
+
+	if (wd < 0 || child < 0 || len == 0 || len > NAME_MAX || memchr(name, '/', len) ||
+	    memchr(name, '\0', len))
+		return -EINVAL;
+	if (dcache_arena_gen(mem, wd) != gen)
+		return -ESTALE;
+	e = arena_alloc(a, len + 1);
+	if (!e)
+		return -ENOSPC;
+	e->kind = ENT_WATCH;
+	e->wd = wd;
+	e->child = child;
+	e->gen = gen;
+	e->dev = dev;
+	e->ino = ino;
+	e->count = 1;
+	e->len = (uint32_t)len + 1;
+	memcpy(e->names, name, len);
+	e->names[len] = '\0';
+	arena_publish(a, &a->heads[bucket_of_name(wd, name, len)], e);
 	return 0;
 }
 
@@ -219,7 +303,7 @@ long dcache_arena_get(const void *mem, int wd, char *buf, size_t cap, size_t *co
 			return -ENOENT; /* A4 */
 		e = (const struct arena_ent *)((const char *)mem + off);
 		memcpy(&h, e, sizeof(h));
-		if (h.wd == wd && h.gen == gen) {
+		if (h.kind == ENT_LISTING && h.wd == wd && h.gen == gen) {
 			if (h.len > size - off - sizeof(h))
 				return -ENOENT;
 			if (h.len > cap)
@@ -232,6 +316,44 @@ long dcache_arena_get(const void *mem, int wd, char *buf, size_t cap, size_t *co
 				return -ENOENT;
 			*count = h.count;
 			return (long)h.len;
+		}
+		cur = h.next;
+	}
+	return -ENOENT;
+}
+
+int dcache_arena_get_watch(const void *mem, int wd, const char *name, size_t len, int *child,
+			   uint64_t *dev, uint64_t *ino)
+{
+	const struct arena_hdr *a = mem;
+	uint64_t size = a->size, gen;
+	uint32_t cur;
+
+	if (wd < 0 || len == 0 || len > NAME_MAX)
+		return -ENOENT;
+	gen = dcache_arena_gen(mem, wd);
+	cur = __atomic_load_n(&a->heads[bucket_of_name(wd, name, len)], __ATOMIC_ACQUIRE);
+	for (int steps = 0; cur && steps < ARENA_CHAIN_MAX; steps++) {
+		uint64_t off = (uint64_t)cur * 8;
+		struct arena_ent h;
+		const struct arena_ent *e;
+		char nm[NAME_MAX + 1];
+
+		if (off < ARENA_DATA || off > size || size - off < sizeof(h))
+			return -ENOENT; /* A4 */
+		e = (const struct arena_ent *)((const char *)mem + off);
+		memcpy(&h, e, sizeof(h));
+		if (h.kind == ENT_WATCH && h.wd == wd && h.gen == gen && h.len == len + 1 &&
+		    h.child >= 0 && size - off - sizeof(h) >= h.len) {
+			memcpy(nm, e->names, h.len);
+			if (!memcmp(nm, name, len) && nm[len] == '\0') {
+				if (dcache_arena_gen(mem, wd) != gen)
+					return -ENOENT; /* A5 */
+				*child = h.child;
+				*dev = h.dev;
+				*ino = h.ino;
+				return 0;
+			}
 		}
 		cur = h.next;
 	}

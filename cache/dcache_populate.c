@@ -113,10 +113,17 @@ static unsigned char type_of(mode_t mode)
 }
 
 /* Make sure directory d is watched.  Under dcache_mutex and rcu_read_lock().
- * Returns false (and marks d D_NOCACHE) if it cannot be. */
+ * Returns false (and marks d D_NOCACHE) if it cannot be.  In a session, the
+ * watch of a name another process watched comes from the shared arena
+ * (dcache_arena.c, ENT_WATCH; ops->shared_watch); a watch this process adds
+ * is offered there, with the parent's ticket taken before watch_dir() binds
+ * the name (doc/session.md). */
 static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 {
-	int wd;
+	struct dentry *p = d->parent;
+	struct dcache_listing ticket;
+	bool offer = false;
+	int wd, pwd;
 
 	if (d_wd(d) >= 0)
 		return true;
@@ -131,6 +138,13 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 		CDS_INIT_LIST_HEAD(&ds->children);
 		dc_bytes += sizeof(*ds); /* d_bytes(d) counts it from now on */
 		STORE_RELEASE(d->dir, ds);
+	}
+	if (p && p != d && d->namelen && !(d->flags & D_TTL) && !(p->flags & D_DEAD) &&
+	    (pwd = d_wd(p)) >= 0 && dc_ops->shared_watch && dc_ops->listing_ticket) {
+		wd = dc_ops->shared_watch(pwd, d->name, d->namelen, d->dev, d->ino);
+		if (wd >= 0)
+			goto watched;
+		offer = dc_ops->listing_ticket(pwd, &ticket) == 1 && ticket.can_put;
 	}
 	wd = dc_ops->watch_dir(dpath);
 	if (wd == -EAGAIN)
@@ -148,6 +162,9 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 		tls_pass_why = limit ? PASS_WHY_WATCH : PASS_WHY_FS;
 		return false;
 	}
+	if (offer && dc_ops->shared_watch_put)
+		dc_ops->shared_watch_put(&ticket, d->name, d->namelen, wd, d->dev, d->ino);
+watched:
 	d->dir->wd = wd;
 	dc_wd_map_add_locked(wd, d);
 	return true;

@@ -184,6 +184,12 @@ static atomic_int reader_tid;
 static atomic_ulong change_gen, drained_gen;
 static atomic_ulong st_watches, st_events, st_watch_failures, st_overflows;
 static atomic_ulong st_listings_shared; /* listings read from the session's arena */
+static atomic_ulong st_watches_shared;  /* watches taken from the session's arena */
+/* Set when our own mountinfo poll saw a change (mounts_check_locked): the
+ * watcher may not have counted it yet, so the shared generations may still
+ * vouch for what it covered.  No shared entry is used or offered after that,
+ * for the rest of this process image (mounts are rare in a build). */
+static atomic_int listing_off;
 /* The instance's mountinfo fds ("Mounts"); -1 when none. */
 static atomic_int mnt_rfd = -1, mnt_sfd = -1;
 static void (*mounts_hook)(void);
@@ -425,6 +431,8 @@ static void mounts_check_locked(int fd, unsigned int gen, int *pending)
 		}
 	}
 	fd_unlock();
+	if (changed && atomic_load(&session_active))
+		atomic_store(&listing_off, 1); /* before the cache empties */
 	if (changed)
 		mounts_changed_locked();
 }
@@ -1138,8 +1146,8 @@ static int listing_ticket(int wd, struct dcache_listing *t)
 	unsigned int gen = atomic_load(&inst_gen);
 	int fd = atomic_load(&inotify_fd), r;
 
-	if (!atomic_load(&session_active) || fd < 0 || session_wd_foreign(wd) ||
-	    !listing_caught_up(fd, gen))
+	if (!atomic_load(&session_active) || fd < 0 || atomic_load(&listing_off) ||
+	    session_wd_foreign(wd) || !listing_caught_up(fd, gen))
 		return 0;
 	r = session_listing_ticket(wd, &t->gen);
 	if (r < 0 || atomic_load(&inst_gen) != gen || !atomic_load(&session_active))
@@ -1180,12 +1188,43 @@ void inval_listing_put(const struct dcache_listing *t, const char *ents, size_t 
 		(void)session_listing_put(t->wd, t->gen, ents, len, count);
 }
 
+/* ops->shared_watch: under the dcache mutex, for a live directory entry of
+ * live directory pwd (the same conditions as a listing's ticket).  The
+ * watch becomes ours as watch_dir() would make it: its bit is set before
+ * anything below it is cached.  Device and inode must be those the cache
+ * knows for the entry (inode 0: not known, from a listing). */
+static int shared_watch(int pwd, const char *name, size_t len, uint64_t dev, uint64_t ino)
+{
+	struct dcache_listing t;
+	uint64_t edev, eino;
+	int child;
+
+	if (listing_ticket(pwd, &t) != 1 ||
+	    session_watch_get(pwd, name, len, &child, &edev, &eino) != 0 || edev != dev ||
+	    (ino && eino && ino != eino) || (unsigned)child >= SESSION_WD_BITS)
+		return -1;
+	session_wd_add(child);
+	if (session_wd_foreign(child))
+		return -1; /* no bitmap (out of memory): then it was never ours */
+	atomic_fetch_add_explicit(&st_watches_shared, 1, memory_order_relaxed);
+	return child;
+}
+
+static void shared_watch_put(const struct dcache_listing *t, const char *name, size_t len, int wd,
+			     uint64_t dev, uint64_t ino)
+{
+	if (ticket_current(t) && t->can_put)
+		(void)session_watch_put(t->wd, t->gen, name, len, wd, dev, ino);
+}
+
 void inval_fill_ops(struct dcache_ops *ops)
 {
 	ops->watch_dir = watch_dir;
 	ops->unwatch_dir = unwatch_dir;
 	ops->prepare = prepare;
 	ops->listing_ticket = listing_ticket;
+	ops->shared_watch = shared_watch;
+	ops->shared_watch_put = shared_watch_put;
 }
 
 void inval_drain(void)
@@ -1701,5 +1740,6 @@ void inval_stats_get(struct inval_stats *out)
 	out->overflows = atomic_load(&st_overflows);
 	out->mount_changes = atomic_load(&st_mount_changes);
 	out->listings_shared = atomic_load(&st_listings_shared);
+	out->watches_shared = atomic_load(&st_watches_shared);
 	out->listings_refused = session_listing_refused();
 }

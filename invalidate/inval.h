@@ -150,6 +150,7 @@ struct inval_stats {
 	unsigned long overflows;
 	unsigned long mount_changes; /* mount table changes seen (each emptied the cache) */
 	unsigned long listings_shared;  /* listings read from the session's shared listings */
+	unsigned long watches_shared;   /* directory watches taken from them (no inotify_add_watch) */
 	unsigned long listings_refused; /* session-wide: listings the full arena refused */
 };
 void inval_stats_get(struct inval_stats *out);

@@ -231,6 +231,11 @@ int session_listing_ticket(int wd, uint64_t *gen)
 	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
 	*gen = dcache_arena_gen(arena, wd);
 	s2 = __atomic_load_n(&ring->state, __ATOMIC_SEQ_CST);
+	/* A mount change counted (ring.h, mounts) whose bump of every
+	 * generation is not done yet: nothing may be used (the generations
+	 * still vouch for what the mount covered). */
+	if (dcache_arena_mounts_done(arena) != __atomic_load_n(&ring->mounts, __ATOMIC_ACQUIRE))
+		return -1;
 	return !(s1 & 1) && s1 == s2 && __atomic_load_n(&read_pos, __ATOMIC_ACQUIRE) == tail;
 }
 
@@ -242,6 +247,18 @@ long session_listing_get(int wd, char *buf, size_t cap, size_t *count)
 int session_listing_put(int wd, uint64_t gen, const char *ents, size_t len, size_t count)
 {
 	return arena ? dcache_arena_put(arena, wd, gen, ents, len, count) : -ENOENT;
+}
+
+int session_watch_get(int wd, const char *name, size_t len, int *child, uint64_t *dev,
+		      uint64_t *ino)
+{
+	return arena ? dcache_arena_get_watch(arena, wd, name, len, child, dev, ino) : -ENOENT;
+}
+
+int session_watch_put(int wd, uint64_t gen, const char *name, size_t len, int child,
+		      uint64_t dev, uint64_t ino)
+{
+	return arena ? dcache_arena_put_watch(arena, wd, gen, name, len, child, dev, ino) : -ENOENT;
 }
 
 uint64_t session_listing_refused(void)

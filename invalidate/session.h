@@ -69,5 +69,11 @@ int session_listing_ticket(int wd, uint64_t *gen);
 long session_listing_get(int wd, char *buf, size_t cap, size_t *count);
 int session_listing_put(int wd, uint64_t gen, const char *ents, size_t len, size_t count);
 uint64_t session_listing_refused(void);
+/* The same for the watches of directory entries (dcache_arena_get_watch,
+ * dcache_arena_put_watch). */
+int session_watch_get(int wd, const char *name, size_t len, int *child, uint64_t *dev,
+		      uint64_t *ino);
+int session_watch_put(int wd, uint64_t gen, const char *name, size_t len, int child,
+		      uint64_t dev, uint64_t ino);
 
 #endif /* RCUWALK_SESSION_H */

@@ -498,13 +498,15 @@ static int watcher_loop(struct watcher *w)
 		if (mp >= 0 && (p[mp].revents & (POLLPRI | POLLERR))) {
 			/* The mount table changed (the kernel's poll event is
 			 * one-shot per change): say so, and wake the sleepers. */
-			__atomic_fetch_add(&w->ring->mounts, 1, __ATOMIC_SEQ_CST);
-			/* Then every shared listing (dcache_arena.c): a mount
-			 * changes what a path lists with no inotify event.  After
-			 * the count: a process that may publish has seen it
-			 * (inval.c, listing_ticket). */
+			uint32_t m = __atomic_add_fetch(&w->ring->mounts, 1, __ATOMIC_SEQ_CST);
+
+			/* Then every shared entry (dcache_arena.c): a mount
+			 * changes what a path lists or leads to with no inotify
+			 * event.  After the count: a process that may publish has
+			 * seen it; and a process that saw the count uses no entry
+			 * until the bump is done (inval.c, listing_ticket). */
 			if (w->arena)
-				dcache_arena_invalidate(w->arena, -1);
+				dcache_arena_mounts_changed(w->arena, m);
 			syscall(SYS_futex, &w->ring->state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 		}
 		if (mp >= 0 && (p[mp].revents & POLLNVAL))

@@ -771,6 +771,8 @@ static int helper_shared(const char *base)
 			snprintf(q, sizeof(q), "%s/old", base);
 			syscall(SYS_renameat, AT_FDCWD, d, AT_FDCWD, q);
 			raw_mkdir(d);
+			snprintf(p, sizeof(p), "%s/s", d);
+			raw_mkdir(p); /* a new d/s: the old one's watch must not be taken */
 			snprintf(p, sizeof(p), "%s/z", d);
 			if (raw_write_file(p, 1, 0) != 0)
 				FAIL("shared: create z");
@@ -784,6 +786,7 @@ static int helper_shared_child(const char *base)
 {
 	static const char *const dirs[] = { "d", "old" };
 	char p[PLEN];
+	pid_t pid;
 
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t k = 0; k < sizeof(dirs) / sizeof(dirs[0]); k++)
@@ -792,6 +795,20 @@ static int helper_shared_child(const char *base)
 				if (check_exact(p, "shared child", pass))
 					return 1;
 			}
+	/* A change below d/s, whose watch may be the shared one: made by a
+	 * child with raw syscalls, seen after wait() (clause 2: the records
+	 * of an adopted watch are ours). */
+	snprintf(p, sizeof(p), "%s/d/s/by-%d", base, (int)getpid());
+	if (check_exact(p, "shared child, before its child", 0))
+		return 1;
+	pid = fork();
+	if (pid == 0)
+		_exit(raw_write_file(p, 1, 0) == 0 ? 0 : 1);
+	if (reap(pid) != 0)
+		FAIL("shared child: its child failed");
+	if (check_exact(p, "shared child, after its child's create", 0))
+		return 1;
+	syscall(SYS_unlinkat, AT_FDCWD, p, 0);
 	if (n_init)
 		FAIL("shared child: not in the session");
 	return 0;
@@ -1170,16 +1187,17 @@ static void test_session_foreign_directory_records_reach_nothing(void **state)
 	assert_int_equal(write_, look);
 }
 
-/* Children of a session take a directory's listing from the shared ones
- * (at least one of ten; they are offered only by a process that has applied
- * every record), and each answer equals the kernel's after every change made
- * behind the shim between two children: a create, a removal, a rename in
- * the directory, a create in a subdirectory, the directory renamed away and
- * replaced. */
+/* Children of a session take a directory's listing and a subdirectory's
+ * watch from the shared entries (at least one of ten each; they are offered
+ * only by a process that has applied every record), and each answer equals
+ * the kernel's after every change made behind the shim between two
+ * children: a create, a removal, a rename in the directory, a create in a
+ * subdirectory, the directory renamed away and replaced; and after a
+ * grandchild's create below a shared watch (seen after wait()). */
 static void test_session_shared_listings_exact_across_processes(void **state)
 {
 	char d[PLEN], stats[PLEN];
-	long long shared;
+	long long shared, watches;
 	int st;
 
 	(void)state;
@@ -1191,8 +1209,10 @@ static void test_session_shared_listings_exact_across_processes(void **state)
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	shared = stats_field(stats, "listings_shared");
-	print_message("listings taken from the shared ones: %lld\n", shared);
+	watches = stats_field(stats, "watches_shared");
+	print_message("listings taken from the shared ones: %lld, watches: %lld\n", shared, watches);
 	assert_true(shared >= 1);
+	assert_true(watches >= 1);
 }
 
 static void test_session_other_euid_does_not_attach(void **state)

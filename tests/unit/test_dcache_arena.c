@@ -106,6 +106,51 @@ static void test_dcache_arena_listing_gone_once_its_watch_changes(void **state)
 	munmap(a, DCACHE_ARENA_SIZE);
 }
 
+static void test_dcache_arena_watch_of_a_name_valid_until_its_directory_changes(void **state)
+{
+	void *a = map_arena(DCACHE_ARENA_SIZE);
+	char in[64], out[64];
+	size_t len = make_listing(in, sizeof(in), "n", 2), count;
+	uint64_t dev, ino;
+	int child;
+
+	(void)state;
+	assert_int_equal(dcache_arena_get_watch(a, 5, "sub", 3, &child, &dev, &ino), -ENOENT);
+	assert_int_equal(dcache_arena_put_watch(a, 5, dcache_arena_gen(a, 5), "sub", 3, 42, 7, 99), 0);
+	assert_int_equal(dcache_arena_get_watch(a, 5, "sub", 3, &child, &dev, &ino), 0);
+	assert_int_equal(child, 42);
+	assert_int_equal(dev, 7);
+	assert_int_equal(ino, 99);
+	/* Another name, another directory, a prefix: none. */
+	assert_int_equal(dcache_arena_get_watch(a, 5, "su", 2, &child, &dev, &ino), -ENOENT);
+	assert_int_equal(dcache_arena_get_watch(a, 5, "subx", 4, &child, &dev, &ino), -ENOENT);
+	assert_int_equal(dcache_arena_get_watch(a, 6, "sub", 3, &child, &dev, &ino), -ENOENT);
+	/* The kinds never answer for each other. */
+	assert_int_equal(dcache_arena_get(a, 5, out, sizeof(out), &count), -ENOENT);
+	assert_int_equal(dcache_arena_put(a, 8, dcache_arena_gen(a, 8), in, len, 2), 0);
+	assert_int_equal(dcache_arena_get_watch(a, 8, "n0", 2, &child, &dev, &ino), -ENOENT);
+	/* Names that no directory entry has are refused. */
+	assert_int_equal(dcache_arena_put_watch(a, 5, dcache_arena_gen(a, 5), "a/b", 3, 1, 1, 1),
+			 -EINVAL);
+	assert_int_equal(dcache_arena_put_watch(a, 5, dcache_arena_gen(a, 5), "", 0, 1, 1, 1), -EINVAL);
+	assert_int_equal(dcache_arena_put_watch(a, 5, dcache_arena_gen(a, 5), "x", 1, -1, 1, 1),
+			 -EINVAL);
+	/* An event on the parent (a rename, a removal): gone; learned before
+	 * it, offered after it: refused. */
+	dcache_arena_invalidate(a, 5);
+	assert_int_equal(dcache_arena_get_watch(a, 5, "sub", 3, &child, &dev, &ino), -ENOENT);
+	assert_int_equal(dcache_arena_put_watch(a, 5, dcache_arena_gen(a, 5) - 1, "sub", 3, 42, 7, 99),
+			 -ESTALE);
+	/* A mount change: every entry, and the count it is done for. */
+	assert_int_equal(dcache_arena_put_watch(a, 5, dcache_arena_gen(a, 5), "sub", 3, 43, 7, 98), 0);
+	assert_int_equal(dcache_arena_get_watch(a, 5, "sub", 3, &child, &dev, &ino), 0);
+	assert_int_equal(child, 43);
+	dcache_arena_mounts_changed(a, 3);
+	assert_int_equal(dcache_arena_mounts_done(a), 3);
+	assert_int_equal(dcache_arena_get_watch(a, 5, "sub", 3, &child, &dev, &ino), -ENOENT);
+	munmap(a, DCACHE_ARENA_SIZE);
+}
+
 static void test_dcache_arena_full_refuses_and_keeps_what_it_has(void **state)
 {
 	void *a = map_arena(SMALL);
@@ -134,9 +179,9 @@ static void test_dcache_arena_full_refuses_and_keeps_what_it_has(void **state)
 
 /* The arena's layout, as dcache_arena.c has it, to corrupt it on purpose. */
 struct ent_hdr {
-	uint32_t next;
-	int32_t wd;
-	uint64_t gen;
+	uint32_t next, kind;
+	int32_t wd, child;
+	uint64_t gen, dev, ino;
 	uint32_t count, len;
 };
 
@@ -383,6 +428,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dcache_arena_listing_put_is_read_back_whole),
 		cmocka_unit_test(test_dcache_arena_listing_gone_once_its_watch_changes),
+		cmocka_unit_test(test_dcache_arena_watch_of_a_name_valid_until_its_directory_changes),
 		cmocka_unit_test(test_dcache_arena_full_refuses_and_keeps_what_it_has),
 		cmocka_unit_test(test_dcache_arena_corrupt_entries_answer_nothing_and_never_fault),
 		cmocka_unit_test(test_dcache_arena_concurrent_readers_see_only_current_listings),
