@@ -311,6 +311,13 @@ static int session_wd_foreign(int wd)
 		 (1UL << (wd % (8 * sizeof(long)))));
 }
 
+/* Whether a session record about `wd` may concern something of ours (the
+ * complement of session_wd_foreign; wd -1: everything). */
+static int session_wd_ours(int wd)
+{
+	return wd < 0 || !session_wd_foreign(wd);
+}
+
 /* Apply one event to the cache.  Called with read_mutex held. */
 static void apply_event(const struct inotify_event *ev)
 {
@@ -1149,7 +1156,7 @@ static int listing_ticket(int wd, struct dcache_listing *t)
 	if (!atomic_load(&session_active) || fd < 0 || atomic_load(&listing_off) ||
 	    session_wd_foreign(wd) || !listing_caught_up(fd, gen))
 		return 0;
-	r = session_listing_ticket(wd, &t->gen);
+	r = session_listing_ticket(wd, &t->gen, session_wd_ours);
 	if (r < 0 || atomic_load(&inst_gen) != gen || !atomic_load(&session_active))
 		return 0;
 	/* A mount the watcher has announced but we have not applied: our

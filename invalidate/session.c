@@ -214,19 +214,40 @@ int session_attach(void)
 	return fd;
 }
 
-int session_listing_ticket(int wd, uint64_t *gen)
+/* Whether every record in [from, tail) is about a watch `ours` says is
+ * not ours (at most 256 of them; a record overwritten meanwhile: no). */
+static int unapplied_foreign(uint64_t from, uint64_t tail, int (*ours)(int wd))
+{
+	if (tail - from > 256)
+		return 0;
+	for (uint64_t i = from; i < tail; i++) {
+		int32_t wd = __atomic_load_n(&ring->recs[i % RING_RECORDS].wd, __ATOMIC_RELAXED);
+		uint32_t mask = __atomic_load_n(&ring->recs[i % RING_RECORDS].mask, __ATOMIC_RELAXED);
+
+		RING_FENCE(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) - i >= RING_RECORDS)
+			return 0; /* overwritten: we cannot tell */
+		if ((mask & IN_Q_OVERFLOW) || ours(wd))
+			return 0;
+	}
+	return 1;
+}
+
+int session_listing_ticket(int wd, uint64_t *gen, int (*ours)(int wd))
 {
 	uint32_t s1, s2;
-	uint64_t tail;
+	uint64_t tail, pos;
 
 	if (!arena)
 		return -1;
 	/* No read cycle between s1 and s2 (both even and equal): every bump in
 	 * *gen was made by a cycle that ended before s1, so its record is
 	 * below tail (the watcher bumps, publishes the records, then moves
-	 * state).  If we have applied up to tail, the records that could have
-	 * changed what the caller's directory is (a rename, a removal) have
-	 * reached our cache, where the caller found the directory alive. */
+	 * state).  If we have applied up to tail (but records about watches we
+	 * never added: they concern no directory on the way to one we cache),
+	 * the records that could have changed what the caller's directory is
+	 * (a rename, a removal of it or of an ancestor) have reached our cache,
+	 * where the caller found the directory alive. */
 	s1 = __atomic_load_n(&ring->state, __ATOMIC_SEQ_CST);
 	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
 	*gen = dcache_arena_gen(arena, wd);
@@ -236,7 +257,12 @@ int session_listing_ticket(int wd, uint64_t *gen)
 	 * still vouch for what the mount covered). */
 	if (dcache_arena_mounts_done(arena) != __atomic_load_n(&ring->mounts, __ATOMIC_ACQUIRE))
 		return -1;
-	return !(s1 & 1) && s1 == s2 && __atomic_load_n(&read_pos, __ATOMIC_ACQUIRE) == tail;
+	if ((s1 & 1) || s1 != s2)
+		return 0;
+	/* Records we have not applied yet: only about other processes'
+	 * directories (not an ancestor of anything we cache), or none. */
+	pos = __atomic_load_n(&read_pos, __ATOMIC_ACQUIRE);
+	return pos == tail || unapplied_foreign(pos, tail, ours);
 }
 
 long session_listing_get(int wd, char *buf, size_t cap, size_t *count)

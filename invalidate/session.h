@@ -61,11 +61,12 @@ void session_apply_locked(void (*apply)(const struct inotify_event *ev));
 /* Shared listings (cache/dcache_arena.c), for inval.c's listing ops.
  * session_listing_ticket: watch `wd`'s generation into *gen; returns 1 if
  * a listing read from now on may be published with it (no read cycle in
- * progress, and this process has applied every published record), 0 if
- * not, -1 without shared listings.  Under the dcache writer mutex, the
+ * progress, and this process has applied every published record but those
+ * about watches `ours` says it never added), 0 if not, -1 without shared
+ * listings.  Under the dcache writer mutex, the
  * caller having found the directory alive under it.  The others: any
  * thread; as dcache_arena_get/_put. */
-int session_listing_ticket(int wd, uint64_t *gen);
+int session_listing_ticket(int wd, uint64_t *gen, int (*ours)(int wd));
 long session_listing_get(int wd, char *buf, size_t cap, size_t *count);
 int session_listing_put(int wd, uint64_t gen, const char *ents, size_t len, size_t count);
 uint64_t session_listing_refused(void);
