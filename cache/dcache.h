@@ -147,6 +147,12 @@ struct dcache_ops {
 	 * call: offer the entry's watch to the session. */
 	void (*shared_watch_put)(const struct dcache_listing *t, const char *name, size_t len,
 				 int wd, uint64_t dev, uint64_t ino);
+	/* May be NULL.  With a ticket listing_ticket() gave for a directory's
+	 * own watch (before the kernel is asked): its attributes as the
+	 * session knows them (0 with *st, else -1: ask the kernel), and the
+	 * kernel's answer offered back.  No lock needed. */
+	int (*shared_attr_get)(const struct dcache_listing *t, struct stat *st);
+	void (*shared_attr_put)(const struct dcache_listing *t, const struct stat *st);
 	/* May be NULL.  Called once per process (again in a fork child) on
 	 * first use, before the cache starts any thread of its own (liburcu's
 	 * call_rcu and hash-resize workers), under the init lock, never under
@@ -373,6 +379,12 @@ int dcache_arena_put_watch(void *mem, int wd, uint64_t gen, const char *name, si
  * with *child, *dev, *ino; -ENOENT if not (or a corrupt arena).  Any thread. */
 int dcache_arena_get_watch(const void *mem, int wd, const char *name, size_t len, int *child,
 			   uint64_t *dev, uint64_t *ino);
+/* Publish the lstat answer `st` of the directory watched as `wd`, asked
+ * after wd's generation was `gen`: as dcache_arena_put.  Any thread. */
+int dcache_arena_put_attr(void *mem, int wd, uint64_t gen, const struct stat *st);
+/* The attributes of the directory watched as `wd`, if a valid answer is
+ * known: 0 with *st, or -ENOENT (none, or a corrupt arena).  Any thread. */
+int dcache_arena_get_attr(const void *mem, int wd, struct stat *st);
 /* How many puts the arena refused for want of space.  Any thread. */
 uint64_t dcache_arena_refused(const void *mem);
 

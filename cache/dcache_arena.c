@@ -37,7 +37,11 @@
  *                        call inotify_add_watch (the binding of a name
  *                        changes only with an event on wd: a rename, a
  *                        removal; and every mount change bumps every
- *                        generation).
+ *                        generation);
+ *           ENT_ATTR     { len, the lstat answer }: the attributes of the
+ *                        directory watched as wd (they change only with an
+ *                        event on its own watch: an entry made or removed
+ *                        in it, its attributes; or a mount).
  *
  * Invariants
  * ==========
@@ -69,6 +73,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dcache.h"
 
@@ -89,7 +94,7 @@ struct arena_hdr {
 	uint32_t heads[ARENA_BUCKETS];
 };
 
-enum { ENT_LISTING = 1, ENT_WATCH = 2 };
+enum { ENT_LISTING = 1, ENT_WATCH = 2, ENT_ATTR = 3 };
 
 struct arena_ent {
 	uint32_t next;   /* the next older entry of the bucket (8-byte units), 0: none */
@@ -354,6 +359,70 @@ int dcache_arena_get_watch(const void *mem, int wd, const char *name, size_t len
 				*ino = h.ino;
 				return 0;
 			}
+		}
+		cur = h.next;
+	}
+	return -ENOENT;
+}
+
+/* ENT_ATTR entries: their own chains (a listing's and a directory's
+ * attributes have the same key). */
+static uint32_t bucket_of_attr(int wd)
+{
+	return bucket_of(wd ^ 0x5bd1e995);
+}
+
+int dcache_arena_put_attr(void *mem, int wd, uint64_t gen, const struct stat *st)
+{
+	struct arena_hdr *a = mem;
+	struct arena_ent *e;
+
+	if (wd < 0 || !S_ISDIR(st->st_mode))
+		return -EINVAL;
+	if (dcache_arena_gen(mem, wd) != gen)
+		return -ESTALE;
+	e = arena_alloc(a, sizeof(*st));
+	if (!e)
+		return -ENOSPC;
+	e->kind = ENT_ATTR;
+	e->wd = wd;
+	e->child = -1;
+	e->gen = gen;
+	e->dev = (uint64_t)st->st_dev;
+	e->ino = (uint64_t)st->st_ino;
+	e->count = 1;
+	e->len = (uint32_t)sizeof(*st);
+	memcpy(e->names, st, sizeof(*st));
+	arena_publish(a, &a->heads[bucket_of_attr(wd)], e);
+	return 0;
+}
+
+int dcache_arena_get_attr(const void *mem, int wd, struct stat *st)
+{
+	const struct arena_hdr *a = mem;
+	uint64_t size = a->size, gen;
+	uint32_t cur;
+
+	if (wd < 0)
+		return -ENOENT;
+	gen = dcache_arena_gen(mem, wd);
+	cur = __atomic_load_n(&a->heads[bucket_of_attr(wd)], __ATOMIC_ACQUIRE);
+	for (int steps = 0; cur && steps < ARENA_CHAIN_MAX; steps++) {
+		uint64_t off = (uint64_t)cur * 8;
+		struct arena_ent h;
+		const struct arena_ent *e;
+
+		if (off < ARENA_DATA || off > size || size - off < sizeof(h))
+			return -ENOENT; /* A4 */
+		e = (const struct arena_ent *)((const char *)mem + off);
+		memcpy(&h, e, sizeof(h));
+		if (h.kind == ENT_ATTR && h.wd == wd && h.gen == gen && h.len == sizeof(*st) &&
+		    size - off - sizeof(h) >= h.len) {
+			memcpy(st, e->names, sizeof(*st));
+			if (!S_ISDIR(st->st_mode) || (uint64_t)st->st_dev != h.dev ||
+			    (uint64_t)st->st_ino != h.ino || dcache_arena_gen(mem, wd) != gen)
+				return -ENOENT; /* A4, A5 */
+			return 0;
 		}
 		cur = h.next;
 	}

@@ -620,8 +620,10 @@ int dc_populate_rcu(struct miss *m)
 	}
 	case MISS_ATTR: {
 		struct dentry *d = m->d;
+		struct dcache_listing ticket;
 		unsigned int seq, pgen, dgen;
 		unsigned long agen;
+		bool shared = false;
 
 		/* A file's attributes change with events on its parent's watch; a
 		 * directory's also with events on its own (an entry created in it
@@ -636,9 +638,21 @@ int dc_populate_rcu(struct miss *m)
 		pgen = d_dir_gen(d->parent);
 		dgen = d_attr_gen(d);
 		agen = dc_attr_gen_for(d->type);
+		/* A directory's attributes may come from the session's shared
+		 * ones (dcache_arena.c, ENT_ATTR), valid while its own watch saw
+		 * no event; not on TTL filesystems. */
+		if (d->type == D_DIR && !(d->flags & D_TTL) && dc_ops->listing_ticket &&
+		    dc_ops->shared_attr_get)
+			shared = dc_ops->listing_ticket(d_wd(d), &ticket) == 1;
 		pthread_mutex_unlock(&dcache_mutex);
-		if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type)
+		if (shared && dc_ops->shared_attr_get(&ticket, &st) == 0 &&
+		    st.st_dev == (dev_t)LOAD_RELAXED(d->dev) && (!d->ino || st.st_ino == d->ino)) {
+			/* the session's answer, as fresh as the watcher's last cycle */
+		} else if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type) {
 			return DCACHE_PASS; /* changed under us: an event is on its way */
+		} else if (shared && dc_ops->shared_attr_put) {
+			dc_ops->shared_attr_put(&ticket, &st);
+		}
 		if (attrs_racy(&st) && !(d->type != D_DIR && st.st_nlink > 1)) {
 			/* The kernel's answer for the object the walk resolved: give
 			 * it to this caller, keep nothing. */

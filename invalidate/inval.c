@@ -1224,6 +1224,25 @@ static void shared_watch_put(const struct dcache_listing *t, const char *name, s
 		(void)session_watch_put(t->wd, t->gen, name, len, wd, dev, ino);
 }
 
+static int shared_attr_get(const struct dcache_listing *t, struct stat *st)
+{
+	if (!ticket_current(t) || session_attr_get(t->wd, st) != 0 || !ticket_current(t))
+		return -1;
+	return 0;
+}
+
+static void shared_attr_put(const struct dcache_listing *t, const struct stat *st)
+{
+	if (ticket_current(t) && t->can_put)
+		(void)session_attr_put(t->wd, t->gen, st);
+}
+
+void inval_shared_forget(void)
+{
+	if (atomic_load(&session_active))
+		session_shared_forget();
+}
+
 void inval_fill_ops(struct dcache_ops *ops)
 {
 	ops->watch_dir = watch_dir;
@@ -1232,6 +1251,8 @@ void inval_fill_ops(struct dcache_ops *ops)
 	ops->listing_ticket = listing_ticket;
 	ops->shared_watch = shared_watch;
 	ops->shared_watch_put = shared_watch_put;
+	ops->shared_attr_get = shared_attr_get;
+	ops->shared_attr_put = shared_attr_put;
 }
 
 void inval_drain(void)

@@ -164,6 +164,10 @@ void inval_stats_get(struct inval_stats *out);
  * context included; no lock, no syscall. */
 long inval_listing_get(const struct dcache_listing *t, char *buf, size_t cap, size_t *count);
 void inval_listing_put(const struct dcache_listing *t, const char *ents, size_t len, size_t count);
+/* A change no inotify event reports (an inode-flag ioctl through the shim):
+ * the session's shared entries are void from now on, for every process.
+ * Any thread; no lock, no syscall. */
+void inval_shared_forget(void);
 
 #ifdef __cplusplus
 }

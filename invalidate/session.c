@@ -287,6 +287,22 @@ int session_watch_put(int wd, uint64_t gen, const char *name, size_t len, int ch
 	return arena ? dcache_arena_put_watch(arena, wd, gen, name, len, child, dev, ino) : -ENOENT;
 }
 
+int session_attr_get(int wd, struct stat *st)
+{
+	return arena ? dcache_arena_get_attr(arena, wd, st) : -ENOENT;
+}
+
+int session_attr_put(int wd, uint64_t gen, const struct stat *st)
+{
+	return arena ? dcache_arena_put_attr(arena, wd, gen, st) : -ENOENT;
+}
+
+void session_shared_forget(void)
+{
+	if (arena)
+		dcache_arena_invalidate(arena, -1);
+}
+
 uint64_t session_listing_refused(void)
 {
 	return arena ? dcache_arena_refused(arena) : 0;

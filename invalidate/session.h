@@ -76,5 +76,12 @@ int session_watch_get(int wd, const char *name, size_t len, int *child, uint64_t
 		      uint64_t *ino);
 int session_watch_put(int wd, uint64_t gen, const char *name, size_t len, int child,
 		      uint64_t dev, uint64_t ino);
+/* And for directories' attributes (dcache_arena_get_attr, _put_attr). */
+struct stat;
+int session_attr_get(int wd, struct stat *st);
+int session_attr_put(int wd, uint64_t gen, const struct stat *st);
+/* Every shared entry is void from now on (dcache_arena_invalidate(-1)): a
+ * change no event reports (an inode-flag ioctl).  Any thread. */
+void session_shared_forget(void);
 
 #endif /* RCUWALK_SESSION_H */

@@ -1243,6 +1243,7 @@ static void forget_fd_inode(int fd)
 	int saved = errno;
 
 	note_change();
+	inval_shared_forget(); /* other processes' shared answers, a directory's included */
 	if (cache_usable() && syscall(SYS_fstat, fd, &st) == 0) {
 		in_shim++;
 		dcache_forget_inode(st.st_dev, st.st_ino);

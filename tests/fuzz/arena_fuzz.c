@@ -8,7 +8,8 @@
  * listing or a well-formed one of the count it says.
  *
  * Input: a sequence of records, each
- *   byte 0   what: 0-3 publish a listing, 4-5 bump a generation,
+ *   byte 0   what: 0-2 publish a listing, 3 a watch entry or a
+ *            directory's attributes (two bytes follow), 4-5 bump a generation,
  *            6-7 overwrite arena bytes
  *   byte 1   a watch number (0-255)
  *   then     for a publish: a length byte and that many bytes of names
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dcache.h"
 
@@ -68,7 +70,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int wd = data[i + 1];
 
 		i += 2;
-		if (what < 4 && i < size) {
+		if (what == 3 && i + 1 < size) {
+			/* a watch entry for a name of the listing's form, or a
+			 * directory's attributes */
+			struct stat st = { .st_mode = S_IFDIR | 0755, .st_ino = data[i] };
+
+			if (data[i] & 1)
+				(void)dcache_arena_put_watch(a, wd, dcache_arena_gen(a, wd), "x0", 2,
+							     data[i + 1], 1, 2);
+			else
+				(void)dcache_arena_put_attr(a, wd, dcache_arena_gen(a, wd), &st);
+			i += 2;
+		} else if (what < 3 && i < size) {
 			size_t len = data[i++];
 
 			if (len > size - i)
@@ -97,10 +110,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int w = 0; w < 256; w++) {
 			size_t count = 0;
 			long n = dcache_arena_get(a, w, buf, sizeof(buf), &count);
+			struct stat st;
+			uint64_t dev, ino;
+			int child;
 
 			if (n >= 0)
 				check_listing(buf, n, count);
 			else if (n != -ENOENT && n != -E2BIG)
+				abort();
+			if (dcache_arena_get_attr(a, w, &st) == 0 && !S_ISDIR(st.st_mode))
+				abort(); /* only a directory's attributes are answered */
+			if (dcache_arena_get_watch(a, w, "x0", 2, &child, &dev, &ino) == 0 && child < 0)
 				abort();
 		}
 	}

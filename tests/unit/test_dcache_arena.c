@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
@@ -148,6 +149,31 @@ static void test_dcache_arena_watch_of_a_name_valid_until_its_directory_changes(
 	dcache_arena_mounts_changed(a, 3);
 	assert_int_equal(dcache_arena_mounts_done(a), 3);
 	assert_int_equal(dcache_arena_get_watch(a, 5, "sub", 3, &child, &dev, &ino), -ENOENT);
+	munmap(a, DCACHE_ARENA_SIZE);
+}
+
+static void test_dcache_arena_directory_attributes_valid_until_its_watch_changes(void **state)
+{
+	void *a = map_arena(DCACHE_ARENA_SIZE);
+	struct stat in, out;
+	char names[64];
+	size_t count;
+
+	(void)state;
+	assert_int_equal(stat("/", &in), 0);
+	assert_int_equal(dcache_arena_get_attr(a, 9, &out), -ENOENT);
+	assert_int_equal(dcache_arena_put_attr(a, 9, dcache_arena_gen(a, 9), &in), 0);
+	assert_int_equal(dcache_arena_get_attr(a, 9, &out), 0);
+	assert_memory_equal(&in, &out, sizeof(in));
+	/* Not a listing, not another watch's. */
+	assert_int_equal(dcache_arena_get(a, 9, names, sizeof(names), &count), -ENOENT);
+	assert_int_equal(dcache_arena_get_attr(a, 10, &out), -ENOENT);
+	/* Only directories. */
+	in.st_mode = S_IFREG | 0644;
+	assert_int_equal(dcache_arena_put_attr(a, 11, dcache_arena_gen(a, 11), &in), -EINVAL);
+	/* An event on its own watch: gone. */
+	dcache_arena_invalidate(a, 9);
+	assert_int_equal(dcache_arena_get_attr(a, 9, &out), -ENOENT);
 	munmap(a, DCACHE_ARENA_SIZE);
 }
 
@@ -429,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_dcache_arena_listing_put_is_read_back_whole),
 		cmocka_unit_test(test_dcache_arena_listing_gone_once_its_watch_changes),
 		cmocka_unit_test(test_dcache_arena_watch_of_a_name_valid_until_its_directory_changes),
+		cmocka_unit_test(test_dcache_arena_directory_attributes_valid_until_its_watch_changes),
 		cmocka_unit_test(test_dcache_arena_full_refuses_and_keeps_what_it_has),
 		cmocka_unit_test(test_dcache_arena_corrupt_entries_answer_nothing_and_never_fault),
 		cmocka_unit_test(test_dcache_arena_concurrent_readers_see_only_current_listings),
