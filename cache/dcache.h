@@ -152,6 +152,15 @@ struct dcache_ops {
 	 * session knows them (0 with *st, else -1: ask the kernel), and the
 	 * kernel's answer offered back.  No lock needed. */
 	int (*shared_attr_get)(const struct dcache_listing *t, struct stat *st);
+	/* May be NULL.  The same for what entry `name` of the ticket's
+	 * directory is (dcache_arena_get_name: DT_UNKNOWN for absent, DT_DIR,
+	 * DT_REG, DT_LNK with its target), and the kernel's answer offered. */
+	int (*shared_name_get)(const struct dcache_listing *t, const char *name, size_t len,
+			       unsigned int *type, uint64_t *dev, uint64_t *ino, char *target,
+			       size_t tcap, size_t *tlen);
+	void (*shared_name_put)(const struct dcache_listing *t, const char *name, size_t len,
+				unsigned int type, uint64_t dev, uint64_t ino, const char *target,
+				size_t tlen);
 	void (*shared_attr_put)(const struct dcache_listing *t, const struct stat *st);
 	/* May be NULL.  Called once per process (again in a fork child) on
 	 * first use, before the cache starts any thread of its own (liburcu's
@@ -379,6 +388,17 @@ int dcache_arena_put_watch(void *mem, int wd, uint64_t gen, const char *name, si
  * with *child, *dev, *ino; -ENOENT if not (or a corrupt arena).  Any thread. */
 int dcache_arena_get_watch(const void *mem, int wd, const char *name, size_t len, int *child,
 			   uint64_t *dev, uint64_t *ino);
+/* Publish what entry `name` (len bytes) of directory `wd` is: `type`
+ * DT_UNKNOWN (absent), DT_DIR, DT_REG or DT_LNK (then its target, tlen
+ * bytes), on (dev, ino), asked after wd's generation was `gen`: as
+ * dcache_arena_put.  Any thread. */
+int dcache_arena_put_name(void *mem, int wd, uint64_t gen, const char *name, size_t len,
+			  unsigned int type, uint64_t dev, uint64_t ino, const char *target, size_t tlen);
+/* What entry `name` of directory `wd` is, if a valid answer is known: 0 with
+ * *type, *dev, *ino and a symlink's target in target[0..*tlen) (tcap bytes
+ * of room); -ENOENT if not (none, or a corrupt arena).  Any thread. */
+int dcache_arena_get_name(const void *mem, int wd, const char *name, size_t len, unsigned int *type,
+			  uint64_t *dev, uint64_t *ino, char *target, size_t tcap, size_t *tlen);
 /* Publish the lstat answer `st` of the directory watched as `wd`, asked
  * after wd's generation was `gen`: as dcache_arena_put.  Any thread. */
 int dcache_arena_put_attr(void *mem, int wd, uint64_t gen, const struct stat *st);

@@ -38,6 +38,11 @@
  *                        changes only with an event on wd: a rename, a
  *                        removal; and every mount change bumps every
  *                        generation);
+ *           ENT_NAME     { child = d_type, dev, ino, len, name, target }:
+ *                        what entry `name` of directory wd is: absent
+ *                        (DT_UNKNOWN), a directory, a regular file or a
+ *                        symlink and its target (all change only with an
+ *                        event on wd: a create, a removal, a rename);
  *           ENT_ATTR     { len, the lstat answer }: the attributes of the
  *                        directory watched as wd (they change only with an
  *                        event on its own watch: an entry made or removed
@@ -68,6 +73,7 @@
  *     generation, is the caller's duty (invalidate/, inval_listing_*).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -94,7 +100,7 @@ struct arena_hdr {
 	uint32_t heads[ARENA_BUCKETS];
 };
 
-enum { ENT_LISTING = 1, ENT_WATCH = 2, ENT_ATTR = 3 };
+enum { ENT_LISTING = 1, ENT_WATCH = 2, ENT_ATTR = 3, ENT_NAME = 4 };
 
 struct arena_ent {
 	uint32_t next;   /* the next older entry of the bucket (8-byte units), 0: none */
@@ -359,6 +365,89 @@ int dcache_arena_get_watch(const void *mem, int wd, const char *name, size_t len
 				*ino = h.ino;
 				return 0;
 			}
+		}
+		cur = h.next;
+	}
+	return -ENOENT;
+}
+
+int dcache_arena_put_name(void *mem, int wd, uint64_t gen, const char *name, size_t len,
+			  unsigned int type, uint64_t dev, uint64_t ino, const char *target, size_t tlen)
+{
+	struct arena_hdr *a = mem;
+	struct arena_ent *e;
+
+	if (wd < 0 || len == 0 || len > NAME_MAX || memchr(name, '/', len) || memchr(name, '\0', len) ||
+	    (type != DT_UNKNOWN && type != DT_DIR && type != DT_REG && type != DT_LNK) ||
+	    (type == DT_LNK) != (tlen > 0) || tlen >= PATH_MAX || (tlen && memchr(target, '\0', tlen)))
+		return -EINVAL;
+	if (dcache_arena_gen(mem, wd) != gen)
+		return -ESTALE;
+	e = arena_alloc(a, len + 1 + tlen);
+	if (!e)
+		return -ENOSPC;
+	e->kind = ENT_NAME;
+	e->wd = wd;
+	e->child = (int32_t)type;
+	e->gen = gen;
+	e->dev = dev;
+	e->ino = ino;
+	e->count = (uint32_t)len; /* the name's length; the target follows its NUL */
+	e->len = (uint32_t)(len + 1 + tlen);
+	memcpy(e->names, name, len);
+	e->names[len] = '\0';
+	if (tlen)
+		memcpy(e->names + len + 1, target, tlen);
+	arena_publish(a, &a->heads[bucket_of_name(wd, name, len)], e);
+	return 0;
+}
+
+int dcache_arena_get_name(const void *mem, int wd, const char *name, size_t len, unsigned int *type,
+			  uint64_t *dev, uint64_t *ino, char *target, size_t tcap, size_t *tlen)
+{
+	const struct arena_hdr *a = mem;
+	uint64_t size = a->size, gen;
+	uint32_t cur;
+
+	if (wd < 0 || len == 0 || len > NAME_MAX)
+		return -ENOENT;
+	gen = dcache_arena_gen(mem, wd);
+	cur = __atomic_load_n(&a->heads[bucket_of_name(wd, name, len)], __ATOMIC_ACQUIRE);
+	for (int steps = 0; cur && steps < ARENA_CHAIN_MAX; steps++) {
+		uint64_t off = (uint64_t)cur * 8;
+		struct arena_ent h;
+		const struct arena_ent *e;
+
+		if (off < ARENA_DATA || off > size || size - off < sizeof(h))
+			return -ENOENT; /* A4 */
+		e = (const struct arena_ent *)((const char *)mem + off);
+		memcpy(&h, e, sizeof(h));
+		if (h.kind == ENT_NAME && h.wd == wd && h.gen == gen && h.count == len &&
+		    h.len > len && h.len - len - 1 < PATH_MAX && size - off - sizeof(h) >= h.len) {
+			char nm[NAME_MAX + 1];
+			size_t tl = h.len - len - 1;
+
+			memcpy(nm, e->names, len + 1);
+			if (memcmp(nm, name, len) || nm[len] != '\0') {
+				cur = h.next;
+				continue;
+			}
+			if ((h.child != DT_UNKNOWN && h.child != DT_DIR && h.child != DT_REG &&
+			     h.child != DT_LNK) ||
+			    (h.child == DT_LNK) != (tl > 0) || tl > tcap)
+				return -ENOENT; /* A4 */
+			if (tl) {
+				memcpy(target, e->names + len + 1, tl);
+				if (memchr(target, '\0', tl))
+					return -ENOENT;
+			}
+			if (dcache_arena_gen(mem, wd) != gen)
+				return -ENOENT; /* A5 */
+			*type = (unsigned int)h.child;
+			*dev = h.dev;
+			*ino = h.ino;
+			*tlen = tl;
+			return 0;
 		}
 		cur = h.next;
 	}

@@ -444,7 +444,9 @@ int dc_populate_rcu(struct miss *m)
 		size_t dirlen;
 		uint64_t t0;
 		unsigned long agen;
-		bool complete = false, kept_attr = false;
+		bool complete = false, kept_attr = false, shared = false, from_shared = false;
+		bool use_shared;
+		struct dcache_listing ticket;
 
 		if ((size_t)n + 1 + m->len >= sizeof(path))
 			return DCACHE_PASS;
@@ -460,6 +462,16 @@ int dc_populate_rcu(struct miss *m)
 		}
 		gen = p->dir->dir_gen; /* watched: it has one */
 		agen = dc_attr_gen_for(D_REG); /* attributes are kept for files only */
+		/* What the name is may come from the session (dcache_arena.c,
+		 * ENT_NAME): its type, device and inode, a symlink's target; no
+		 * attributes.  Not on TTL filesystems. */
+		if (!(p->flags & D_TTL) && dc_ops->listing_ticket && dc_ops->shared_name_get)
+			shared = dc_ops->listing_ticket(d_wd(p), &ticket) == 1;
+		/* ... but only once the kernel has let us search p: this lstat
+		 * is also what proves that (dcache_walk.c, may_lookup), and a
+		 * shared answer would answer ENOENT where the kernel says
+		 * EACCES (difftest, seed 2, after seteuid(nobody)). */
+		use_shared = shared && (p->flags & D_SEARCHED);
 		pthread_mutex_unlock(&dcache_mutex);
 
 		dirlen = (size_t)n;
@@ -468,12 +480,33 @@ int dc_populate_rcu(struct miss *m)
 			path[n++] = '/';
 		memcpy(path + n, m->name, m->len);
 		path[n + (long)m->len] = '\0';
-		r = dc_ops->kernel_lstat(path, &st);
+		if (use_shared) {
+			unsigned int stype;
+			uint64_t sdev, sino;
+			size_t stl;
+
+			/* Only names on p's own filesystem are shared (no mount
+			 * point: its verdict is fs_cacheable()'s). */
+			if (dc_ops->shared_name_get(&ticket, m->name, m->len, &stype, &sdev, &sino, target,
+						    sizeof(target) - 1, &stl) == 0 &&
+			    (stype == DT_UNKNOWN || sdev == LOAD_RELAXED(p->dev))) {
+				from_shared = true;
+				memset(&st, 0, sizeof(st));
+				r = stype == DT_UNKNOWN ? -ENOENT : 0;
+				st.st_mode = stype == DT_DIR ? S_IFDIR : stype == DT_REG ? S_IFREG : S_IFLNK;
+				st.st_dev = (dev_t)sdev;
+				st.st_ino = (ino_t)sino;
+				st.st_nlink = 1; /* not known: D_LISTED below */
+				tlen = (long)stl;
+			}
+		}
+		if (!from_shared)
+			r = dc_ops->kernel_lstat(path, &st);
 		if (r == 0 && st.st_dev > UINT32_MAX)
 			return DCACHE_PASS; /* no 32-bit encoding: not cached (struct dentry) */
 		if (r == 0) {
 			type = type_of(st.st_mode);
-			if (type == D_LNK) {
+			if (type == D_LNK && !from_shared) {
 				tlen = dc_ops->kernel_readlink(path, target, sizeof(target));
 				if (tlen <= 0 || (size_t)tlen >= sizeof(target))
 					return DCACHE_PASS;
@@ -482,6 +515,8 @@ int dc_populate_rcu(struct miss *m)
 				flags |= D_NOATTR; /* other names change it without an event here */
 			if (type == D_OTHER)
 				flags |= D_NOATTR; /* a FIFO's times move with I/O that raises no event */
+			if (from_shared && type == D_REG)
+				flags |= D_LISTED; /* its st_nlink is not known yet */
 			if (st.st_dev != LOAD_RELAXED(p->dev)) {
 				int v = dc_ops->fs_cacheable(path, st.st_dev);
 
@@ -500,13 +535,25 @@ int dc_populate_rcu(struct miss *m)
 		} else {
 			return DCACHE_PASS; /* EACCES, ENOTDIR (p changed), EIO...: the kernel answers */
 		}
+		/* The kernel's answer offered to the session: absent, or a
+		 * directory, file or symlink on p's filesystem. */
+		if (shared && !from_shared && ticket.can_put && dc_ops->shared_name_put) {
+			if (type == D_NEG)
+				dc_ops->shared_name_put(&ticket, m->name, m->len, DT_UNKNOWN, 0, 0, NULL, 0);
+			else if ((type == D_DIR || type == D_REG || type == D_LNK) &&
+				 st.st_dev == (dev_t)LOAD_RELAXED(p->dev))
+				dc_ops->shared_name_put(&ticket, m->name, m->len,
+							type == D_DIR ? DT_DIR : type == D_REG ? DT_REG : DT_LNK,
+							st.st_dev, st.st_ino, type == D_LNK ? target : NULL,
+							type == D_LNK ? (size_t)tlen : 0);
+		}
 
 		pthread_mutex_lock(&dcache_mutex);
 		if ((p->flags & D_DEAD) || p->dir->dir_gen != gen) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS; /* an event raced with the kernel's answer */
 		}
-		if (!(p->flags & D_SEARCHED))
+		if (!(p->flags & D_SEARCHED) && !from_shared)
 			STORE_RELAXED(p->flags, p->flags | D_SEARCHED);
 		old = dc_d_lookup_rcu(dc_table, p, m->name, m->len);
 		if (old && old->type != D_UNK && !(old->flags & D_LISTED))
@@ -520,7 +567,9 @@ int dc_populate_rcu(struct miss *m)
 					d->ino = st.st_ino;
 				/* TTLs count from before the kernel was asked (t0). */
 				d->expires = t0 + (type == D_NEG ? dc_neg_ttl_ns : dc_ttl_ns);
-				if (type != D_DIR && type != D_NEG && !(flags & (D_NOATTR | D_NOCACHE)) &&
+				if (from_shared) {
+					/* no attributes: asked when wanted (MISS_ATTR) */
+				} else if (type != D_DIR && type != D_NEG && !(flags & (D_NOATTR | D_NOCACHE)) &&
 				    !attr_fits(d, &st)) {
 					/* Asking again would get the same answer. */
 					flags |= D_NOATTR;
@@ -563,6 +612,8 @@ int dc_populate_rcu(struct miss *m)
 		 * would (a symlink to follow, or an uncached mount point, walks). */
 		if (m->answer && !(flags & D_NOCACHE) && (type != D_LNK || !m->follow)) {
 			m->err = type == D_NEG ? ENOENT : m->want_dir && type != D_DIR ? ENOTDIR : 0;
+			if (from_shared && !m->err)
+				return 0; /* no attributes to answer with: walk again */
 			m->st = st;
 			m->pass_why = PASS_WHY_NONE;
 			if (!m->err && type != D_DIR && !kept_attr) {

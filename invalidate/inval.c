@@ -185,10 +185,12 @@ static atomic_ulong change_gen, drained_gen;
 static atomic_ulong st_watches, st_events, st_watch_failures, st_overflows;
 static atomic_ulong st_listings_shared; /* listings read from the session's arena */
 static atomic_ulong st_watches_shared;  /* watches taken from the session's arena */
+static atomic_ulong st_names_shared;    /* entries' types taken from it (no lstat) */
 /* Set when our own mountinfo poll saw a change (mounts_check_locked): the
  * watcher may not have counted it yet, so the shared generations may still
- * vouch for what it covered.  No shared entry is used or offered after that,
- * for the rest of this process image (mounts are rare in a build). */
+ * vouch for what it covered; and when the process changed its credentials
+ * (inval_shared_off).  No shared entry is used or offered after that, for
+ * the rest of this process image (both are rare in a build). */
 static atomic_int listing_off;
 /* The instance's mountinfo fds ("Mounts"); -1 when none. */
 static atomic_int mnt_rfd = -1, mnt_sfd = -1;
@@ -1237,6 +1239,31 @@ static void shared_attr_put(const struct dcache_listing *t, const struct stat *s
 		(void)session_attr_put(t->wd, t->gen, st);
 }
 
+static int shared_name_get(const struct dcache_listing *t, const char *name, size_t len,
+			   unsigned int *type, uint64_t *dev, uint64_t *ino, char *target, size_t tcap,
+			   size_t *tlen)
+{
+	if (!ticket_current(t) ||
+	    session_name_get(t->wd, name, len, type, dev, ino, target, tcap, tlen) != 0 ||
+	    !ticket_current(t))
+		return -1;
+	atomic_fetch_add_explicit(&st_names_shared, 1, memory_order_relaxed);
+	return 0;
+}
+
+static void shared_name_put(const struct dcache_listing *t, const char *name, size_t len,
+			    unsigned int type, uint64_t dev, uint64_t ino, const char *target,
+			    size_t tlen)
+{
+	if (ticket_current(t) && t->can_put)
+		(void)session_name_put(t->wd, t->gen, name, len, type, dev, ino, target, tlen);
+}
+
+void inval_shared_off(void)
+{
+	atomic_store(&listing_off, 1);
+}
+
 void inval_shared_forget(void)
 {
 	if (atomic_load(&session_active))
@@ -1253,6 +1280,8 @@ void inval_fill_ops(struct dcache_ops *ops)
 	ops->shared_watch_put = shared_watch_put;
 	ops->shared_attr_get = shared_attr_get;
 	ops->shared_attr_put = shared_attr_put;
+	ops->shared_name_get = shared_name_get;
+	ops->shared_name_put = shared_name_put;
 }
 
 void inval_drain(void)
@@ -1769,5 +1798,6 @@ void inval_stats_get(struct inval_stats *out)
 	out->mount_changes = atomic_load(&st_mount_changes);
 	out->listings_shared = atomic_load(&st_listings_shared);
 	out->watches_shared = atomic_load(&st_watches_shared);
+	out->names_shared = atomic_load(&st_names_shared);
 	out->listings_refused = session_listing_refused();
 }

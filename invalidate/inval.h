@@ -151,6 +151,7 @@ struct inval_stats {
 	unsigned long mount_changes; /* mount table changes seen (each emptied the cache) */
 	unsigned long listings_shared;  /* listings read from the session's shared listings */
 	unsigned long watches_shared;   /* directory watches taken from them (no inotify_add_watch) */
+	unsigned long names_shared;     /* what a name is, taken from them (no lstat) */
 	unsigned long listings_refused; /* session-wide: listings the full arena refused */
 };
 void inval_stats_get(struct inval_stats *out);
@@ -164,6 +165,11 @@ void inval_stats_get(struct inval_stats *out);
  * context included; no lock, no syscall. */
 long inval_listing_get(const struct dcache_listing *t, char *buf, size_t cap, size_t *count);
 void inval_listing_put(const struct dcache_listing *t, const char *ents, size_t len, size_t count);
+/* The process changed its credentials: it uses and offers no shared entry
+ * any more (what it learned must not outlive them: shim.c empties its own
+ * cache too; and it no longer has the session's identity, doc/session.md).
+ * Any thread; no lock, no syscall. */
+void inval_shared_off(void);
 /* A change no inotify event reports (an inode-flag ioctl through the shim):
  * the session's shared entries are void from now on, for every process.
  * Any thread; no lock, no syscall. */

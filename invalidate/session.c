@@ -287,6 +287,20 @@ int session_watch_put(int wd, uint64_t gen, const char *name, size_t len, int ch
 	return arena ? dcache_arena_put_watch(arena, wd, gen, name, len, child, dev, ino) : -ENOENT;
 }
 
+int session_name_get(int wd, const char *name, size_t len, unsigned int *type, uint64_t *dev,
+		     uint64_t *ino, char *target, size_t tcap, size_t *tlen)
+{
+	return arena ? dcache_arena_get_name(arena, wd, name, len, type, dev, ino, target, tcap, tlen)
+		     : -ENOENT;
+}
+
+int session_name_put(int wd, uint64_t gen, const char *name, size_t len, unsigned int type,
+		     uint64_t dev, uint64_t ino, const char *target, size_t tlen)
+{
+	return arena ? dcache_arena_put_name(arena, wd, gen, name, len, type, dev, ino, target, tlen)
+		     : -ENOENT;
+}
+
 int session_attr_get(int wd, struct stat *st)
 {
 	return arena ? dcache_arena_get_attr(arena, wd, st) : -ENOENT;

@@ -76,6 +76,11 @@ int session_watch_get(int wd, const char *name, size_t len, int *child, uint64_t
 		      uint64_t *ino);
 int session_watch_put(int wd, uint64_t gen, const char *name, size_t len, int child,
 		      uint64_t dev, uint64_t ino);
+/* And for what directory entries are (dcache_arena_get_name, _put_name). */
+int session_name_get(int wd, const char *name, size_t len, unsigned int *type, uint64_t *dev,
+		     uint64_t *ino, char *target, size_t tcap, size_t *tlen);
+int session_name_put(int wd, uint64_t gen, const char *name, size_t len, unsigned int type,
+		     uint64_t dev, uint64_t ino, const char *target, size_t tlen);
 /* And for directories' attributes (dcache_arena_get_attr, _put_attr). */
 struct stat;
 int session_attr_get(int wd, struct stat *st);

@@ -144,6 +144,7 @@ static void apply_epochs(void)
 		/* Nothing learned under one identity is served to another. */
 		__atomic_store_n(&cred_seen, e, __ATOMIC_RELAXED);
 		refresh_ids();
+		inval_shared_off(); /* before the cache empties: nothing refills it */
 		dcache_invalidate_all();
 	}
 }

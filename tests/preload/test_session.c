@@ -1253,7 +1253,7 @@ static void test_session_foreign_directory_records_reach_nothing(void **state)
 static void test_session_shared_listings_exact_across_processes(void **state)
 {
 	char d[PLEN], stats[PLEN];
-	long long shared, watches;
+	long long shared, watches, names;
 	int st;
 
 	(void)state;
@@ -1266,9 +1266,12 @@ static void test_session_shared_listings_exact_across_processes(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 	shared = stats_field(stats, "listings_shared");
 	watches = stats_field(stats, "watches_shared");
-	print_message("listings taken from the shared ones: %lld, watches: %lld\n", shared, watches);
+	names = stats_field(stats, "names_shared");
+	print_message("listings taken from the shared ones: %lld, watches: %lld, names: %lld\n",
+		      shared, watches, names);
 	assert_true(shared >= 1);
 	assert_true(watches >= 1);
+	assert_true(names >= 1);
 }
 
 /* A directory's attributes taken from the shared ones stay exact when a
