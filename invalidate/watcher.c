@@ -601,7 +601,7 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 	w.mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC); /* -1: not said */
 	w.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	r = w.ifd < 0 ? -errno : make_ring(&w);
-	if (r == 0)
+	if (r == 0 && !getenv("RCUWALK_NO_ARENA"))
 		make_arena(&w);
 	if (r == 0)
 		(void)arm_death_notice(&w); /* without it: the readers' slower checks */
