@@ -295,80 +295,136 @@ int dcache_arena_put_watch(void *mem, int wd, uint64_t gen, const char *name, si
 	return 0;
 }
 
-long dcache_arena_get(const void *mem, int wd, char *buf, size_t cap, size_t *count)
+/*
+ * Find the newest entry of `kind` about watch `wd` under its current
+ * generation in the chain at *head for which take(e, h, arg) says yes: e is
+ * the entry in the arena, h its header copied (A4: h->len is checked to lie
+ * within the arena), and take copies what it needs from e and checks it,
+ * returning 1 (this one), 0 (go on: not the name sought) or a negative
+ * errno.  0 if the generation, checked again after the copy, is still the
+ * one sampled before (A5); else -ENOENT, or take's error.
+ */
+static int arena_find(const struct arena_hdr *a, const uint32_t *head, uint32_t kind, int wd,
+		      int (*take)(const struct arena_ent *e, const struct arena_ent *h, void *arg),
+		      void *arg)
 {
-	const struct arena_hdr *a = mem;
 	uint64_t size = a->size, gen;
 	uint32_t cur;
 
 	if (wd < 0)
 		return -ENOENT;
-	gen = dcache_arena_gen(mem, wd);
-	cur = __atomic_load_n(&a->heads[bucket_of(wd)], __ATOMIC_ACQUIRE);
+	gen = dcache_arena_gen(a, wd);
+	cur = __atomic_load_n(head, __ATOMIC_ACQUIRE);
 	for (int steps = 0; cur && steps < ARENA_CHAIN_MAX; steps++) {
 		uint64_t off = (uint64_t)cur * 8;
-		struct arena_ent h;
 		const struct arena_ent *e;
+		struct arena_ent h;
+		int r;
 
 		if (off < ARENA_DATA || off > size || size - off < sizeof(h))
 			return -ENOENT; /* A4 */
-		e = (const struct arena_ent *)((const char *)mem + off);
+		e = (const struct arena_ent *)((const char *)a + off);
 		memcpy(&h, e, sizeof(h));
-		if (h.kind == ENT_LISTING && h.wd == wd && h.gen == gen) {
+		if (h.kind == kind && h.wd == wd && h.gen == gen) {
 			if (h.len > size - off - sizeof(h))
-				return -ENOENT;
-			if (h.len > cap)
-				return -E2BIG;
-			memcpy(buf, e->names, h.len);
-			if (!names_valid(buf, h.len, h.count))
-				return -ENOENT;
-			/* A5: still valid after the copy (and A1: nobody rewrote it). */
-			if (dcache_arena_gen(mem, wd) != gen)
-				return -ENOENT;
-			*count = h.count;
-			return (long)h.len;
+				return -ENOENT; /* A4 */
+			r = take(e, &h, arg);
+			if (r < 0)
+				return r;
+			if (r > 0)
+				return dcache_arena_gen(a, wd) == gen ? 0 : -ENOENT;
 		}
 		cur = h.next;
 	}
 	return -ENOENT;
 }
 
+struct take_listing {
+	char *buf;
+	size_t cap, count, len;
+};
+
+static int take_listing(const struct arena_ent *e, const struct arena_ent *h, void *arg)
+{
+	struct take_listing *t = arg;
+
+	if (h->len > t->cap)
+		return -E2BIG;
+	memcpy(t->buf, e->names, h->len);
+	if (!names_valid(t->buf, h->len, h->count))
+		return -ENOENT;
+	t->count = h->count;
+	t->len = h->len;
+	return 1;
+}
+
+long dcache_arena_get(const void *mem, int wd, char *buf, size_t cap, size_t *count)
+{
+	const struct arena_hdr *a = mem;
+	struct take_listing t = { buf, cap, 0, 0 };
+	int r;
+
+	if (wd < 0)
+		return -ENOENT;
+	r = arena_find(a, &a->heads[bucket_of(wd)], ENT_LISTING, wd, take_listing, &t);
+	if (r < 0)
+		return r;
+	*count = t.count;
+	return (long)t.len;
+}
+
+/* ENT_WATCH and ENT_NAME: the entry of the name sought, whose name is the
+ * first `len` bytes of names[], then a NUL. */
+struct take_named {
+	const char *name;
+	size_t len;
+	char *target; /* ENT_NAME */
+	size_t tcap, tlen;
+	int child;
+	uint64_t dev, ino;
+};
+
+static bool named_is(const struct arena_ent *e, const struct arena_ent *h,
+		     const struct take_named *t)
+{
+	char nm[NAME_MAX + 1];
+
+	if (h->len < t->len + 1)
+		return false;
+	memcpy(nm, e->names, t->len + 1);
+	return !memcmp(nm, t->name, t->len) && nm[t->len] == '\0';
+}
+
+static int take_watch(const struct arena_ent *e, const struct arena_ent *h, void *arg)
+{
+	struct take_named *t = arg;
+
+	if (h->len != t->len + 1 || !named_is(e, h, t))
+		return 0;
+	if (h->child < 0)
+		return -ENOENT; /* A4 */
+	t->child = h->child;
+	t->dev = h->dev;
+	t->ino = h->ino;
+	return 1;
+}
+
 int dcache_arena_get_watch(const void *mem, int wd, const char *name, size_t len, int *child,
 			   uint64_t *dev, uint64_t *ino)
 {
 	const struct arena_hdr *a = mem;
-	uint64_t size = a->size, gen;
-	uint32_t cur;
+	struct take_named t = { .name = name, .len = len };
+	int r;
 
 	if (wd < 0 || len == 0 || len > NAME_MAX)
 		return -ENOENT;
-	gen = dcache_arena_gen(mem, wd);
-	cur = __atomic_load_n(&a->heads[bucket_of_name(wd, name, len)], __ATOMIC_ACQUIRE);
-	for (int steps = 0; cur && steps < ARENA_CHAIN_MAX; steps++) {
-		uint64_t off = (uint64_t)cur * 8;
-		struct arena_ent h;
-		const struct arena_ent *e;
-		char nm[NAME_MAX + 1];
-
-		if (off < ARENA_DATA || off > size || size - off < sizeof(h))
-			return -ENOENT; /* A4 */
-		e = (const struct arena_ent *)((const char *)mem + off);
-		memcpy(&h, e, sizeof(h));
-		if (h.kind == ENT_WATCH && h.wd == wd && h.gen == gen && h.len == len + 1 &&
-		    h.child >= 0 && size - off - sizeof(h) >= h.len) {
-			memcpy(nm, e->names, h.len);
-			if (!memcmp(nm, name, len) && nm[len] == '\0') {
-				if (dcache_arena_gen(mem, wd) != gen)
-					return -ENOENT; /* A5 */
-				*child = h.child;
-				*dev = h.dev;
-				*ino = h.ino;
-				return 0;
-			}
-		}
-		cur = h.next;
-	}
-	return -ENOENT;
+	r = arena_find(a, &a->heads[bucket_of_name(wd, name, len)], ENT_WATCH, wd, take_watch, &t);
+	if (r < 0)
+		return r;
+	*child = t.child;
+	*dev = t.dev;
+	*ino = t.ino;
+	return 0;
 }
 
 int dcache_arena_put_name(void *mem, int wd, uint64_t gen, const char *name, size_t len,
@@ -402,56 +458,47 @@ int dcache_arena_put_name(void *mem, int wd, uint64_t gen, const char *name, siz
 	return 0;
 }
 
+static int take_name(const struct arena_ent *e, const struct arena_ent *h, void *arg)
+{
+	struct take_named *t = arg;
+	size_t tl;
+
+	if (h->count != t->len || !named_is(e, h, t))
+		return 0;
+	tl = h->len - t->len - 1;
+	if ((h->child != DT_UNKNOWN && h->child != DT_DIR && h->child != DT_REG &&
+	     h->child != DT_LNK) ||
+	    (h->child == DT_LNK) != (tl > 0) || tl >= PATH_MAX || tl > t->tcap)
+		return -ENOENT; /* A4 */
+	if (tl) {
+		memcpy(t->target, e->names + t->len + 1, tl);
+		if (memchr(t->target, '\0', tl))
+			return -ENOENT;
+	}
+	t->tlen = tl;
+	t->child = h->child;
+	t->dev = h->dev;
+	t->ino = h->ino;
+	return 1;
+}
+
 int dcache_arena_get_name(const void *mem, int wd, const char *name, size_t len, unsigned int *type,
 			  uint64_t *dev, uint64_t *ino, char *target, size_t tcap, size_t *tlen)
 {
 	const struct arena_hdr *a = mem;
-	uint64_t size = a->size, gen;
-	uint32_t cur;
+	struct take_named t = { .name = name, .len = len, .target = target, .tcap = tcap };
+	int r;
 
 	if (wd < 0 || len == 0 || len > NAME_MAX)
 		return -ENOENT;
-	gen = dcache_arena_gen(mem, wd);
-	cur = __atomic_load_n(&a->heads[bucket_of_name(wd, name, len)], __ATOMIC_ACQUIRE);
-	for (int steps = 0; cur && steps < ARENA_CHAIN_MAX; steps++) {
-		uint64_t off = (uint64_t)cur * 8;
-		struct arena_ent h;
-		const struct arena_ent *e;
-
-		if (off < ARENA_DATA || off > size || size - off < sizeof(h))
-			return -ENOENT; /* A4 */
-		e = (const struct arena_ent *)((const char *)mem + off);
-		memcpy(&h, e, sizeof(h));
-		if (h.kind == ENT_NAME && h.wd == wd && h.gen == gen && h.count == len &&
-		    h.len > len && h.len - len - 1 < PATH_MAX && size - off - sizeof(h) >= h.len) {
-			char nm[NAME_MAX + 1];
-			size_t tl = h.len - len - 1;
-
-			memcpy(nm, e->names, len + 1);
-			if (memcmp(nm, name, len) || nm[len] != '\0') {
-				cur = h.next;
-				continue;
-			}
-			if ((h.child != DT_UNKNOWN && h.child != DT_DIR && h.child != DT_REG &&
-			     h.child != DT_LNK) ||
-			    (h.child == DT_LNK) != (tl > 0) || tl > tcap)
-				return -ENOENT; /* A4 */
-			if (tl) {
-				memcpy(target, e->names + len + 1, tl);
-				if (memchr(target, '\0', tl))
-					return -ENOENT;
-			}
-			if (dcache_arena_gen(mem, wd) != gen)
-				return -ENOENT; /* A5 */
-			*type = (unsigned int)h.child;
-			*dev = h.dev;
-			*ino = h.ino;
-			*tlen = tl;
-			return 0;
-		}
-		cur = h.next;
-	}
-	return -ENOENT;
+	r = arena_find(a, &a->heads[bucket_of_name(wd, name, len)], ENT_NAME, wd, take_name, &t);
+	if (r < 0)
+		return r;
+	*type = (unsigned int)t.child;
+	*dev = t.dev;
+	*ino = t.ino;
+	*tlen = t.tlen;
+	return 0;
 }
 
 /* ENT_ATTR entries: their own chains (a listing's and a directory's
@@ -486,36 +533,25 @@ int dcache_arena_put_attr(void *mem, int wd, uint64_t gen, const struct stat *st
 	return 0;
 }
 
+static int take_attr(const struct arena_ent *e, const struct arena_ent *h, void *arg)
+{
+	struct stat *st = arg;
+
+	if (h->len != sizeof(*st))
+		return -ENOENT; /* A4 */
+	memcpy(st, e->names, sizeof(*st));
+	if (!S_ISDIR(st->st_mode) || (uint64_t)st->st_dev != h->dev || (uint64_t)st->st_ino != h->ino)
+		return -ENOENT; /* A4 */
+	return 1;
+}
+
 int dcache_arena_get_attr(const void *mem, int wd, struct stat *st)
 {
 	const struct arena_hdr *a = mem;
-	uint64_t size = a->size, gen;
-	uint32_t cur;
 
 	if (wd < 0)
 		return -ENOENT;
-	gen = dcache_arena_gen(mem, wd);
-	cur = __atomic_load_n(&a->heads[bucket_of_attr(wd)], __ATOMIC_ACQUIRE);
-	for (int steps = 0; cur && steps < ARENA_CHAIN_MAX; steps++) {
-		uint64_t off = (uint64_t)cur * 8;
-		struct arena_ent h;
-		const struct arena_ent *e;
-
-		if (off < ARENA_DATA || off > size || size - off < sizeof(h))
-			return -ENOENT; /* A4 */
-		e = (const struct arena_ent *)((const char *)mem + off);
-		memcpy(&h, e, sizeof(h));
-		if (h.kind == ENT_ATTR && h.wd == wd && h.gen == gen && h.len == sizeof(*st) &&
-		    size - off - sizeof(h) >= h.len) {
-			memcpy(st, e->names, sizeof(*st));
-			if (!S_ISDIR(st->st_mode) || (uint64_t)st->st_dev != h.dev ||
-			    (uint64_t)st->st_ino != h.ino || dcache_arena_gen(mem, wd) != gen)
-				return -ENOENT; /* A4, A5 */
-			return 0;
-		}
-		cur = h.next;
-	}
-	return -ENOENT;
+	return arena_find(a, &a->heads[bucket_of_attr(wd)], ENT_ATTR, wd, take_attr, st);
 }
 
 uint64_t dcache_arena_refused(const void *mem)
