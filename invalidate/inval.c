@@ -102,7 +102,10 @@
  * kernel's ENOSPC still is) and st_watches only counts the watches this
  * process created; defer_final_release() is skipped (the watcher holds the
  * last reference).  A dead or stuck watcher: session_abandon() gives the
- * instance up as a host close would (I3), then I4 as usual.
+ * instance up as a host close would (I3), then I4 as usual.  The shared
+ * entries (phase 2: listings, watches, names, directories' attributes) go
+ * through the listing ops below ("Shared listings"): who may use one, who
+ * may offer one, and when a process stops sharing.
  *
  * Watch budget
  * ============
