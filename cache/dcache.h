@@ -69,7 +69,7 @@ enum dcache_event {
 	DCACHE_EV_MOVED_IN, /* a name was moved in (IN_MOVED_TO), perhaps over another */
 };
 
-/* A ticket for the session's shared listings (dcache_ops.listing_ticket;
+/* A ticket for the session's shared entries (dcache_ops.listing_ticket;
  * dcache_arena_*): filled by invalidate/, carried by the cache to
  * kernel_listdir_typed, read by whoever implements that op. */
 struct dcache_listing {
@@ -134,7 +134,7 @@ struct dcache_ops {
 	 * dentry's watch id) whose listing is about to be read: 1 with *t
 	 * filled if the listing may come from, or go to, the session's shared
 	 * listings (kernel_listdir_typed then gets t as `shared`), else 0.
-	 * Not called for TTL filesystems (a shared listing has no age). */
+	 * Not called for TTL filesystems (a shared answer has no age). */
 	int (*listing_ticket)(int wd, struct dcache_listing *t);
 	/* May be NULL.  Under the writer mutex, instead of watch_dir for the
 	 * directory that is entry `name` (len bytes) of the directory watched
@@ -343,12 +343,13 @@ size_t dcache_count(void);
 size_t dcache_table_buckets(void);
 
 /*
- * Shared listings (dcache_arena.c; doc/session.md, "Phase 2: shared
- * listings"): complete directory listings kept once for every process of a
- * session, in a mapping of DCACHE_ARENA_SIZE bytes that the watcher creates
- * and every attached process maps read-write.  Keyed by the session's watch
- * number; an entry answers while the watch's generation is the one sampled
- * before its listing was read.  Lock-free and async-signal-safe: a writer
+ * Shared entries (dcache_arena.c; doc/session.md, "Phase 2: shared
+ * entries"): listings, watches of directory entries, what names are and
+ * directories' attributes, kept once for every process of a session, in a
+ * mapping of DCACHE_ARENA_SIZE bytes that the watcher creates and every
+ * attached process maps read-write.  Keyed by the session's watch number;
+ * an entry answers while the watch's generation is the one sampled before
+ * the kernel was asked.  Lock-free and async-signal-safe: a writer
  * killed anywhere leaves nothing visible half-done.  No liburcu: the watcher
  * links it too.  A listing is `count` times: a d_type byte, the name, NUL.
  */

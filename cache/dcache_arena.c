@@ -1,7 +1,8 @@
 /*
- * dcache_arena.c - shared listings: the session's complete directory
- * listings, in one mapping that every process of the session reads and
- * writes (doc/session.md, "Phase 2: shared listings").
+ * dcache_arena.c - the session's shared entries: directory listings, the
+ * watches of directory entries, what names are and directories' attributes,
+ * in one mapping that every process of the session reads and writes
+ * (doc/session.md, "Phase 2: shared entries").
  *
  * Design
  * ======

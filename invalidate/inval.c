@@ -1120,8 +1120,8 @@ static void prepare(void)
 }
 
 /*
- * Shared listings (cache/dcache_arena.c, doc/session.md "Phase 2: shared
- * listings").  ops->listing_ticket runs under the dcache mutex for a live
+ * Shared listings and the other shared entries (cache/dcache_arena.c,
+ * doc/session.md "Phase 2: shared entries").  ops->listing_ticket runs under the dcache mutex for a live
  * directory: its watch id then belongs to the current instance (an instance
  * is replaced only after dcache_reset() has killed every dentry of the old
  * one: I4), so with session_active and our own bit for it (session_wd_add)

@@ -156,7 +156,7 @@ struct inval_stats {
 };
 void inval_stats_get(struct inval_stats *out);
 
-/* Shared listings (doc/session.md, "Phase 2: shared listings"), for the
+/* Shared listings (doc/session.md, "Phase 2: shared entries"), for the
  * kernel_listdir_typed op: `t` is the ticket the cache passed it (NULL:
  * none).  inval_listing_get copies the session's listing of t's directory,
  * as dcache_arena_get (-ENOENT: read it from the kernel); inval_listing_put

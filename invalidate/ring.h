@@ -54,7 +54,7 @@
 #define RING_SOCKET "sock"
 #define RING_HOLD "hold" /* --keep: launchers holding the session (watcher.c) */
 #define RING_FILE "ring"
-#define ARENA_FILE "listings" /* shared listings: cache/dcache_arena.c */
+#define ARENA_FILE "listings" /* shared entries: cache/dcache_arena.c */
 
 struct ring_rec {
 	int32_t wd;

@@ -10,7 +10,7 @@
  *  read_pos      the next ring index to apply; written under inval.c's
  *                read_mutex (release: after the record's effects on the
  *                cache), read anywhere (session_listing_ticket).
- *  arena         the shared listings (cache/dcache_arena.c), mapped with the
+ *  arena         the shared entries (cache/dcache_arena.c), mapped with the
  *                ring, read-write; NULL if the watcher made none or the
  *                checks failed (the session then works without them).
  *  dead          a watcher found gone or stuck: never attach again.
@@ -150,7 +150,7 @@ static int map_ring(int dfd)
 	return 0;
 }
 
-/* Map the shared listings in dfd, checked as the ring is (ours, 0600, a
+/* Map the shared entries in dfd, checked as the ring is (ours, 0600, a
  * regular file of the expected size, formatted).  NULL if not. */
 static void *map_arena(int dfd)
 {

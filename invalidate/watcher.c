@@ -69,7 +69,7 @@ struct watcher {
 	int ifd, lfd, pidfd;
 	int mfd; /* /proc/self/mountinfo, polled for POLLPRI (ring.h, mounts) */
 	struct ring_hdr *ring;
-	void *arena; /* shared listings (cache/dcache_arena.c); NULL: none */
+	void *arena; /* shared entries (cache/dcache_arena.c); NULL: none */
 	/* --keep (below, "Keeping a session"): the hold socket, the launchers
 	 * holding the session (pidfds), how long it outlives the last one,
 	 * and the link that finds it ("" if none was published). */
@@ -129,7 +129,7 @@ static int make_ring(struct watcher *w)
 	return 0;
 }
 
-/* The shared listings (ring.h, ARENA_FILE), made like the ring, before any
+/* The shared entries (ring.h, ARENA_FILE), made like the ring, before any
  * process can attach.  Without them the session works as in phase 1. */
 static void make_arena(struct watcher *w)
 {

@@ -307,7 +307,7 @@ static long raw_listdir_typed(const char *path, const struct dcache_listing *sha
 	int fd;
 
 	/* A session's shared listing (doc/session.md, "Phase 2: shared
-	 * listings"): the raw listing another process read, still valid; the
+	 * entries"): the raw listing another process read, still valid; the
 	 * mount check below is ours, made now, as after our own getdents64. */
 	if (shared && (n = shared_listing(shared, max, &ents, &scount)) >= 0) {
 		if (scount > max) {
