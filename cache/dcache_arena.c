@@ -243,25 +243,55 @@ static void arena_publish(struct arena_hdr *a, uint32_t *head, struct arena_ent 
 					    __ATOMIC_RELAXED));
 }
 
-int dcache_arena_put(void *mem, int wd, uint64_t gen, const char *ents, size_t len, size_t count)
+/*
+ * A new entry of `kind` about watch `wd` learned under generation `gen`,
+ * with `len` bytes of names[]: its header filled (child -1, dev, ino and
+ * count 0: the caller sets what its kind adds), or NULL with *err: -ESTALE
+ * (the generation moved while the kernel was asked: nobody may use it) or
+ * -ENOSPC (A2).
+ */
+static struct arena_ent *arena_new(struct arena_hdr *a, uint32_t kind, int wd, uint64_t gen,
+				   size_t len, int *err)
 {
-	struct arena_hdr *a = mem;
 	struct arena_ent *e;
 
-	if (wd < 0 || len > UINT32_MAX / 2 || count > len)
-		return -EINVAL;
-	if (dcache_arena_gen(mem, wd) != gen)
-		return -ESTALE; /* it changed while we listed it: nobody may use it */
+	if (dcache_arena_gen(a, wd) != gen) {
+		*err = -ESTALE;
+		return NULL;
+	}
 	e = arena_alloc(a, len);
-	if (!e)
-		return -ENOSPC;
-	e->kind = ENT_LISTING;
+	if (!e) {
+		*err = -ENOSPC;
+		return NULL;
+	}
+	e->kind = kind;
 	e->wd = wd;
 	e->child = -1;
 	e->gen = gen;
 	e->dev = e->ino = 0;
-	e->count = (uint32_t)count;
+	e->count = 0;
 	e->len = (uint32_t)len;
+	return e;
+}
+
+/* A directory entry's name: 1 to NAME_MAX bytes, no '/', no NUL. */
+static bool name_ok(const char *name, size_t len)
+{
+	return len && len <= NAME_MAX && !memchr(name, '/', len) && !memchr(name, '\0', len);
+}
+
+int dcache_arena_put(void *mem, int wd, uint64_t gen, const char *ents, size_t len, size_t count)
+{
+	struct arena_hdr *a = mem;
+	struct arena_ent *e;
+	int err;
+
+	if (wd < 0 || len > UINT32_MAX / 2 || count > len)
+		return -EINVAL;
+	e = arena_new(a, ENT_LISTING, wd, gen, len, &err);
+	if (!e)
+		return err;
+	e->count = (uint32_t)count;
 	if (len)
 		memcpy(e->names, ents, len);
 	arena_publish(a, &a->heads[bucket_of(wd)], e);
@@ -273,23 +303,16 @@ int dcache_arena_put_watch(void *mem, int wd, uint64_t gen, const char *name, si
 {
 	struct arena_hdr *a = mem;
 	struct arena_ent *e;
+	int err;
 
-	if (wd < 0 || child < 0 || len == 0 || len > NAME_MAX || memchr(name, '/', len) ||
-	    memchr(name, '\0', len))
+	if (wd < 0 || child < 0 || !name_ok(name, len))
 		return -EINVAL;
-	if (dcache_arena_gen(mem, wd) != gen)
-		return -ESTALE;
-	e = arena_alloc(a, len + 1);
+	e = arena_new(a, ENT_WATCH, wd, gen, len + 1, &err);
 	if (!e)
-		return -ENOSPC;
-	e->kind = ENT_WATCH;
-	e->wd = wd;
+		return err;
 	e->child = child;
-	e->gen = gen;
 	e->dev = dev;
 	e->ino = ino;
-	e->count = 1;
-	e->len = (uint32_t)len + 1;
 	memcpy(e->names, name, len);
 	e->names[len] = '\0';
 	arena_publish(a, &a->heads[bucket_of_name(wd, name, len)], e);
@@ -433,24 +456,19 @@ int dcache_arena_put_name(void *mem, int wd, uint64_t gen, const char *name, siz
 {
 	struct arena_hdr *a = mem;
 	struct arena_ent *e;
+	int err;
 
-	if (wd < 0 || len == 0 || len > NAME_MAX || memchr(name, '/', len) || memchr(name, '\0', len) ||
+	if (wd < 0 || !name_ok(name, len) ||
 	    (type != DT_UNKNOWN && type != DT_DIR && type != DT_REG && type != DT_LNK) ||
 	    (type == DT_LNK) != (tlen > 0) || tlen >= PATH_MAX || (tlen && memchr(target, '\0', tlen)))
 		return -EINVAL;
-	if (dcache_arena_gen(mem, wd) != gen)
-		return -ESTALE;
-	e = arena_alloc(a, len + 1 + tlen);
+	e = arena_new(a, ENT_NAME, wd, gen, len + 1 + tlen, &err);
 	if (!e)
-		return -ENOSPC;
-	e->kind = ENT_NAME;
-	e->wd = wd;
+		return err;
 	e->child = (int32_t)type;
-	e->gen = gen;
 	e->dev = dev;
 	e->ino = ino;
 	e->count = (uint32_t)len; /* the name's length; the target follows its NUL */
-	e->len = (uint32_t)(len + 1 + tlen);
 	memcpy(e->names, name, len);
 	e->names[len] = '\0';
 	if (tlen)
@@ -513,22 +531,15 @@ int dcache_arena_put_attr(void *mem, int wd, uint64_t gen, const struct stat *st
 {
 	struct arena_hdr *a = mem;
 	struct arena_ent *e;
+	int err;
 
 	if (wd < 0 || !S_ISDIR(st->st_mode))
 		return -EINVAL;
-	if (dcache_arena_gen(mem, wd) != gen)
-		return -ESTALE;
-	e = arena_alloc(a, sizeof(*st));
+	e = arena_new(a, ENT_ATTR, wd, gen, sizeof(*st), &err);
 	if (!e)
-		return -ENOSPC;
-	e->kind = ENT_ATTR;
-	e->wd = wd;
-	e->child = -1;
-	e->gen = gen;
+		return err;
 	e->dev = (uint64_t)st->st_dev;
 	e->ino = (uint64_t)st->st_ino;
-	e->count = 1;
-	e->len = (uint32_t)sizeof(*st);
 	memcpy(e->names, st, sizeof(*st));
 	arena_publish(a, &a->heads[bucket_of_attr(wd)], e);
 	return 0;
