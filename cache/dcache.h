@@ -137,11 +137,12 @@ struct dcache_ops {
 	 * Not called for TTL filesystems (a shared answer has no age). */
 	int (*listing_ticket)(int wd, struct dcache_listing *t);
 	/* May be NULL.  Under the writer mutex, instead of watch_dir for the
-	 * directory that is entry `name` (len bytes) of the directory watched
-	 * as `pwd`, on device `dev` (inode `ino`, 0: unknown): the watch id the
-	 * session knows for it (dcache_arena_get_watch), made this process's
-	 * as watch_dir would, or -1 (call watch_dir). */
-	int (*shared_watch)(int pwd, const char *name, size_t len, uint64_t dev, uint64_t ino);
+	 * directory that is entry `name` (len bytes) of the directory whose
+	 * ticket is t, on device `dev` (inode `ino`, 0: unknown): the watch id
+	 * the session knows for it (dcache_arena_get_watch), made this
+	 * process's as watch_dir would, or -1 (call watch_dir). */
+	int (*shared_watch)(const struct dcache_listing *t, const char *name, size_t len,
+			    uint64_t dev, uint64_t ino);
 	/* May be NULL.  Under the writer mutex, after watch_dir() of that entry
 	 * returned `wd`, with the ticket listing_ticket(pwd) gave before the
 	 * call: offer the entry's watch to the session. */
@@ -360,9 +361,10 @@ int dcache_arena_format(void *mem, size_t size);
 /* 0 if `mem` (`size` bytes) is an arena this code formats, else -EPROTO.
  * Attach, before any other dcache_arena_* call on it. */
 int dcache_arena_check(const void *mem, size_t size);
-/* The listing of watch `wd` may have changed (wd < 0: events were lost,
- * every listing): bump its generation.  The watcher only, inside its read
- * cycle, before it publishes the event's record. */
+/* What entries of watch `wd` say may have changed (wd < 0: events were
+ * lost, every entry): bump its generation.  The watcher, inside its read
+ * cycle, before it publishes the event's record; any process, with wd < 0,
+ * for a change no event reports (an inode-flag ioctl). */
 void dcache_arena_invalidate(void *mem, int wd);
 /* The mount table changed, the watcher's count of changes is now `count`:
  * bump every generation, then say that count's change is done.  The

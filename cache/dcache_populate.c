@@ -140,11 +140,12 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 		STORE_RELEASE(d->dir, ds);
 	}
 	if (p && p != d && d->namelen && !(d->flags & D_TTL) && !(p->flags & D_DEAD) &&
-	    (pwd = d_wd(p)) >= 0 && dc_ops->shared_watch && dc_ops->listing_ticket) {
-		wd = dc_ops->shared_watch(pwd, d->name, d->namelen, d->dev, d->ino);
+	    (pwd = d_wd(p)) >= 0 && dc_ops->shared_watch && dc_ops->listing_ticket &&
+	    dc_ops->listing_ticket(pwd, &ticket) == 1) {
+		wd = dc_ops->shared_watch(&ticket, d->name, d->namelen, d->dev, d->ino);
 		if (wd >= 0)
 			goto watched;
-		offer = dc_ops->listing_ticket(pwd, &ticket) == 1 && ticket.can_put;
+		offer = ticket.can_put;
 	}
 	wd = dc_ops->watch_dir(dpath);
 	if (wd == -EAGAIN)

@@ -1175,19 +1175,22 @@ static int listing_ticket(int wd, struct dcache_listing *t)
 	return 1;
 }
 
-static int ticket_current(const struct dcache_listing *t)
+/* The arena, if ticket t still holds (the instance it was taken on is
+ * ours) and, for an offer (put), allows publishing; else NULL. */
+static void *ticket_arena(const struct dcache_listing *t, int put)
 {
-	return t && atomic_load(&session_active) && atomic_load(&inst_gen) == t->inst;
+	if (!t || !atomic_load(&session_active) || atomic_load(&inst_gen) != t->inst ||
+	    (put && !t->can_put))
+		return NULL;
+	return session_arena();
 }
 
 long inval_listing_get(const struct dcache_listing *t, char *buf, size_t cap, size_t *count)
 {
-	long r;
+	void *a = ticket_arena(t, 0);
+	long r = a ? dcache_arena_get(a, t->wd, buf, cap, count) : -ENOENT;
 
-	if (!ticket_current(t))
-		return -ENOENT;
-	r = session_listing_get(t->wd, buf, cap, count);
-	if (r >= 0 && !ticket_current(t))
+	if (r >= 0 && !ticket_arena(t, 0))
 		return -ENOENT;
 	if (r >= 0)
 		atomic_fetch_add_explicit(&st_listings_shared, 1, memory_order_relaxed);
@@ -1196,24 +1199,26 @@ long inval_listing_get(const struct dcache_listing *t, char *buf, size_t cap, si
 
 void inval_listing_put(const struct dcache_listing *t, const char *ents, size_t len, size_t count)
 {
-	if (ticket_current(t) && t->can_put)
-		(void)session_listing_put(t->wd, t->gen, ents, len, count);
+	void *a = ticket_arena(t, 1);
+
+	if (a)
+		(void)dcache_arena_put(a, t->wd, t->gen, ents, len, count);
 }
 
-/* ops->shared_watch: under the dcache mutex, for a live directory entry of
- * live directory pwd (the same conditions as a listing's ticket).  The
- * watch becomes ours as watch_dir() would make it: its bit is set before
- * anything below it is cached.  Device and inode must be those the cache
- * knows for the entry (inode 0: not known, from a listing). */
-static int shared_watch(int pwd, const char *name, size_t len, uint64_t dev, uint64_t ino)
+/* ops->shared_watch: under the dcache mutex, with the ticket of live
+ * directory t->wd, for its live entry `name`.  The watch becomes ours as
+ * watch_dir() would make it: its bit is set before anything below it is
+ * cached.  Device and inode must be those the cache knows for the entry
+ * (inode 0: not known, from a listing). */
+static int shared_watch(const struct dcache_listing *t, const char *name, size_t len, uint64_t dev,
+			uint64_t ino)
 {
-	struct dcache_listing t;
+	void *a = ticket_arena(t, 0);
 	uint64_t edev, eino;
 	int child;
 
-	if (listing_ticket(pwd, &t) != 1 ||
-	    session_watch_get(pwd, name, len, &child, &edev, &eino) != 0 || edev != dev ||
-	    (ino && eino && ino != eino) || (unsigned)child >= SESSION_WD_BITS)
+	if (!a || dcache_arena_get_watch(a, t->wd, name, len, &child, &edev, &eino) != 0 ||
+	    edev != dev || (ino && eino && ino != eino) || (unsigned)child >= SESSION_WD_BITS)
 		return -1;
 	session_wd_add(child);
 	if (session_wd_foreign(child))
@@ -1225,30 +1230,35 @@ static int shared_watch(int pwd, const char *name, size_t len, uint64_t dev, uin
 static void shared_watch_put(const struct dcache_listing *t, const char *name, size_t len, int wd,
 			     uint64_t dev, uint64_t ino)
 {
-	if (ticket_current(t) && t->can_put)
-		(void)session_watch_put(t->wd, t->gen, name, len, wd, dev, ino);
+	void *a = ticket_arena(t, 1);
+
+	if (a)
+		(void)dcache_arena_put_watch(a, t->wd, t->gen, name, len, wd, dev, ino);
 }
 
 static int shared_attr_get(const struct dcache_listing *t, struct stat *st)
 {
-	if (!ticket_current(t) || session_attr_get(t->wd, st) != 0 || !ticket_current(t))
-		return -1;
-	return 0;
+	void *a = ticket_arena(t, 0);
+
+	return a && dcache_arena_get_attr(a, t->wd, st) == 0 && ticket_arena(t, 0) ? 0 : -1;
 }
 
 static void shared_attr_put(const struct dcache_listing *t, const struct stat *st)
 {
-	if (ticket_current(t) && t->can_put)
-		(void)session_attr_put(t->wd, t->gen, st);
+	void *a = ticket_arena(t, 1);
+
+	if (a)
+		(void)dcache_arena_put_attr(a, t->wd, t->gen, st);
 }
 
 static int shared_name_get(const struct dcache_listing *t, const char *name, size_t len,
 			   unsigned int *type, uint64_t *dev, uint64_t *ino, char *target, size_t tcap,
 			   size_t *tlen)
 {
-	if (!ticket_current(t) ||
-	    session_name_get(t->wd, name, len, type, dev, ino, target, tcap, tlen) != 0 ||
-	    !ticket_current(t))
+	void *a = ticket_arena(t, 0);
+
+	if (!a || dcache_arena_get_name(a, t->wd, name, len, type, dev, ino, target, tcap, tlen) != 0 ||
+	    !ticket_arena(t, 0))
 		return -1;
 	atomic_fetch_add_explicit(&st_names_shared, 1, memory_order_relaxed);
 	return 0;
@@ -1258,8 +1268,10 @@ static void shared_name_put(const struct dcache_listing *t, const char *name, si
 			    unsigned int type, uint64_t dev, uint64_t ino, const char *target,
 			    size_t tlen)
 {
-	if (ticket_current(t) && t->can_put)
-		(void)session_name_put(t->wd, t->gen, name, len, type, dev, ino, target, tlen);
+	void *a = ticket_arena(t, 1);
+
+	if (a)
+		(void)dcache_arena_put_name(a, t->wd, t->gen, name, len, type, dev, ino, target, tlen);
 }
 
 void inval_shared_off(void)
@@ -1269,8 +1281,10 @@ void inval_shared_off(void)
 
 void inval_shared_forget(void)
 {
-	if (atomic_load(&session_active))
-		session_shared_forget();
+	void *a = atomic_load(&session_active) ? session_arena() : NULL;
+
+	if (a)
+		dcache_arena_invalidate(a, -1);
 }
 
 void inval_fill_ops(struct dcache_ops *ops)
@@ -1802,5 +1816,4 @@ void inval_stats_get(struct inval_stats *out)
 	out->listings_shared = atomic_load(&st_listings_shared);
 	out->watches_shared = atomic_load(&st_watches_shared);
 	out->names_shared = atomic_load(&st_names_shared);
-	out->listings_refused = session_listing_refused();
 }

@@ -152,7 +152,6 @@ struct inval_stats {
 	unsigned long listings_shared;  /* listings read from the session's shared listings */
 	unsigned long watches_shared;   /* directory watches taken from them (no inotify_add_watch) */
 	unsigned long names_shared;     /* what a name is, taken from them (no lstat) */
-	unsigned long listings_refused; /* session-wide: listings the full arena refused */
 };
 void inval_stats_get(struct inval_stats *out);
 

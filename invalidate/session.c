@@ -265,61 +265,9 @@ int session_listing_ticket(int wd, uint64_t *gen, int (*ours)(int wd))
 	return pos == tail || unapplied_foreign(pos, tail, ours);
 }
 
-long session_listing_get(int wd, char *buf, size_t cap, size_t *count)
+void *session_arena(void)
 {
-	return arena ? dcache_arena_get(arena, wd, buf, cap, count) : -ENOENT;
-}
-
-int session_listing_put(int wd, uint64_t gen, const char *ents, size_t len, size_t count)
-{
-	return arena ? dcache_arena_put(arena, wd, gen, ents, len, count) : -ENOENT;
-}
-
-int session_watch_get(int wd, const char *name, size_t len, int *child, uint64_t *dev,
-		      uint64_t *ino)
-{
-	return arena ? dcache_arena_get_watch(arena, wd, name, len, child, dev, ino) : -ENOENT;
-}
-
-int session_watch_put(int wd, uint64_t gen, const char *name, size_t len, int child,
-		      uint64_t dev, uint64_t ino)
-{
-	return arena ? dcache_arena_put_watch(arena, wd, gen, name, len, child, dev, ino) : -ENOENT;
-}
-
-int session_name_get(int wd, const char *name, size_t len, unsigned int *type, uint64_t *dev,
-		     uint64_t *ino, char *target, size_t tcap, size_t *tlen)
-{
-	return arena ? dcache_arena_get_name(arena, wd, name, len, type, dev, ino, target, tcap, tlen)
-		     : -ENOENT;
-}
-
-int session_name_put(int wd, uint64_t gen, const char *name, size_t len, unsigned int type,
-		     uint64_t dev, uint64_t ino, const char *target, size_t tlen)
-{
-	return arena ? dcache_arena_put_name(arena, wd, gen, name, len, type, dev, ino, target, tlen)
-		     : -ENOENT;
-}
-
-int session_attr_get(int wd, struct stat *st)
-{
-	return arena ? dcache_arena_get_attr(arena, wd, st) : -ENOENT;
-}
-
-int session_attr_put(int wd, uint64_t gen, const struct stat *st)
-{
-	return arena ? dcache_arena_put_attr(arena, wd, gen, st) : -ENOENT;
-}
-
-void session_shared_forget(void)
-{
-	if (arena)
-		dcache_arena_invalidate(arena, -1);
-}
-
-uint64_t session_listing_refused(void)
-{
-	return arena ? dcache_arena_refused(arena) : 0;
+	return arena;
 }
 
 uint32_t session_state(void)

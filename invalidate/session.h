@@ -58,35 +58,16 @@ void session_mark_dead(void);
  * inval.c's read_mutex (which guards the read position). */
 void session_apply_locked(void (*apply)(const struct inotify_event *ev));
 
-/* Shared listings (cache/dcache_arena.c), for inval.c's listing ops.
- * session_listing_ticket: watch `wd`'s generation into *gen; returns 1 if
- * a listing read from now on may be published with it (no read cycle in
- * progress, and this process has applied every published record but those
- * about watches `ours` says it never added), 0 if not, -1 without shared
- * listings.  Under the dcache writer mutex, the
- * caller having found the directory alive under it.  The others: any
- * thread; as dcache_arena_get/_put. */
+/* Shared entries (cache/dcache_arena.c), for inval.c's ticket: watch
+ * `wd`'s generation into *gen; returns 1 if an answer the kernel gives from
+ * now on may be published with it (no read cycle in progress, and this
+ * process has applied every published record but those about watches
+ * `ours` says it never added), 0 if not, -1 without shared entries (or
+ * while a counted mount change's bump is not done).  Under the dcache
+ * writer mutex, the caller having found the directory alive under it. */
 int session_listing_ticket(int wd, uint64_t *gen, int (*ours)(int wd));
-long session_listing_get(int wd, char *buf, size_t cap, size_t *count);
-int session_listing_put(int wd, uint64_t gen, const char *ents, size_t len, size_t count);
-uint64_t session_listing_refused(void);
-/* The same for the watches of directory entries (dcache_arena_get_watch,
- * dcache_arena_put_watch). */
-int session_watch_get(int wd, const char *name, size_t len, int *child, uint64_t *dev,
-		      uint64_t *ino);
-int session_watch_put(int wd, uint64_t gen, const char *name, size_t len, int child,
-		      uint64_t dev, uint64_t ino);
-/* And for what directory entries are (dcache_arena_get_name, _put_name). */
-int session_name_get(int wd, const char *name, size_t len, unsigned int *type, uint64_t *dev,
-		     uint64_t *ino, char *target, size_t tcap, size_t *tlen);
-int session_name_put(int wd, uint64_t gen, const char *name, size_t len, unsigned int type,
-		     uint64_t dev, uint64_t ino, const char *target, size_t tlen);
-/* And for directories' attributes (dcache_arena_get_attr, _put_attr). */
-struct stat;
-int session_attr_get(int wd, struct stat *st);
-int session_attr_put(int wd, uint64_t gen, const struct stat *st);
-/* Every shared entry is void from now on (dcache_arena_invalidate(-1)): a
- * change no event reports (an inode-flag ioctl).  Any thread. */
-void session_shared_forget(void);
+/* The shared entries' mapping (cache/dcache_arena.c), NULL without one.
+ * Mapped with the ring, never unmapped; any thread. */
+void *session_arena(void);
 
 #endif /* RCUWALK_SESSION_H */
