@@ -547,6 +547,10 @@ struct miss {
 	 * symlink (follow): dc_populate_rcu() may answer the caller itself with
 	 * the kernel's reply (POP_MISS_ANSWERED) instead of a second walk. */
 	bool answer, want_dir, follow;
+	/* CHILD: the name is hashed as a D_LISTED file and the caller needs
+	 * what only the kernel's lstat tells (st_nlink): no shared answer,
+	 * which would hash the same D_LISTED entry again, and again. */
+	bool relist;
 	int err;                /* POP_MISS_ANSWERED: 0 (m->st) or the errno */
 	unsigned char pass_why; /* POP_MISS_ANSWERED: PASS_WHY_* if the reply's attributes
 				 * were not kept (counted as the kernel's answer) */

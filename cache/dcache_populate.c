@@ -472,7 +472,7 @@ int dc_populate_rcu(struct miss *m)
 		 * is also what proves that (dcache_walk.c, may_lookup), and a
 		 * shared answer would answer ENOENT where the kernel says
 		 * EACCES (difftest, seed 2, after seteuid(nobody)). */
-		use_shared = shared && (p->flags & D_SEARCHED);
+		use_shared = shared && (p->flags & D_SEARCHED) && !m->relist;
 		pthread_mutex_unlock(&dcache_mutex);
 
 		dirlen = (size_t)n;
@@ -538,7 +538,7 @@ int dc_populate_rcu(struct miss *m)
 		}
 		/* The kernel's answer offered to the session: absent, or a
 		 * directory, file or symlink on p's filesystem. */
-		if (shared && !from_shared && ticket.can_put && dc_ops->shared_name_put) {
+		if (shared && !from_shared && !m->relist && ticket.can_put && dc_ops->shared_name_put) {
 			if (type == D_NEG)
 				dc_ops->shared_name_put(&ticket, m->name, m->len, DT_UNKNOWN, 0, 0, NULL, 0);
 			else if ((type == D_DIR || type == D_REG || type == D_LNK) &&

@@ -326,6 +326,7 @@ resolved:
 				m->d = res->parent;
 				m->name = res->name;
 				m->len = res->namelen;
+				m->relist = true;
 				return WALK_MISS;
 			}
 			m->kind = MISS_ACCESS;

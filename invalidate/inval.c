@@ -1131,23 +1131,48 @@ static void prepare(void)
  * stale), the instance unchanged since the ticket.  A listing taken from the
  * arena needs only its generation (checked by dcache_arena_get): it is as
  * fresh as the watcher's last read cycle, which a sync point waits for.
- * Neither before this instance has seen the watcher catch up once
- * (listing_synced): a change our parent made before it started us may still
- * be queued, its generation not yet bumped; our own cache, empty at the
- * attach, never needed that wait.
+ * Neither before this instance has seen the watcher publish every event
+ * queued when it first asked (listing_synced): a change our parent made
+ * before it started us may still be queued, its generation not yet bumped;
+ * our own cache, empty at the attach, never needed that wait.
  */
 static atomic_uint listing_synced; /* the inst_gen whose catch-up was seen */
+/* Under the dcache mutex: the instance whose target was taken, and the
+ * watcher's consumed count (ring.h) that covers what was queued then. */
+static unsigned int listing_target_gen;
+static uint64_t listing_target;
 
-/* Has the watcher published every event queued on instance (fd, gen) before
- * now?  FIONREAD then the state word (session_sync_locked's protocol), no
- * wait.  Under the dcache mutex (-> fd_mutex). */
+/* Has the watcher published every event that was queued on instance (fd,
+ * gen) when this process first asked?  Never waits.  The first call reads
+ * state, consumed, FIONREAD, state: with both states even and equal no read
+ * cycle ran meanwhile, so consumed counted every byte read() before the
+ * FIONREAD, and the n bytes queued then are published once consumed reaches
+ * the sum (ring.h).  A build's processes start while its others' events are
+ * still queued (a compiler's output): asking for an empty queue, as before,
+ * refused most of them every shared entry.  With n > 0 the watcher is poked
+ * out of its batching pause.  Under the dcache mutex (-> fd_mutex). */
 static int listing_caught_up(int fd, unsigned int gen)
 {
+	uint32_t s1, s2;
+	uint64_t c;
 	int n;
 
 	if (atomic_load(&listing_synced) == gen)
 		return 1;
-	if (!queued_locked(fd, gen, &n) || n != 0 || (session_state() & 1))
+	if (listing_target_gen != gen) {
+		s1 = session_state();
+		c = session_consumed();
+		if ((s1 & 1) || !queued_locked(fd, gen, &n))
+			return 0;
+		s2 = session_state();
+		if (s1 != s2)
+			return 0; /* a cycle ran: ask again at the next ticket */
+		listing_target = c + (uint64_t)n;
+		listing_target_gen = gen;
+		if (n > 0)
+			session_poke();
+	}
+	if (session_consumed() < listing_target)
 		return 0;
 	atomic_store(&listing_synced, gen);
 	return 1;

@@ -13,6 +13,12 @@
  *         (the design's `busy` is state & 1), bumped (seq_cst) before the
  *         cycle's first read() and again after its records are published;
  *         FUTEX_WAKE after the second bump.  A cycle reads until EAGAIN.
+ *  consumed  bytes read from the instance by finished read cycles: stored
+ *         (release) after the cycle's generation bumps and records are
+ *         published, before state goes even.  A process that asked FIONREAD
+ *         (n bytes queued) between two equal even readings of state (c =
+ *         consumed between them) knows that every event queued then has been
+ *         published once consumed >= c + n (inval.c, listing_caught_up).
  *  poke   a futex word nobody writes (0): after each read cycle the watcher
  *         lets a burst gather for up to RING_BATCH_NS in FUTEX_WAIT on it (the
  *         kernel merges identical unread events: one writer appending to a
@@ -48,7 +54,7 @@
 #include <stdint.h>
 
 #define RING_MAGIC 0x31474e49525752ULL /* "RWRING1" */
-#define RING_VERSION 3u
+#define RING_VERSION 4u
 #define RING_RECORDS 65536u /* > 4x the kernel's default max_queued_events */
 #define RING_BATCH_NS 2000000L /* as inval.c's READER_BATCH_NS */
 #define RING_SOCKET "sock"
@@ -72,6 +78,7 @@ struct ring_hdr {
 	uint32_t exited;
 	uint64_t tail;
 	uint32_t mounts;              /* see above */
+	uint64_t consumed;            /* see above */
 	_Alignas(64) uint32_t alive;  /* robust futex; see above */
 	uint32_t alive_pad;
 	uint64_t robust_next;         /* the watcher's robust list entry (its next) */

@@ -275,6 +275,11 @@ uint32_t session_state(void)
 	return __atomic_load_n(&ring->state, __ATOMIC_SEQ_CST);
 }
 
+uint64_t session_consumed(void)
+{
+	return __atomic_load_n(&ring->consumed, __ATOMIC_ACQUIRE);
+}
+
 uint32_t session_mounts(void)
 {
 	return __atomic_load_n(&ring->mounts, __ATOMIC_ACQUIRE);

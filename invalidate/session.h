@@ -32,6 +32,9 @@ extern _Atomic int session_active;
 
 /* The ring's causality word (ring.h), seq_cst. */
 uint32_t session_state(void);
+/* Bytes the watcher has read from the instance and published (ring.h,
+ * consumed), acquire.  Any thread. */
+uint64_t session_consumed(void);
 /* The watcher's count of mount table changes (ring.h, mounts), acquire. */
 uint32_t session_mounts(void);
 /* Records published but not yet applied by this process?  Any thread. */

@@ -327,7 +327,7 @@ static void read_cycle(struct watcher *w)
 {
 	char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
 	struct ring_hdr *r = w->ring;
-	uint64_t tail = r->tail;
+	uint64_t tail = r->tail, bytes = 0;
 
 	__atomic_fetch_add(&r->state, 1, __ATOMIC_SEQ_CST); /* busy */
 	for (;;) {
@@ -337,6 +337,7 @@ static void read_cycle(struct watcher *w)
 			continue;
 		if (n <= 0)
 			break;
+		bytes += (uint64_t)n;
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 			struct ring_rec *rec = &r->recs[tail % RING_RECORDS];
@@ -366,6 +367,8 @@ static void read_cycle(struct watcher *w)
 			p += sizeof(*ev) + ev->len;
 		}
 	}
+	/* After the bumps and records of those bytes, before state is even. */
+	__atomic_store_n(&r->consumed, r->consumed + bytes, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&r->state, 1, __ATOMIC_SEQ_CST); /* published, not busy */
 	syscall(SYS_futex, &r->state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }

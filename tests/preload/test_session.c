@@ -900,6 +900,56 @@ static int helper_euid(const char *base)
 	return reap(pid);
 }
 
+/* A file whose name a child took from the shared entries (typed, never
+ * lstat'ed: D_LISTED), then access()ed: the access needs its lstat, which
+ * must come from the kernel once, not be answered from the shared entries
+ * again (that rehashed the same entry and walked again, 256 times, then
+ * passed through: ~255 invalidations a call). */
+static int helper_relist(const char *base)
+{
+	char d[PLEN], p[PLEN];
+
+	snprintf(d, sizeof(d), "%s/d", base);
+	if (raw_mkdir(d) != 0)
+		FAIL("relist: mkdir");
+	snprintf(p, sizeof(p), "%s/f", d);
+	if (raw_write_file(p, 1, 0) != 0)
+		FAIL("relist: create");
+	snprintf(p, sizeof(p), "%s/log", base);
+	for (int round = 0; round < 4; round++) {
+		/* An event still queued when the child starts (as a build's
+		 * compilers' outputs are): the child waits for it to be
+		 * published, not for an empty queue, before it uses shared
+		 * entries. */
+		if (raw_write_file(p, 1, round) != 0)
+			FAIL("relist: write log");
+		if (reap(spawn_helper("relist-child", base, "")) != 0)
+			FAIL("relist: child %d failed", round);
+	}
+	return 0;
+}
+
+static int helper_relist_child(const char *base)
+{
+	char p[PLEN];
+	int modes[] = { F_OK, R_OK, W_OK, X_OK };
+
+	/* A miss in d first: the kernel lets us search it, so names in it
+	 * may come from the shared entries. */
+	snprintf(p, sizeof(p), "%s/d/absent", base);
+	if (check_exact(p, "relist child", 0))
+		return 1;
+	snprintf(p, sizeof(p), "%s/d/f", base);
+	for (int i = 0; i < 4; i++) {
+		int a = access(p, modes[i]) == 0 ? 0 : errno;
+		int b = syscall(SYS_faccessat, AT_FDCWD, p, modes[i]) == 0 ? 0 : errno;
+
+		if (a != b)
+			FAIL("relist: access(%s, %d): %d, the kernel %d", p, modes[i], a, b);
+	}
+	return check_exact(p, "relist child", 1);
+}
+
 static int helper(int argc, char **argv)
 {
 	const char *m = argv[2], *a = argc > 3 ? argv[3] : "", *b = argc > 4 ? argv[4] : "";
@@ -938,6 +988,10 @@ static int helper(int argc, char **argv)
 		return helper_shared_child(a);
 	if (!strcmp(m, "dir-attrs"))
 		return helper_dir_attrs(a);
+	if (!strcmp(m, "relist"))
+		return helper_relist(a);
+	if (!strcmp(m, "relist-child"))
+		return helper_relist_child(a);
 	if (!strcmp(m, "dir-attrs-child"))
 		return helper_dir_attrs_child(a);
 	if (!strcmp(m, "foreign-child"))
@@ -1282,6 +1336,32 @@ static void test_session_shared_listings_exact_across_processes(void **state)
 	assert_true(names >= 1);
 }
 
+/* access() of a file named by the shared entries asks the kernel for its
+ * lstat once (D_LISTED), instead of replacing the entry with the same
+ * shared answer until the lookup runs out of attempts; and a process
+ * started while an event is queued uses shared entries once that event is
+ * published (names_shared >= 1). */
+static void test_session_access_on_a_shared_file_name_asks_the_kernel_once(void **state)
+{
+	char d[PLEN], stats[PLEN];
+	long long inv, names;
+	int st;
+
+	(void)state;
+	subdir(d, "relist");
+	snprintf(stats, sizeof(stats), "%s/relist.stats", g_scratch);
+	setenv("RCUWALK_STATS", stats, 1);
+	st = run_session("relist", d, "");
+	unsetenv("RCUWALK_STATS");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	inv = stats_field(stats, "invalidations");
+	names = stats_field(stats, "names_shared");
+	print_message("names taken from the shared ones: %lld, invalidations: %lld\n", names, inv);
+	assert_true(names >= 1);
+	assert_true(inv < 64);
+}
+
 /* A directory's attributes taken from the shared ones stay exact when a
  * process of the session changes them with an inode-flag ioctl, which no
  * inotify event reports: the shim voids every shared entry before the
@@ -1383,6 +1463,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_foreign_directory_records_reach_nothing),
 		cmocka_unit_test(test_session_shared_listings_exact_across_processes),
 		cmocka_unit_test(test_session_shared_directory_attributes_exact_after_inode_flag_ioctl),
+		cmocka_unit_test(test_session_access_on_a_shared_file_name_asks_the_kernel_once),
 		cmocka_unit_test(test_session_other_euid_does_not_attach),
 		cmocka_unit_test(test_session_a_ring_behind_forgets_everything),
 		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),
