@@ -163,6 +163,12 @@ struct dcache_ops {
 				unsigned int type, uint64_t dev, uint64_t ino, const char *target,
 				size_t tlen);
 	void (*shared_attr_put)(const struct dcache_listing *t, const struct stat *st);
+	/* May be NULL.  With a ticket for a directory's own watch: 0 if the
+	 * session knows that the kernel lets this process's credentials
+	 * search it (else -1: ask the kernel), and the kernel's yes offered
+	 * (a lookup in it that answered, or said ENOENT).  No lock needed. */
+	int (*shared_search_get)(const struct dcache_listing *t);
+	void (*shared_search_put)(const struct dcache_listing *t);
 	/* May be NULL.  Called once per process (again in a fork child) on
 	 * first use, before the cache starts any thread of its own (liburcu's
 	 * call_rcu and hash-resize workers), under the init lock, never under
@@ -345,8 +351,8 @@ size_t dcache_table_buckets(void);
 
 /*
  * Shared entries (dcache_arena.c; doc/session.md, "Phase 2: shared
- * entries"): listings, watches of directory entries, what names are and
- * directories' attributes, kept once for every process of a session, in a
+ * entries"): listings, watches of directory entries, what names are,
+ * directories' attributes and who may search them, kept once for every process of a session, in a
  * mapping of DCACHE_ARENA_SIZE bytes that the watcher creates and every
  * attached process maps read-write.  Keyed by the session's watch number;
  * an entry answers while the watch's generation is the one sampled before
@@ -408,6 +414,13 @@ int dcache_arena_put_attr(void *mem, int wd, uint64_t gen, const struct stat *st
 /* The attributes of the directory watched as `wd`, if a valid answer is
  * known: 0 with *st, or -ENOENT (none, or a corrupt arena).  Any thread. */
 int dcache_arena_get_attr(const void *mem, int wd, struct stat *st);
+/* Publish that the kernel let a process whose credentials key is `cred`
+ * (non-zero) search the directory watched as `wd`, asked after wd's
+ * generation was `gen`: as dcache_arena_put.  Any thread. */
+int dcache_arena_put_search(void *mem, int wd, uint64_t gen, uint64_t cred);
+/* 0 if a valid answer says credentials `cred` may search directory `wd`,
+ * else -ENOENT (none, or a corrupt arena).  Any thread. */
+int dcache_arena_get_search(const void *mem, int wd, uint64_t cred);
 /* How many puts the arena refused for want of space.  Any thread. */
 uint64_t dcache_arena_refused(const void *mem);
 

@@ -30,7 +30,7 @@
  *         that learned them, then published by a CAS of its bucket's head
  *         (release), never written again.  `gen` is the generation of watch
  *         `wd` sampled before the kernel was asked; the entry answers only
- *         while gens[wd] still holds it.  Two kinds:
+ *         while gens[wd] still holds it.  The kinds:
  *           ENT_LISTING  { count, len, names }: the listing of directory wd;
  *           ENT_WATCH    { child, dev, ino, len, name }: the entry `name` of
  *                        directory wd is the directory watched as `child`
@@ -48,6 +48,14 @@
  *                        directory watched as wd (they change only with an
  *                        event on its own watch: an entry made or removed
  *                        in it, its attributes; or a mount).
+ *           ENT_SEARCH   { ino = a credentials key }: the kernel let a
+ *                        process with those credentials search the
+ *                        directory watched as wd (a lookup in it answered
+ *                        or ENOENT).  What decides it, its mode, owner,
+ *                        ACL and security label, changes only with an
+ *                        IN_ATTRIB on its own watch; the key stands for
+ *                        everything of the process that the check reads
+ *                        (invalidate/session.c, session_cred_key).
  *
  * Invariants
  * ==========
@@ -85,7 +93,7 @@
 #include "dcache.h"
 
 #define ARENA_MAGIC 0x31414e4552415752ULL /* "RWARENA1" */
-#define ARENA_VERSION 2u
+#define ARENA_VERSION 3u
 #define ARENA_GENS 65536u
 #define ARENA_BUCKETS 16384u
 #define ARENA_CHAIN_MAX 64 /* entries a reader looks at in one chain */
@@ -101,7 +109,7 @@ struct arena_hdr {
 	uint32_t heads[ARENA_BUCKETS];
 };
 
-enum { ENT_LISTING = 1, ENT_WATCH = 2, ENT_ATTR = 3, ENT_NAME = 4 };
+enum { ENT_LISTING = 1, ENT_WATCH = 2, ENT_ATTR = 3, ENT_NAME = 4, ENT_SEARCH = 5 };
 
 struct arena_ent {
 	uint32_t next;   /* the next older entry of the bucket (8-byte units), 0: none */
@@ -564,6 +572,43 @@ int dcache_arena_get_attr(const void *mem, int wd, struct stat *st)
 	if (wd < 0)
 		return -ENOENT;
 	return arena_find(a, &a->heads[bucket_of_attr(wd)], ENT_ATTR, wd, take_attr, st);
+}
+
+/* ENT_SEARCH entries: chains of their own, as ENT_ATTR's. */
+static uint32_t bucket_of_search(int wd)
+{
+	return bucket_of(wd ^ 0x2c1b3c6d);
+}
+
+int dcache_arena_put_search(void *mem, int wd, uint64_t gen, uint64_t cred)
+{
+	struct arena_hdr *a = mem;
+	struct arena_ent *e;
+	int err;
+
+	if (wd < 0 || cred == 0)
+		return -EINVAL;
+	e = arena_new(a, ENT_SEARCH, wd, gen, 0, &err);
+	if (!e)
+		return err;
+	e->ino = cred;
+	arena_publish(a, &a->heads[bucket_of_search(wd)], e);
+	return 0;
+}
+
+static int take_search(const struct arena_ent *e, const struct arena_ent *h, void *arg)
+{
+	(void)e;
+	return h->ino == *(const uint64_t *)arg && h->len == 0;
+}
+
+int dcache_arena_get_search(const void *mem, int wd, uint64_t cred)
+{
+	const struct arena_hdr *a = mem;
+
+	if (wd < 0 || cred == 0)
+		return -ENOENT;
+	return arena_find(a, &a->heads[bucket_of_search(wd)], ENT_SEARCH, wd, take_search, &cred);
 }
 
 uint64_t dcache_arena_refused(const void *mem)

@@ -446,7 +446,7 @@ int dc_populate_rcu(struct miss *m)
 		uint64_t t0;
 		unsigned long agen;
 		bool complete = false, kept_attr = false, shared = false, from_shared = false;
-		bool use_shared;
+		bool use_shared, searched, search_shared = false;
 		struct dcache_listing ticket;
 
 		if ((size_t)n + 1 + m->len >= sizeof(path))
@@ -468,12 +468,18 @@ int dc_populate_rcu(struct miss *m)
 		 * attributes.  Not on TTL filesystems. */
 		if (!(p->flags & D_TTL) && dc_ops->listing_ticket && dc_ops->shared_name_get)
 			shared = dc_ops->listing_ticket(d_wd(p), &ticket) == 1;
-		/* ... but only once the kernel has let us search p: this lstat
-		 * is also what proves that (dcache_walk.c, may_lookup), and a
-		 * shared answer would answer ENOENT where the kernel says
-		 * EACCES (difftest, seed 2, after seteuid(nobody)). */
-		use_shared = shared && (p->flags & D_SEARCHED) && !m->relist;
+		searched = (p->flags & D_SEARCHED) != 0;
 		pthread_mutex_unlock(&dcache_mutex);
+		/* ... but only once we may search p: this lstat is also what
+		 * proves that (dcache_walk.c, may_lookup), and a shared answer
+		 * would answer ENOENT where the kernel says EACCES (difftest,
+		 * seed 2, after seteuid(nobody)); or the session knows that the
+		 * kernel let a process with our credentials search p under its
+		 * generation now (ENT_SEARCH). */
+		if (shared && !searched && !m->relist && dc_ops->shared_search_get &&
+		    dc_ops->shared_search_get(&ticket) == 0)
+			searched = search_shared = true;
+		use_shared = shared && searched && !m->relist;
 
 		dirlen = (size_t)n;
 		t0 = now_coarse();
@@ -538,6 +544,9 @@ int dc_populate_rcu(struct miss *m)
 		}
 		/* The kernel's answer offered to the session: absent, or a
 		 * directory, file or symlink on p's filesystem. */
+		/* The kernel answered (or said ENOENT): we may search p. */
+		if (shared && !from_shared && !searched && ticket.can_put && dc_ops->shared_search_put)
+			dc_ops->shared_search_put(&ticket);
 		if (shared && !from_shared && !m->relist && ticket.can_put && dc_ops->shared_name_put) {
 			if (type == D_NEG)
 				dc_ops->shared_name_put(&ticket, m->name, m->len, DT_UNKNOWN, 0, 0, NULL, 0);
@@ -554,7 +563,7 @@ int dc_populate_rcu(struct miss *m)
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS; /* an event raced with the kernel's answer */
 		}
-		if (!(p->flags & D_SEARCHED) && !from_shared)
+		if (!(p->flags & D_SEARCHED) && (!from_shared || search_shared))
 			STORE_RELAXED(p->flags, p->flags | D_SEARCHED);
 		old = dc_d_lookup_rcu(dc_table, p, m->name, m->len);
 		if (old && old->type != D_UNK && !(old->flags & D_LISTED))
@@ -633,6 +642,8 @@ int dc_populate_rcu(struct miss *m)
 	case MISS_SEARCH: {
 		struct dentry *d = m->d;
 		unsigned int seq, pgen;
+		struct dcache_listing ticket;
+		bool shared = false;
 
 		if ((size_t)n + 2 >= sizeof(path))
 			return DCACHE_PASS;
@@ -645,10 +656,19 @@ int dc_populate_rcu(struct miss *m)
 		}
 		seq = d->seq;
 		pgen = d_dir_gen(d->parent);
+		/* The session may know that our credentials may search d
+		 * (ENT_SEARCH, on d's own watch); not on TTL filesystems. */
+		if (d_wd(d) >= 0 && !(d->flags & D_TTL) && dc_ops->listing_ticket &&
+		    dc_ops->shared_search_get)
+			shared = dc_ops->listing_ticket(d_wd(d), &ticket) == 1;
 		pthread_mutex_unlock(&dcache_mutex);
-		strcpy(path + n, n > 1 ? "/." : ".");
-		if (dc_ops->kernel_lstat(path, &st) != 0)
-			return DCACHE_PASS; /* EACCES: not searchable; the kernel says so */
+		if (!shared || dc_ops->shared_search_get(&ticket) != 0) {
+			strcpy(path + n, n > 1 ? "/." : ".");
+			if (dc_ops->kernel_lstat(path, &st) != 0)
+				return DCACHE_PASS; /* EACCES: not searchable; the kernel says so */
+			if (shared && ticket.can_put && dc_ops->shared_search_put)
+				dc_ops->shared_search_put(&ticket);
+		}
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen)
 			STORE_RELAXED(d->flags, d->flags | D_SEARCHED);

@@ -189,6 +189,7 @@ static atomic_ulong st_watches, st_events, st_watch_failures, st_overflows;
 static atomic_ulong st_listings_shared; /* listings read from the session's arena */
 static atomic_ulong st_watches_shared;  /* watches taken from the session's arena */
 static atomic_ulong st_names_shared;    /* entries' types taken from it (no lstat) */
+static atomic_ulong st_searches_shared; /* search permissions taken from it (no lstat) */
 /* Set when our own mountinfo poll saw a change (mounts_check_locked): the
  * watcher may not have counted it yet, so the shared generations may still
  * vouch for what it covered; and when the process changed its credentials
@@ -1299,6 +1300,28 @@ static void shared_name_put(const struct dcache_listing *t, const char *name, si
 		(void)dcache_arena_put_name(a, t->wd, t->gen, name, len, type, dev, ino, target, tlen);
 }
 
+/* Search permission (ENT_SEARCH), keyed by this process's credentials
+ * (session_cred_key: 0 when they cannot be told, then nothing is shared). */
+static int shared_search_get(const struct dcache_listing *t)
+{
+	void *a = ticket_arena(t, 0);
+	uint64_t cred = a ? session_cred_key() : 0;
+
+	if (!cred || dcache_arena_get_search(a, t->wd, cred) != 0 || !ticket_arena(t, 0))
+		return -1;
+	atomic_fetch_add_explicit(&st_searches_shared, 1, memory_order_relaxed);
+	return 0;
+}
+
+static void shared_search_put(const struct dcache_listing *t)
+{
+	void *a = ticket_arena(t, 1);
+	uint64_t cred = a ? session_cred_key() : 0;
+
+	if (cred)
+		(void)dcache_arena_put_search(a, t->wd, t->gen, cred);
+}
+
 void inval_shared_off(void)
 {
 	atomic_store(&listing_off, 1);
@@ -1324,6 +1347,8 @@ void inval_fill_ops(struct dcache_ops *ops)
 	ops->shared_attr_put = shared_attr_put;
 	ops->shared_name_get = shared_name_get;
 	ops->shared_name_put = shared_name_put;
+	ops->shared_search_get = shared_search_get;
+	ops->shared_search_put = shared_search_put;
 }
 
 void inval_drain(void)
@@ -1841,4 +1866,5 @@ void inval_stats_get(struct inval_stats *out)
 	out->listings_shared = atomic_load(&st_listings_shared);
 	out->watches_shared = atomic_load(&st_watches_shared);
 	out->names_shared = atomic_load(&st_names_shared);
+	out->searches_shared = atomic_load(&st_searches_shared);
 }

@@ -270,6 +270,68 @@ void *session_arena(void)
 	return arena;
 }
 
+/*
+ * session_cred_key: may_lookup() is inode_permission(dir, MAY_EXEC), which
+ * reads the directory's mode, owner, ACL and label (an IN_ATTRIB on its own
+ * watch when they change: dcache_arena.c, ENT_SEARCH) and, of the process:
+ * its fsuid, fsgid and supplementary groups; CAP_DAC_OVERRIDE and
+ * CAP_DAC_READ_SEARCH in the effective set, relative to its user namespace;
+ * its LSM label (SELinux, AppArmor, Smack check searches).  All are hashed
+ * (FNV-1a, 64 bit).  Read once: a change made through the shim's wrappers
+ * stops all sharing (inval_shared_off); one made with raw syscalls is not
+ * seen, as the per-process cache does not see it (README, limits).
+ */
+static void fnv(uint64_t *h, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		*h = (*h ^ ((const unsigned char *)p)[i]) * 1099511628211ULL;
+}
+
+uint64_t session_cred_key(void)
+{
+	static uint64_t key; /* 0: not yet; written once, any thread may race to the same value */
+	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 }; /* _LINUX_CAPABILITY_VERSION_3 */
+	struct { uint32_t effective, permitted, inheritable; } caps[2];
+	uint32_t groups[256];
+	char label[256];
+	struct stat st;
+	uint64_t h = 14695981039346656037ULL, k = __atomic_load_n(&key, __ATOMIC_RELAXED);
+	long ids[2], ng, n;
+	int f;
+
+	if (k)
+		return k;
+	ids[0] = syscall(SYS_setfsuid, -1); /* an invalid id sets nothing: the current one */
+	ids[1] = syscall(SYS_setfsgid, -1);
+	ng = syscall(SYS_getgroups, 256, groups);
+	if (ids[0] < 0 || ids[1] < 0 || ng < 0 || syscall(SYS_capget, &hdr, caps) != 0 ||
+	    syscall(SYS_newfstatat, AT_FDCWD, "/proc/self/ns/user", &st, 0) != 0)
+		return 0;
+	fnv(&h, ids, sizeof(ids));
+	fnv(&h, &ng, sizeof(ng));
+	fnv(&h, groups, (size_t)ng * sizeof(groups[0]));
+	fnv(&h, &caps[0].effective, sizeof(caps[0].effective));
+	fnv(&h, &caps[1].effective, sizeof(caps[1].effective));
+	fnv(&h, &st.st_dev, sizeof(st.st_dev));
+	fnv(&h, &st.st_ino, sizeof(st.st_ino));
+	/* No LSM: the file is missing or refuses reads (EINVAL); that error
+	 * is the label. */
+	f = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/attr/current", O_RDONLY | O_CLOEXEC);
+	n = f < 0 ? -errno : syscall(SYS_read, f, label, sizeof(label));
+	if (n < 0 && f >= 0)
+		n = -errno;
+	if (f >= 0)
+		raw_close(f);
+	if (n >= (long)sizeof(label))
+		return 0; /* too long to tell apart: no key */
+	fnv(&h, &n, sizeof(n));
+	if (n > 0)
+		fnv(&h, label, (size_t)n);
+	h |= 1; /* never 0 */
+	__atomic_store_n(&key, h, __ATOMIC_RELAXED);
+	return h;
+}
+
 uint32_t session_state(void)
 {
 	return __atomic_load_n(&ring->state, __ATOMIC_SEQ_CST);

@@ -72,5 +72,10 @@ int session_listing_ticket(int wd, uint64_t *gen, int (*ours)(int wd));
 /* The shared entries' mapping (cache/dcache_arena.c), NULL without one.
  * Mapped with the ring, never unmapped; any thread. */
 void *session_arena(void);
+/* A key for everything of this process that the kernel's search check on
+ * a directory reads (fs ids, groups, effective capabilities, user
+ * namespace, LSM label): equal keys, equal answers.  Computed once per
+ * image (raw syscalls), 0 if something could not be read.  Any thread. */
+uint64_t session_cred_key(void);
 
 #endif /* RCUWALK_SESSION_H */

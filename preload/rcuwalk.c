@@ -489,6 +489,8 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	     "--session: directory watches taken from the shared entries (no inotify_add_watch)");
 	LINE("names_shared", v[F_names_shared], "",
 	     "--session: what a name is, taken from the shared entries (no lstat)");
+	LINE("searches_shared", v[F_searches_shared], "",
+	     "--session: search permission on a directory, from the shared entries (no lstat)");
 	LINE("mismatches", v[F_mismatches], "", "--verify: cached answers that differed from the kernel's (see the verify log)");
 	LINE("saved", v[F_saved], "", "syscalls avoided (hits + neg_hits)");
 	fprintf(f, "%-15s %14lld %6s  %s\n", "net_saved", net, "", "saved - misses - watches");

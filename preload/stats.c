@@ -86,7 +86,7 @@ struct counters {
 	uint64_t pass[PRELOAD_PASS_N_];
 	struct dcache_stats dc;
 	uint64_t events, watch_fail, overflows, mismatches, pass_watch, pass_fs, pass_attr, pass_racy;
-	uint64_t listings_shared, watches_shared, names_shared;
+	uint64_t listings_shared, watches_shared, names_shared, searches_shared;
 	uint64_t watches; /* a level: watches held now */
 };
 
@@ -105,6 +105,7 @@ static void snapshot(struct counters *c)
 	c->listings_shared = is.listings_shared;
 	c->watches_shared = is.watches_shared;
 	c->names_shared = is.names_shared;
+	c->searches_shared = is.searches_shared;
 	c->watch_fail = is.watch_failures;
 	c->overflows = is.overflows;
 	c->watches = is.watches;
@@ -214,6 +215,7 @@ void preload_write_record(const char *end)
 		v[n++] = delta(now.listings_shared, base.listings_shared);
 		v[n++] = delta(now.watches_shared, base.watches_shared);
 		v[n++] = delta(now.names_shared, base.names_shared);
+		v[n++] = delta(now.searches_shared, base.searches_shared);
 	}
 	/* An exec record only if this image's own calls counted something
 	 * (lookups, misses); what the inotify thread counts meanwhile (events,
@@ -230,7 +232,7 @@ void preload_write_record(const char *end)
 			RCUWALK_RECORD_FIELDS(RCUWALK_NAME_)
 #undef RCUWALK_NAME_
 		};
-		_Static_assert(sizeof(names) / sizeof(names[0]) == 26, "field count");
+		_Static_assert(sizeof(names) / sizeof(names[0]) == 27, "field count");
 
 		for (int i = 0; i < n; i++) {
 			*p++ = ' ';
@@ -282,6 +284,7 @@ static void stats_fork_child(void)
 	base.listings_shared = is.listings_shared;
 	base.watches_shared = is.watches_shared;
 	base.names_shared = is.names_shared;
+	base.searches_shared = is.searches_shared;
 	base.watches = 0; /* inval_fork_child() drops the parent's watches */
 	record_lock = 0;
 }

@@ -64,6 +64,9 @@
  *   names_shared  what a name is (absent, a directory, a file, a symlink),
  *                 taken from the session's shared entries instead of an
  *                 lstat (phase 2)
+ *   searches_shared  directories this process's credentials may search,
+ *                 taken from the session's shared entries instead of an
+ *                 lstat of a name in them (phase 2)
  *
  * end= says which end of the process image wrote it:
  *   dtor  exit() or return from main (the library destructor)
@@ -86,7 +89,8 @@
 	X(lookups) X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form)          \
 	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows) \
 	X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)    \
-	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared)
+	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared)    \
+	X(searches_shared)
 
 #define RCUWALK_RECORD_PID_DIGITS 10
 #define RCUWALK_RECORD_NUM_DIGITS 20

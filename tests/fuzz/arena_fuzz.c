@@ -71,13 +71,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		i += 2;
 		if (what == 3 && i + 1 < size) {
-			/* a watch entry for a name of the listing's form, or a
-			 * directory's attributes */
+			/* a watch entry for a name of the listing's form, a
+			 * search answer, or a directory's attributes */
 			struct stat st = { .st_mode = S_IFDIR | 0755, .st_ino = data[i] };
 
 			if (data[i] & 1)
 				(void)dcache_arena_put_watch(a, wd, dcache_arena_gen(a, wd), "x0", 2,
 							     data[i + 1], 1, 2);
+			else if (data[i] & 2)
+				(void)dcache_arena_put_search(a, wd, dcache_arena_gen(a, wd),
+							      1 + data[i + 1] % 3);
 			else
 				(void)dcache_arena_put_attr(a, wd, dcache_arena_gen(a, wd), &st);
 			i += 2;
@@ -122,6 +125,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort(); /* only a directory's attributes are answered */
 			if (dcache_arena_get_watch(a, w, "x0", 2, &child, &dev, &ino) == 0 && child < 0)
 				abort();
+			for (uint64_t cred = 0; cred < 4; cred++) {
+				int r = dcache_arena_get_search(a, w, cred);
+
+				if ((r != 0 && r != -ENOENT) || (cred == 0 && r == 0))
+					abort(); /* key 0 is never answered */
+			}
 		}
 	}
 	free(a);

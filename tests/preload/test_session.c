@@ -24,6 +24,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <linux/fs.h>
+#include <sys/prctl.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -955,6 +956,67 @@ static int helper_relist_child(const char *base)
 	return check_exact(p, "relist child", 1);
 }
 
+/* Search answers (ENT_SEARCH) are keyed by credentials.  priv is 0700 and
+ * belongs to nobody: root may search it with CAP_DAC_OVERRIDE, a root
+ * without it and CAP_DAC_READ_SEARCH (dropped from the bounding set before
+ * exec, so it still attaches: same uid) gets EACCES.  Two full children
+ * (the second takes the first's answers), then one without the
+ * capabilities, then a full one again; each compares every answer with the
+ * kernel's.  Exit 77 where that cannot be set up (not root). */
+static int helper_search(const char *base)
+{
+	char d[PLEN], p[PLEN];
+
+	if (geteuid() != 0)
+		return 77;
+	snprintf(d, sizeof(d), "%s/priv", base);
+	if (raw_mkdir(d) != 0)
+		FAIL("search: mkdir");
+	snprintf(p, sizeof(p), "%s/f", d);
+	if (raw_write_file(p, 1, 0) != 0)
+		FAIL("search: create");
+	if (syscall(SYS_fchownat, AT_FDCWD, d, 65534, 65534, 0) != 0 ||
+	    syscall(SYS_fchmodat, AT_FDCWD, d, 0700) != 0)
+		FAIL("search: chown/chmod");
+	for (int round = 0; round < 4; round++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			if (round == 2 && (syscall(SYS_prctl, PR_CAPBSET_DROP, 1 /* CAP_DAC_OVERRIDE */, 0, 0, 0) != 0 ||
+					   syscall(SYS_prctl, PR_CAPBSET_DROP, 2 /* CAP_DAC_READ_SEARCH */, 0, 0, 0) != 0))
+				_exit(77);
+			execl(self_exe(), self_exe(), "--helper", "search-child", base,
+			      round == 2 ? "dropped" : "full", (char *)NULL);
+			_exit(127);
+		}
+		int r = reap(pid);
+
+		if (r == 77)
+			return 77;
+		if (r != 0)
+			FAIL("search: child %d failed", round);
+	}
+	return 0;
+}
+
+static int helper_search_child(const char *base, const char *how)
+{
+	static const char *const names[] = { "f", "absent", "f", "absent2" };
+	char p[PLEN];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/priv/f", base);
+	errno = 0;
+	if (!strcmp(how, "dropped") && (syscall(SYS_newfstatat, AT_FDCWD, p, &st, 0) == 0 || errno != EACCES))
+		FAIL("search child: the kernel lets us search priv without the capabilities");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(p, sizeof(p), "%s/priv/%s", base, names[i]);
+		if (check_exact(p, how, (int)i))
+			return 1;
+	}
+	return 0;
+}
+
 static int helper(int argc, char **argv)
 {
 	const char *m = argv[2], *a = argc > 3 ? argv[3] : "", *b = argc > 4 ? argv[4] : "";
@@ -995,6 +1057,10 @@ static int helper(int argc, char **argv)
 		return helper_dir_attrs(a);
 	if (!strcmp(m, "relist"))
 		return helper_relist(a);
+	if (!strcmp(m, "search"))
+		return helper_search(a);
+	if (!strcmp(m, "search-child"))
+		return helper_search_child(a, b);
 	if (!strcmp(m, "relist-child"))
 		return helper_relist_child(a);
 	if (!strcmp(m, "dir-attrs-child"))
@@ -1341,6 +1407,33 @@ static void test_session_shared_listings_exact_across_processes(void **state)
 	assert_true(names >= 1);
 }
 
+/* Whether our credentials may search a directory comes from the session
+ * only for processes with the same credentials (searches_shared >= 1);
+ * one without CAP_DAC_OVERRIDE gets the kernel's EACCES, not the answers
+ * root's search made possible (a shared ENOENT). */
+static void test_session_search_answers_shared_only_with_the_same_credentials(void **state)
+{
+	char d[PLEN], stats[PLEN];
+	long long searches;
+	int st;
+
+	(void)state;
+	subdir(d, "search");
+	snprintf(stats, sizeof(stats), "%s/search.stats", g_scratch);
+	setenv("RCUWALK_STATS", stats, 1);
+	st = run_session("search", d, "");
+	unsetenv("RCUWALK_STATS");
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		print_message("skipped: needs root (CAP_DAC_OVERRIDE to drop)\n");
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(st), 0);
+	searches = stats_field(stats, "searches_shared");
+	print_message("search permissions taken from the shared ones: %lld\n", searches);
+	assert_true(searches >= 1);
+}
+
 /* access() of a file named by the shared entries asks the kernel for its
  * lstat once (D_LISTED), instead of replacing the entry with the same
  * shared answer until the lookup runs out of attempts; and a process uses
@@ -1470,6 +1563,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_shared_listings_exact_across_processes),
 		cmocka_unit_test(test_session_shared_directory_attributes_exact_after_inode_flag_ioctl),
 		cmocka_unit_test(test_session_access_on_a_shared_file_name_asks_the_kernel_once),
+		cmocka_unit_test(test_session_search_answers_shared_only_with_the_same_credentials),
 		cmocka_unit_test(test_session_other_euid_does_not_attach),
 		cmocka_unit_test(test_session_a_ring_behind_forgets_everything),
 		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),

@@ -177,6 +177,35 @@ static void test_dcache_arena_directory_attributes_valid_until_its_watch_changes
 	munmap(a, DCACHE_ARENA_SIZE);
 }
 
+static void test_dcache_arena_search_answer_only_for_its_credentials_until_its_watch_changes(void **state)
+{
+	void *a = map_arena(DCACHE_ARENA_SIZE);
+	struct stat out;
+
+	(void)state;
+	assert_int_equal(dcache_arena_get_search(a, 9, 77), -ENOENT);
+	assert_int_equal(dcache_arena_put_search(a, 9, dcache_arena_gen(a, 9), 77), 0);
+	assert_int_equal(dcache_arena_get_search(a, 9, 77), 0);
+	/* Other credentials, another directory, another kind: nothing. */
+	assert_int_equal(dcache_arena_get_search(a, 9, 78), -ENOENT);
+	assert_int_equal(dcache_arena_get_search(a, 10, 77), -ENOENT);
+	assert_int_equal(dcache_arena_get_attr(a, 9, &out), -ENOENT);
+	/* No key, no answer. */
+	assert_int_equal(dcache_arena_put_search(a, 11, dcache_arena_gen(a, 11), 0), -EINVAL);
+	assert_int_equal(dcache_arena_get_search(a, 11, 0), -ENOENT);
+	/* Two credentials, each its own answer. */
+	assert_int_equal(dcache_arena_put_search(a, 9, dcache_arena_gen(a, 9), 78), 0);
+	assert_int_equal(dcache_arena_get_search(a, 9, 77), 0);
+	assert_int_equal(dcache_arena_get_search(a, 9, 78), 0);
+	/* An event on its own watch (a chmod is one): gone for both; asked
+	 * before it, offered after: refused. */
+	dcache_arena_invalidate(a, 9);
+	assert_int_equal(dcache_arena_get_search(a, 9, 77), -ENOENT);
+	assert_int_equal(dcache_arena_get_search(a, 9, 78), -ENOENT);
+	assert_int_equal(dcache_arena_put_search(a, 9, dcache_arena_gen(a, 9) - 1, 77), -ESTALE);
+	munmap(a, DCACHE_ARENA_SIZE);
+}
+
 static void test_dcache_arena_full_refuses_and_keeps_what_it_has(void **state)
 {
 	void *a = map_arena(SMALL);
@@ -456,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_dcache_arena_listing_gone_once_its_watch_changes),
 		cmocka_unit_test(test_dcache_arena_watch_of_a_name_valid_until_its_directory_changes),
 		cmocka_unit_test(test_dcache_arena_directory_attributes_valid_until_its_watch_changes),
+		cmocka_unit_test(test_dcache_arena_search_answer_only_for_its_credentials_until_its_watch_changes),
 		cmocka_unit_test(test_dcache_arena_full_refuses_and_keeps_what_it_has),
 		cmocka_unit_test(test_dcache_arena_corrupt_entries_answer_nothing_and_never_fault),
 		cmocka_unit_test(test_dcache_arena_concurrent_readers_see_only_current_listings),
