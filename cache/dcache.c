@@ -992,9 +992,21 @@ void dcache_fork_child(void)
 	dc_bytes = 0;
 	dc_count = 0;
 	CDS_INIT_LIST_HEAD(&dc_lru);
-	memset(dc_wd_map, 0, sizeof(dc_wd_map));
-	/* Counters are per process: the parent reports its own at exit. */
-	memset(stat_pool, 0, sizeof(stat_pool));
+	/* Only what the parent wrote is cleared: a memset of the whole map
+	 * and pool wrote ten pages, each a copy-on-write or zero-fill fault
+	 * in every fork child, most of which exec at once (a shell's). */
+	for (unsigned int i = 0; i < WD_BUCKETS; i++)
+		if (dc_wd_map[i])
+			dc_wd_map[i] = NULL;
+	/* Counters are per process: the parent reports its own at exit.
+	 * Blocks past stat_pool_used were never handed out, never written. */
+	{
+		unsigned int used = __atomic_load_n(&stat_pool_used, __ATOMIC_RELAXED);
+
+		memset(stat_pool, 0, (used < STAT_BLOCKS ? used : STAT_BLOCKS) * sizeof(stat_pool[0]));
+		if (used > STAT_BLOCKS)
+			memset(&stat_pool[STAT_BLOCKS], 0, sizeof(stat_pool[0]));
+	}
 }
 
 size_t dcache_memory_bytes(void)

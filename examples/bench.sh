@@ -2,10 +2,13 @@
 # bench.sh - rerun every rcuwalk benchmark in one command and regenerate
 # examples/results/ (results.md, the figures as '|'-separated data, two PNG plots).
 #
-# Usage: ./examples/bench.sh [--quick] [--jobs N] [--out DIR] [--build-dir DIR] [--no-fuse]
+# Usage: ./examples/bench.sh [--quick] [--session] [--jobs N] [--out DIR] [--build-dir DIR] [--no-fuse]
 #   --quick      smoke run: few calls and runs, small projects (a minute or two);
 #                its figures are not meant to be quoted
 #   --jobs N     make -jN for the build benchmarks (default: nproc)
+#   --session    the shim's runs in a session (`rcuwalk --session --`: one
+#                watcher, shared entries; doc/session.md); results then go to
+#                examples/results-session unless --out says otherwise
 #   --out DIR    where results go (default examples/results)
 #   --build-dir  where rcuwalk is built, Release (default build-bench)
 #   --no-fuse    skip the FUSE (bindfs) builds
@@ -37,17 +40,20 @@ jobs=$(nproc)
 out=$root/examples/results
 bdir=$root/build-bench
 use_fuse=1
+session=0
+out_set=0
 cmdline="./examples/bench.sh $*"
 
 usage() {
-	sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit "${1:-2}"
 }
 while (($#)); do
 	case $1 in
 	--quick) quick=1 ;;
 	--jobs) jobs=${2:?}; shift ;;
-	--out) out=${2:?}; shift ;;
+	--out) out=${2:?}; out_set=1; shift ;;
+	--session) session=1 ;;
 	--build-dir) bdir=${2:?}; shift ;;
 	--no-fuse) use_fuse=0 ;;
 	-h | --help) usage 0 ;;
@@ -56,6 +62,8 @@ while (($#)); do
 	shift
 done
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || usage
+if ((session && !out_set)); then out=$root/examples/results-session; fi
+launch_opts=(); ((session)) && launch_opts=(--session)
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 case $bdir in /*) ;; *) bdir=$PWD/$bdir ;; esac
 
@@ -137,8 +145,11 @@ say "2. microbenchmark: $bench ${micro_args[*]} (LD_PRELOAD=librcuwalk.so)"
 # ------------------------------------------------------------- 3. start-up
 say "3. process start-up, $spawn_n runs each way in $spawn_b alternating blocks"
 : >"$out/spawn.csv"
-"$spawn" -s "$so" -n "$spawn_n" -b "$spawn_b" -c "$out/spawn.csv" -l true -- true
-"$spawn" -s "$so" -n "$spawn_n" -b "$spawn_b" -c "$out/spawn.csv" -l "gcc --version" -- gcc --version
+# In a session the benchmark runs inside one (its own process under the shim
+# both ways); the children it starts with the shim attach to it.
+spawn_in=(); ((session)) && spawn_in=("$launcher" --session --)
+"${spawn_in[@]}" "$spawn" -s "$so" -n "$spawn_n" -b "$spawn_b" -c "$out/spawn.csv" -l true -- true
+"${spawn_in[@]}" "$spawn" -s "$so" -n "$spawn_n" -b "$spawn_b" -c "$out/spawn.csv" -l "gcc --version" -- gcc --version
 
 # ------------------------------------------------------------- 4. builds
 # A project of TUs using GLib and GIO, with the -I layout of a real project
@@ -218,7 +229,7 @@ EOF
 # that way: none, or the launcher (shim).
 launch_words() {
 	launch=()
-	if [[ $1 == shim ]]; then launch=("$launcher" --); fi
+	if [[ $1 == shim ]]; then launch=("$launcher" "${launch_opts[@]}" --); fi
 }
 
 # one_build DIR VARIANT: clean (untimed), then one timed `make -jN`; prints seconds.
@@ -438,7 +449,7 @@ fi
 	echo "| load average | $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (other work on the machine shows here: the ratios are measured in the same run, alternating) |"
 	echo "| rcuwalk | commit $commit, Release build |"
 	echo "| command | \`$cmdline\` ($( ((quick)) && echo 'quick mode: smoke figures, not for quoting' || echo 'full mode'), ${elapsed} s) |"
-	echo "| builds | \`make -j$jobs\`, $runs alternating run(s) each way, \`$(realpath --relative-to="$root" "$launcher") -- make\` vs \`make\`; FUSE = \`bindfs\` of the same tree (default options) |"
+	echo "| builds | \`make -j$jobs\`, $runs alternating run(s) each way, \`$(realpath --relative-to="$root" "$launcher") ${launch_opts[*]}${launch_opts[*]:+ }-- make\` vs \`make\`; FUSE = \`bindfs\` of the same tree (default options) |"
 	echo
 	awk -F'|' -v plots="$plots" -v gen_tus="$gen_tus" -v fuse_tus="$fuse_tus" '
 		function med(a, n,   i, j, t) {
