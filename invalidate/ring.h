@@ -13,6 +13,11 @@
  *         (the design's `busy` is state & 1), bumped (seq_cst) before the
  *         cycle's first read() and again after its records are published;
  *         FUTEX_WAKE after the second bump.  A cycle reads until EAGAIN.
+ *  ifd    the instance's fd number in the watcher, once its death notice
+ *         (alive) is armed; -1 before, or without one.  A process whose
+ *         credentials let it (pidfd_getfd: same user, Yama, seccomp) takes
+ *         the fd from there instead of asking the answering thread
+ *         (session.c, take_fd): no round trip to another thread.
  *  consumed  bytes read from the instance by finished read cycles: stored
  *         (release) after the cycle's generation bumps and records are
  *         published, before state goes even.  A process that asked FIONREAD
@@ -72,6 +77,8 @@ struct ring_hdr {
 	uint64_t magic;
 	uint32_t version, nrec;
 	uint32_t uid, pid;            /* the watcher's euid and pid */
+	int32_t ifd;                  /* see above */
+	uint32_t answers;             /* fds sent by the answering thread (tests) */
 	uint64_t mntns_dev, mntns_ino; /* stat of /proc/self/ns/mnt */
 	uint64_t root_dev, root_ino;   /* stat of "/" */
 	_Alignas(64) uint32_t state;  /* futex; see above */

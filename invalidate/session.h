@@ -18,8 +18,9 @@
  * Under fd_mutex (the first call may read the environment). */
 int session_wanted(void);
 
-/* Attach: check the directory, receive the instance's fd (close-on-exec,
- * not moved high), map and check the ring.  Returns the fd or -errno: the
+/* Attach: check the directory, map and check the ring, take the instance's
+ * fd (close-on-exec, not moved high) with pidfd_getfd, or receive it over
+ * the socket where that is refused.  Returns the fd or -errno: the
  * caller then creates a per-process instance.  Raw syscalls only (called
  * under the dcache mutex and fd_mutex, with signals blocked); may block up
  * to 1 s on a watcher that does not answer.  Sets the read position to the

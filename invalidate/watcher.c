@@ -121,6 +121,7 @@ static int make_ring(struct watcher *w)
 	w->ring->nrec = RING_RECORDS;
 	w->ring->uid = (uint32_t)geteuid();
 	w->ring->pid = (uint32_t)getpid();
+	w->ring->ifd = -1; /* until the death notice is armed: ring.h */
 	w->ring->mntns_dev = ns.st_dev;
 	w->ring->mntns_ino = ns.st_ino;
 	w->ring->root_dev = root.st_dev;
@@ -398,7 +399,8 @@ static void answer(const struct watcher *w)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &w->ifd, sizeof(int));
-	(void)sendmsg(s, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (sendmsg(s, &m, MSG_NOSIGNAL | MSG_DONTWAIT) == 1)
+		__atomic_fetch_add(&w->ring->answers, 1, __ATOMIC_RELAXED);
 	close(s);
 }
 
@@ -606,8 +608,10 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 	r = w.ifd < 0 ? -errno : make_ring(&w);
 	if (r == 0 && !getenv("RCUWALK_NO_ARENA"))
 		make_arena(&w);
-	if (r == 0)
-		(void)arm_death_notice(&w); /* without it: the readers' slower checks */
+	/* Without the death notice: the readers' slower checks, and no fd
+	 * taken with pidfd_getfd (its pid could be another's by then). */
+	if (r == 0 && arm_death_notice(&w) == 0)
+		__atomic_store_n(&w.ring->ifd, w.ifd, __ATOMIC_RELEASE);
 	if (r == 0)
 		r = make_socket(&w);
 	if (r != 0) {

@@ -25,6 +25,9 @@
 #include <signal.h>
 #include <linux/fs.h>
 #include <sys/prctl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -450,6 +453,94 @@ static int session_pid(unsigned int *pid)
 	}
 	close(f);
 	*pid = h.pid;
+	return 0;
+}
+
+/* The ring's count of fds its answering thread sent (ring.h, answers). */
+static long session_answers(void)
+{
+	struct ring_hdr h;
+	char p[PLEN];
+	int f;
+
+	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
+	f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
+	if (f < 0 || pread(f, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != RING_MAGIC) {
+		if (f >= 0)
+			close(f);
+		return -1;
+	}
+	close(f);
+	return (long)__atomic_load_n(&h.answers, __ATOMIC_RELAXED);
+}
+
+/* Refuse pidfd_getfd with EPERM from now on (and in what we exec), as a
+ * container's seccomp profile may.  0 or -1. */
+static int refuse_pidfd_getfd(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_getfd, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	return (int)syscall(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
+/* How a process gets the session's instance: with pidfd_getfd where the
+ * kernel allows it (no answer from the watcher's thread), over the socket
+ * where it refuses (a seccomp filter here); attached either way (no
+ * inotify_init1 of its own, one inotify fd), every answer exact. */
+static int helper_attach_way(const char *base, const char *how)
+{
+	char p[PLEN];
+	unsigned int pid;
+	long before, after;
+	int seccomp = !strcmp(how, "seccomp"), pfd, fd, direct;
+	struct fdscan s;
+
+	if (seccomp && refuse_pidfd_getfd() != 0)
+		return 77;
+	/* Would the kernel give us the watcher's fds?  (EBADF for fd -1
+	 * means the call itself is allowed.) */
+	if (session_pid(&pid) != 0 || (pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) < 0)
+		FAIL("attach-way: no watcher pid");
+	fd = (int)syscall(SYS_pidfd_getfd, pfd, 0, 0);
+	direct = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	close(pfd);
+	if (seccomp && direct)
+		FAIL("attach-way: the filter did not refuse pidfd_getfd");
+	before = session_answers();
+	for (int i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), "%s/%s", base, i % 2 ? "missing" : ".");
+		if (check_exact(p, how, i))
+			return 1;
+	}
+	after = session_answers();
+	scan_inotify(&s);
+	if (n_init || s.n != 1)
+		FAIL("attach-way %s: %d inotify_init1, %d inotify fds (not attached)", how, n_init, s.n);
+	print_message("%s: pidfd_getfd %s, socket answers %ld -> %ld\n", how,
+		      direct ? "allowed" : "refused", before, after);
+	if (before < 0 || (direct ? after != before : after <= before))
+		FAIL("attach-way %s: %ld socket answers, %ld before", how, after, before);
+	return 0;
+}
+
+static int helper_attach(const char *base)
+{
+	for (int k = 0; k < 2; k++) {
+		int r = reap(spawn_helper("attach-way", base, k ? "seccomp" : "plain"));
+
+		if (r != 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -1059,6 +1150,10 @@ static int helper(int argc, char **argv)
 		return helper_relist(a);
 	if (!strcmp(m, "search"))
 		return helper_search(a);
+	if (!strcmp(m, "attach"))
+		return helper_attach(a);
+	if (!strcmp(m, "attach-way"))
+		return helper_attach_way(a, b);
 	if (!strcmp(m, "search-child"))
 		return helper_search_child(a, b);
 	if (!strcmp(m, "relist-child"))
@@ -1407,6 +1502,25 @@ static void test_session_shared_listings_exact_across_processes(void **state)
 	assert_true(names >= 1);
 }
 
+/* Attaching takes the instance with pidfd_getfd where the kernel allows
+ * it, without the watcher's answering thread, and over the socket where a
+ * seccomp filter refuses that call; both attached and exact. */
+static void test_session_attach_direct_where_allowed_else_over_the_socket(void **state)
+{
+	char d[PLEN];
+	int st;
+
+	(void)state;
+	subdir(d, "attach");
+	st = run_session("attach", d, "");
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		print_message("skipped: no seccomp filter could be installed\n");
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* Whether our credentials may search a directory comes from the session
  * only for processes with the same credentials (searches_shared >= 1);
  * one without CAP_DAC_OVERRIDE gets the kernel's EACCES, not the answers
@@ -1564,6 +1678,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_shared_directory_attributes_exact_after_inode_flag_ioctl),
 		cmocka_unit_test(test_session_access_on_a_shared_file_name_asks_the_kernel_once),
 		cmocka_unit_test(test_session_search_answers_shared_only_with_the_same_credentials),
+		cmocka_unit_test(test_session_attach_direct_where_allowed_else_over_the_socket),
 		cmocka_unit_test(test_session_other_euid_does_not_attach),
 		cmocka_unit_test(test_session_a_ring_behind_forgets_everything),
 		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),
