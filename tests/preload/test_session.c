@@ -437,21 +437,31 @@ static int helper_limit_child(const char *d)
 	return 0;
 }
 
-/* The pid of this session's watcher (the ring's header).  0 or -1. */
-static int session_pid(unsigned int *pid)
+/* This session's ring header, copied into *h.  0 or -1. */
+static int session_header(struct ring_hdr *h)
 {
-	struct ring_hdr h;
 	char p[PLEN];
 	int f;
 
 	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
 	f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
-	if (f < 0 || pread(f, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != RING_MAGIC) {
-		if (f >= 0)
-			close(f);
+	if (f < 0)
+		return -1;
+	if (pread(f, h, sizeof(*h), 0) != (ssize_t)sizeof(*h) || h->magic != RING_MAGIC) {
+		close(f);
 		return -1;
 	}
 	close(f);
+	return 0;
+}
+
+/* The pid of this session's watcher.  0 or -1. */
+static int session_pid(unsigned int *pid)
+{
+	struct ring_hdr h;
+
+	if (session_header(&h) != 0)
+		return -1;
 	*pid = h.pid;
 	return 0;
 }
@@ -460,18 +470,8 @@ static int session_pid(unsigned int *pid)
 static long session_answers(void)
 {
 	struct ring_hdr h;
-	char p[PLEN];
-	int f;
 
-	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
-	f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
-	if (f < 0 || pread(f, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != RING_MAGIC) {
-		if (f >= 0)
-			close(f);
-		return -1;
-	}
-	close(f);
-	return (long)__atomic_load_n(&h.answers, __ATOMIC_RELAXED);
+	return session_header(&h) == 0 ? (long)h.answers : -1;
 }
 
 /* Refuse pidfd_getfd with EPERM from now on (and in what we exec), as a
@@ -1222,6 +1222,20 @@ static int run_session(const char *mode, const char *a1, const char *a2)
 	return run_launcher("--session", mode, a1, a2);
 }
 
+/* run_session(mode, d, ""), asserting a clean exit; exit 77 (the helper
+ * could not set its case up) skips the test, saying `why`. */
+static void run_session_or_skip(const char *mode, const char *d, const char *why)
+{
+	int st = run_session(mode, d, "");
+
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		print_message("skipped: %s\n", why);
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void subdir(char *out, const char *name)
 {
 	snprintf(out, PLEN, "%s/%s", g_scratch, name);
@@ -1508,17 +1522,10 @@ static void test_session_shared_listings_exact_across_processes(void **state)
 static void test_session_attach_direct_where_allowed_else_over_the_socket(void **state)
 {
 	char d[PLEN];
-	int st;
 
 	(void)state;
 	subdir(d, "attach");
-	st = run_session("attach", d, "");
-	assert_true(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 77) {
-		print_message("skipped: no seccomp filter could be installed\n");
-		skip();
-	}
-	assert_int_equal(WEXITSTATUS(st), 0);
+	run_session_or_skip("attach", d, "no seccomp filter could be installed");
 }
 
 /* Whether our credentials may search a directory comes from the session
@@ -1584,17 +1591,10 @@ static void test_session_access_on_a_shared_file_name_asks_the_kernel_once(void 
 static void test_session_shared_directory_attributes_exact_after_inode_flag_ioctl(void **state)
 {
 	char d[PLEN];
-	int st;
 
 	(void)state;
 	subdir(d, "dirattrs");
-	st = run_session("dir-attrs", d, "");
-	assert_true(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 77) {
-		print_message("skipped: FS_NODUMP_FL refused here\n");
-		skip();
-	}
-	assert_int_equal(WEXITSTATUS(st), 0);
+	run_session_or_skip("dir-attrs", d, "FS_NODUMP_FL refused here");
 }
 
 static void test_session_other_euid_does_not_attach(void **state)
