@@ -598,10 +598,18 @@ static int helper_kill_worker(const char *base, const char *tag)
 	for (int r = 0; syscall(SYS_newfstatat, AT_FDCWD, stop, &st, 0) != 0; r++) {
 		if (exact_rounds(own, 8, "f"))
 			return 1;
-		/* The first workers start well before the watcher's death: in
-		 * the session then (a later one may start after it). */
-		if (r == 0 && !strchr(tag, '-') && n_init)
-			FAIL("%s: not in the session (%d inotify_init1)", tag, n_init);
+		/* The first workers are in the session (the loop kills the
+		 * watcher once they say so: "ready"); a later one may start
+		 * after its death. */
+		if (r == 0 && !strchr(tag, '-')) {
+			char ready[PLEN + 8];
+
+			if (n_init)
+				FAIL("%s: not in the session (%d inotify_init1)", tag, n_init);
+			snprintf(ready, sizeof(ready), "%s/ready", own);
+			if (raw_write_file(ready, 1, 0) != 0)
+				FAIL("%s: cannot say ready", tag);
+		}
 	}
 	fprintf(stderr, "[%d] %s: %lu exact answers%s\n", (int)getpid(), tag, n_checks,
 		n_init ? ", the last ones with an instance of its own" : "");
@@ -638,7 +646,18 @@ static int helper_kill_loop(const char *base, unsigned int seed)
 		FAIL("worker %d before its kill: status %d", victim, st);
 	snprintf(tag, sizeof(tag), "w%d-again", victim);
 	w[victim] = spawn_helper("kill-worker", base, tag);
-	/* The watcher killed at a random point. */
+	/* The watcher killed at a random point, once the first workers that
+	 * still run have checked they are in the session (under ASan on a
+	 * loaded machine their first rounds took longer than the sleeps
+	 * below: CI failed once that way). */
+	for (int i = 0, waited = 0; i < KILL_WORKERS && waited < 10000; i++) {
+		struct stat rs;
+
+		snprintf(p, sizeof(p), "%s/w%d/ready", base, i);
+		while (i != victim && syscall(SYS_newfstatat, AT_FDCWD, p, &rs, 0) != 0 &&
+		       waited++ < 10000)
+			sleep_ms(1);
+	}
 	sleep_ms(20 + rand() % 100);
 	if (session_pid(&pid) != 0)
 		FAIL("cannot read the ring's header");
