@@ -500,13 +500,10 @@ static int helper_attach_way(const char *base, const char *how)
 	char p[PLEN];
 	unsigned int pid;
 	long before, after;
-	int seccomp = !strcmp(how, "seccomp"), pfd, fd, direct;
+	int seccomp = !strncmp(how, "seccomp:", 8), pfd, fd, direct;
 	struct fdscan s;
 
-	if (seccomp && refuse_pidfd_getfd() != 0)
-		return 77;
-	/* Would the kernel give us the watcher's fds?  (EBADF for fd -1
-	 * means the call itself is allowed.) */
+	/* Would the kernel give us the watcher's fds?  (Its fd 0.) */
 	if (session_pid(&pid) != 0 || (pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) < 0)
 		FAIL("attach-way: no watcher pid");
 	fd = (int)syscall(SYS_pidfd_getfd, pfd, 0, 0);
@@ -516,7 +513,7 @@ static int helper_attach_way(const char *base, const char *how)
 	close(pfd);
 	if (seccomp && direct)
 		FAIL("attach-way: the filter did not refuse pidfd_getfd");
-	before = session_answers();
+	before = strtol(strchr(how, ':') ? strchr(how, ':') + 1 : "-1", NULL, 10);
 	for (int i = 0; i < 4; i++) {
 		snprintf(p, sizeof(p), "%s/%s", base, i % 2 ? "missing" : ".");
 		if (check_exact(p, how, i))
@@ -533,12 +530,25 @@ static int helper_attach_way(const char *base, const char *how)
 	return 0;
 }
 
+/* The filter goes on before exec: the new image starts under it (a
+ * sanitizer's start-up may look names up, and so attach, before main). */
 static int helper_attach(const char *base)
 {
 	for (int k = 0; k < 2; k++) {
-		int r = reap(spawn_helper("attach-way", base, k ? "seccomp" : "plain"));
+		char how[64];
+		pid_t pid;
+		int r;
 
-		if (r != 0)
+		/* The count before: the new image may attach before main. */
+		snprintf(how, sizeof(how), "%s:%ld", k ? "seccomp" : "plain", session_answers());
+		pid = fork();
+		if (pid == 0) {
+			if (k && refuse_pidfd_getfd() != 0)
+				_exit(77);
+			execl(self_exe(), self_exe(), "--helper", "attach-way", base, how, (char *)NULL);
+			_exit(127);
+		}
+		if ((r = reap(pid)) != 0)
 			return r;
 	}
 	return 0;
