@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -136,12 +137,13 @@ static int take_fd(void)
 	int pfd, fd;
 	long n;
 
-	if (ifd < 0 || !pid || (__atomic_load_n(&ring->alive, __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED))
+	if (ifd < 0 || !pid)
 		return -1;
 	pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 	if (pfd < 0)
 		return -1;
-	if (__atomic_load_n(&ring->alive, __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED) {
+	/* After the pidfd: a death before it is marked by now too. */
+	if (session_watcher_died()) {
 		raw_close(pfd);
 		return -1;
 	}
@@ -331,8 +333,8 @@ static void fnv(uint64_t *h, const void *p, size_t n)
 uint64_t session_cred_key(void)
 {
 	static uint64_t key; /* 0: not yet; written once, any thread may race to the same value */
-	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 }; /* _LINUX_CAPABILITY_VERSION_3 */
-	struct { uint32_t effective, permitted, inheritable; } caps[2];
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct caps[2];
 	uint32_t groups[256];
 	char label[256];
 	struct stat st;
