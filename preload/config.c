@@ -616,12 +616,13 @@ static unsigned int parse_excludes(const char *spec, char **out, char *buf, size
 	return n;
 }
 
-/* RCUWALK_WARMUP's default (see preload_init). */
-#define PRELOAD_WARMUP_DEFAULT 0
+/* RCUWALK_WARMUP's default: a time, in microseconds (see preload_init). */
+#define PRELOAD_WARMUP_DEFAULT_US 300
 
 /* Set by preload_init(); read by every wrapper (shim.c). */
 int preload_enabled;
 unsigned long preload_warmup;
+unsigned long long preload_warmup_ns;
 int preload_attrs_faked;
 int preload_strict;
 
@@ -641,7 +642,8 @@ void preload_init(void)
 	size_t max_bytes = 0;
 	unsigned int probes = 2, max_entries = 10000, nexclude = 0;
 	long long racy_ns = 2000000000LL;
-	unsigned long warmup = PRELOAD_WARMUP_DEFAULT;
+	unsigned long warmup = 0;
+	unsigned long long warmup_ns = PRELOAD_WARMUP_DEFAULT_US * 1000ULL;
 	unsigned long ttl_ms = 1000, neg_ttl_ms;
 	int no_negative;
 	char *excludes[16];
@@ -704,18 +706,35 @@ void preload_init(void)
 	s = getenv("RCUWALK_WATCH_BUDGET");
 	if (s && *s >= '0' && *s <= '9')
 		inval_set_watch_budget((long)strtoul(s, NULL, 10));
-	/* RCUWALK_WARMUP=N: a process image's first N lookups pass through
-	 * and start nothing (default PRELOAD_WARMUP_DEFAULT; 0 = the cache
-	 * from the first).  A compiler driver makes ~85 lookups, `as` 2-4,
-	 * cc1 thousands.  The short ones paid the cache's set-up (the
-	 * table, the inotify instance and its io_uring, an lstat and a
-	 * watch per directory: ~0.5 ms measured on a 2-vCPU VM, most of it
-	 * page faults and the first syscalls of each kind) for a few dozen
-	 * syscalls saved; a long one loses at most the hits among its first
-	 * N lookups, which were mostly misses anyway. */
+	/* The warm-up (preload.h): a process image's first lookups pass
+	 * through and start nothing.  RCUWALK_WARMUP=N: its first N lookups;
+	 * =Tus (or =Tms): until their real calls have taken T in all, the
+	 * default being PRELOAD_WARMUP_DEFAULT_US; 0: the cache from the
+	 * first lookup.  Why a time: starting the cache costs a process a
+	 * fixed ~0.3 ms (liburcu loaded, the session attached or an inotify
+	 * instance made, the first watches; `gcc --version` in a session:
+	 * 1.57 ms against 1.24 ms without it), which a few dozen lookups on
+	 * a local disk (~1 us each) never earn back, and most processes of a
+	 * configure script or a build (drivers, `as`, sed) make no more.  Like
+	 * renting until the rent paid equals the price: lookups pass through
+	 * until they have cost about what starting the cache costs, then the
+	 * cache starts.  cc1 (thousands of lookups) starts it after ~300 of
+	 * them; on FUSE or NFS, where one failed lookup takes 20-50 us, after
+	 * the first few.  A process then pays at most twice what the better
+	 * of the two choices would have cost it. */
 	s = getenv("RCUWALK_WARMUP");
-	if (s && *s >= '0' && *s <= '9')
-		warmup = strtoul(s, NULL, 10);
+	if (s && *s >= '0' && *s <= '9') {
+		char *e;
+		unsigned long long n = strtoull(s, &e, 10);
+
+		if (!strcmp(e, "us") || !strcmp(e, "ms")) {
+			warmup = 0;
+			warmup_ns = n * (e[0] == 'u' ? 1000ULL : 1000000ULL);
+		} else if (!*e) {
+			warmup = (unsigned long)n;
+			warmup_ns = 0;
+		}
+	}
 	inval_set_mounts_hook(preload_mounts_changed);
 	/* No reader thread for a process's first 100 ms: most processes of a
 	 * build (compiler driver, cc1, as) exit before, and a thread costs them
@@ -733,8 +752,10 @@ void preload_init(void)
 	dcache_set_completion(probes, max_entries);
 	dcache_set_ttl((uint64_t)ttl_ms * 1000000ULL, (uint64_t)neg_ttl_ms * 1000000ULL);
 	preload_warmup = warmup;
+	preload_warmup_ns = warmup_ns;
 	/* The SIGSEGV/SIGBUS handler that makes a bad pointer the kernel's
 	 * EFAULT (fault.c), before any wrapper reads the program's memory. */
 	preload_fault_init();
-	__atomic_store_n(&preload_enabled, warmup ? PRELOAD_WARMUP : PRELOAD_LOAD, __ATOMIC_RELEASE);
+	__atomic_store_n(&preload_enabled, warmup || warmup_ns ? PRELOAD_WARMUP : PRELOAD_LOAD,
+			 __ATOMIC_RELEASE);
 }

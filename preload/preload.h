@@ -23,9 +23,12 @@ void preload_init(void);
  *                   constructor, an unusable configuration, or given up:
  *                   threads that no longer share one fd table or root);
  *   PRELOAD_ON      lookups ask the cache;
- *   PRELOAD_WARMUP  the warm-up (RCUWALK_WARMUP=N): the process image's
- *                   first N lookups pass through and start nothing (no
- *                   table, no inotify instance); the N-th moves it to LOAD;
+ *   PRELOAD_WARMUP  the warm-up (RCUWALK_WARMUP=N or =Tus, by default
+ *                   PRELOAD_WARMUP_DEFAULT_US): the process image's first
+ *                   lookups pass through and start nothing (no table, no
+ *                   inotify instance, no session); the N-th, or the one
+ *                   whose real call brings their total time to T, moves it
+ *                   to LOAD;
  *   PRELOAD_LOAD    the next lookup loads liburcu (urcu_lazy.c) and moves
  *                   it to ON (OFF if liburcu cannot be loaded), then asks
  *                   the cache.  Builds that link liburcu go through it too.
@@ -34,8 +37,11 @@ void preload_init(void);
  */
 enum { PRELOAD_OFF = 0, PRELOAD_ON = 1, PRELOAD_WARMUP = 2, PRELOAD_LOAD = 3 };
 extern int preload_enabled;
-/* The warm-up's length N (RCUWALK_WARMUP), set by preload_init(). */
+/* The warm-up's length (RCUWALK_WARMUP), set by preload_init(): N lookups
+ * (preload_warmup), or T ns spent in their real calls (preload_warmup_ns);
+ * 0 = no such limit.  Read-only after preload_init(). */
 extern unsigned long preload_warmup;
+extern unsigned long long preload_warmup_ns;
 
 /* urcu_lazy.c: load liburcu-bp and liburcu-cds now (dlopen) and resolve the
  * names cache/ calls; 1 if usable (at once when already loaded), 0 if not

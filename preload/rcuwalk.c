@@ -133,8 +133,10 @@ static void usage(FILE *f)
 		"                   (RCUWALK_STRICT=1)\n"
 		"  --watch-budget=N at most N inotify watches per process (RCUWALK_WATCH_BUDGET;\n"
 		"                   default a quarter of max_user_watches, 0 = kernel's limit)\n"
-		"  --warmup=N       each process's first N lookups pass through and start\n"
-		"                   nothing (RCUWALK_WARMUP; default 0: cache from the first)\n"
+		"  --warmup=N|Tus   each process's first N lookups, or its first lookups\n"
+		"                   until they took T microseconds (Tms: milliseconds),\n"
+		"                   pass through and start nothing (RCUWALK_WARMUP;\n"
+		"                   default 300us; 0: cache from the first lookup)\n"
 		"  --stats[=FILE]   after the command ends, print one summary of every process\n"
 		"                   of its tree that ran the shim, to stderr or to FILE\n"
 		"                   (per-process records via RCUWALK_STATS; if RCUWALK_STATS\n"
@@ -685,7 +687,7 @@ static int opt_value(const char *arg, const char *name, const char **val)
 }
 
 /* Options that set an environment variable of the library (preload/config.c). */
-enum optkind { OPT_FLAG, OPT_NUM, OPT_POSITIVE, OPT_DIRS };
+enum optkind { OPT_FLAG, OPT_NUM, OPT_POSITIVE, OPT_DIRS, OPT_NUM_OR_TIME };
 static const struct envopt {
 	const char *name, *env;
 	enum optkind kind;
@@ -702,7 +704,7 @@ static const struct envopt {
 	{ "--neg-ttl-ms", "RCUWALK_NEG_TTL_MS", OPT_NUM, 1000UL * 1000 * 1000 },
 	{ "--strict", "RCUWALK_STRICT", OPT_FLAG, 0 },
 	{ "--watch-budget", "RCUWALK_WATCH_BUDGET", OPT_NUM, INT_MAX },
-	{ "--warmup", "RCUWALK_WARMUP", OPT_NUM, INT_MAX },
+	{ "--warmup", "RCUWALK_WARMUP", OPT_NUM_OR_TIME, INT_MAX },
 };
 #define NENVOPTS (sizeof(envopts) / sizeof(envopts[0]))
 
@@ -752,10 +754,15 @@ static const char *envopt_value(const struct envopt *o, const char *v)
 	default:
 		errno = 0;
 		n = v && *v >= '0' && *v <= '9' ? strtoul(v, &e, 10) : 0;
+		/* OPT_NUM_OR_TIME: N, or a time: Nus or Nms. */
+		if (v && *v >= '0' && *v <= '9' && o->kind == OPT_NUM_OR_TIME &&
+		    (!strcmp(e, "us") || !strcmp(e, "ms")))
+			e += 2;
 		if (!v || *v < '0' || *v > '9' || *e || errno || n > o->max ||
 		    (o->kind == OPT_POSITIVE && n == 0)) {
-			fatal("%s needs a number from %d to %lu", o->name,
-			      o->kind == OPT_POSITIVE ? 1 : 0, o->max);
+			fatal("%s needs a number from %d to %lu%s", o->name,
+			      o->kind == OPT_POSITIVE ? 1 : 0, o->max,
+			      o->kind == OPT_NUM_OR_TIME ? ", or a time (Nus, Nms)" : "");
 			return NULL;
 		}
 		return v;

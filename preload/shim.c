@@ -95,11 +95,63 @@ static void *real_sym(void **slot, const char *name)
 	return p;
 }
 
+/*
+ * The warm-up's clock (RCUWALK_WARMUP=Tus, preload.h).  count_unusable()
+ * arms it for a lookup it passes through during the warm-up; the next real
+ * call of this thread (CALL_REAL: the lookup's own, in every wrapper that
+ * asks the cache) is timed, and its time added to warmup_ns_spent.  The
+ * call whose time reaches preload_warmup_ns ends the warm-up (WARMUP ->
+ * LOAD, compare-and-swap).  A wrapper that returns without a real call
+ * leaves the clock armed for the next one: a budget, not a measurement, can
+ * live with that.  Async-signal-safe: a thread-local flag, the vDSO's
+ * clock_gettime and atomics.  Disarmed: one thread-local load per call.
+ */
+static __thread int warm_armed __attribute__((tls_model("initial-exec")));
+static unsigned long long warmup_ns_spent;
+
+static inline unsigned long long warm_clock(void)
+{
+	struct timespec t;
+
+	if (__builtin_expect(!warm_armed, 1))
+		return 0;
+	warm_armed = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec + 1;
+}
+
+static __attribute__((noinline, cold)) void warm_spent(unsigned long long t0)
+{
+	struct timespec t;
+	unsigned long long now;
+	int w = PRELOAD_WARMUP, saved = errno;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	errno = saved;
+	now = (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec + 1;
+	if (now > t0 &&
+	    __atomic_add_fetch(&warmup_ns_spent, now - t0, __ATOMIC_RELAXED) >= preload_warmup_ns)
+		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
+}
+
 #define REAL_DECL(name) static void *real_##name##_p
 #define CALL_REAL(name, ...)                                                         \
 	({                                                                            \
 		__typeof__(&name) f_ = (__typeof__(&name))real_sym(&real_##name##_p, #name); \
-		f_ ? f_(__VA_ARGS__) : (errno = ENOSYS, (__typeof__(f_(__VA_ARGS__)))-1); \
+		unsigned long long real_t0_ = warm_clock();                              \
+		__typeof__(f_(__VA_ARGS__)) real_ret_ =                               \
+			f_ ? f_(__VA_ARGS__) : (errno = ENOSYS, (__typeof__(f_(__VA_ARGS__)))-1); \
+		if (__builtin_expect(real_t0_ != 0, 0))                                    \
+			warm_spent(real_t0_);                                            \
+		real_ret_;                                                                \
+	})
+/* The same for a function returning void (closefrom): never a lookup. */
+#define CALL_REAL_VOID(name, ...)                                                    \
+	({                                                                            \
+		__typeof__(&name) f_ = (__typeof__(&name))real_sym(&real_##name##_p, #name); \
+		if (f_)                                                               \
+			f_(__VA_ARGS__);                                              \
 	})
 
 /* ---------------------------------------------------------------------- */
@@ -195,7 +247,8 @@ static unsigned long warmup_seen;
 /* A lookup that cache_usable() turned away: count why.  During the warm-up
  * it is one of the N, and the N-th ends it: the next lookup of any thread
  * uses the cache (a compare-and-swap, so that a give-up to PRELOAD_OFF in
- * between stays).  Async-signal-safe: atomics only. */
+ * between stays); with a time budget, it arms the warm-up's clock for its
+ * real call (above).  Async-signal-safe: atomics only. */
 static void count_unusable(void)
 {
 	int w = PRELOAD_WARMUP;
@@ -207,7 +260,10 @@ static void count_unusable(void)
 		return;
 	}
 	preload_count_pass(PRELOAD_PASS_WARMUP);
-	if (__atomic_add_fetch(&warmup_seen, 1, __ATOMIC_RELAXED) >= preload_warmup)
+	if (preload_warmup_ns)
+		warm_armed = 1;
+	if (preload_warmup &&
+	    __atomic_add_fetch(&warmup_seen, 1, __ATOMIC_RELAXED) >= preload_warmup)
 		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_RELEASE,
 					    __ATOMIC_RELAXED);
 }
@@ -1526,7 +1582,7 @@ EXPORT void closefrom(int lowfd)
 {
 	if (lowfd >= 0)
 		range_closing((unsigned int)lowfd, ~0U);
-	CALL_REAL(closefrom, lowfd);
+	CALL_REAL_VOID(closefrom, lowfd);
 }
 #endif
 

@@ -594,6 +594,27 @@ static void test_launcher_options_set_their_environment_variables(void **state)
 	run_free(&r);
 }
 
+/* --warmup takes a number of lookups or a time (preload/config.c). */
+static void test_launcher_warmup_takes_a_count_or_a_time(void **state)
+{
+	static const char *const ok[] = { "300us", "2ms", "0", "64" };
+	const char *env[] = { "RCUWALK_WARMUP", NULL };
+	char opt[64], v[PLEN];
+	struct run r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		char *argv[] = { (char *)g_launcher, opt, "--", "env", NULL };
+
+		snprintf(opt, sizeof(opt), "--warmup=%s", ok[i]);
+		run(argv, env, &r);
+		assert_int_equal(r.status, 0);
+		assert_non_null(env_value(r.out, "RCUWALK_WARMUP", v, sizeof(v)));
+		assert_string_equal(v, ok[i]);
+		run_free(&r);
+	}
+}
+
 /* The options for the policy variables (preload/config.c). */
 static void test_launcher_policy_options_set_their_environment_variables(void **state)
 {
@@ -673,7 +694,8 @@ static void test_launcher_bad_option_values_exit_125(void **state)
 					   "--racy-ms=1x",  "--ttl-ms=",    "--no-negative=1",
 					   "--exclude=",    "--disable=yes", "--strict=1",
 					   "--watch-budget=-3", "--watch-budget=many",
-					   "--warmup=-1", "--warmup=x" };
+					   "--warmup=-1", "--warmup=x", "--warmup=3s",
+					   "--warmup=us", "--warmup=5usx" };
 	struct run r;
 
 	(void)state;
@@ -1558,6 +1580,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_sanitizer_runtime_stays_first),
 		cmocka_unit_test(test_launcher_options_set_their_environment_variables),
 		cmocka_unit_test(test_launcher_policy_options_set_their_environment_variables),
+		cmocka_unit_test(test_launcher_warmup_takes_a_count_or_a_time),
 		cmocka_unit_test(test_launcher_verify_sets_verify_and_its_log_file),
 		cmocka_unit_test(test_launcher_bad_option_values_exit_125),
 		cmocka_unit_test(test_launcher_prints_only_the_commands_output_and_logs_to_log_file),

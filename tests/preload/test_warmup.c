@@ -1,9 +1,10 @@
 /*
- * test_warmup.c - the warm-up (RCUWALK_WARMUP=N, preload/preload.h): a
- * process image's first N lookups pass through to the kernel, are counted as
- * pass_warmup, and start nothing (no inotify instance); the lookups after
- * them use the cache.  Every answer, before and after the warm-up's end,
- * equals the raw syscall's.
+ * test_warmup.c - the warm-up (RCUWALK_WARMUP=N or =Tus, preload/preload.h):
+ * a process image's first N lookups, or its first lookups until their real
+ * calls took T, pass through to the kernel, are counted as pass_warmup, and
+ * start nothing (no inotify instance); the lookups after them use the
+ * cache.  Every answer, before and after the warm-up's end, equals the raw
+ * syscall's.  The default is a time (300us).
  *
  * Each test runs a --probe child (this binary, fork+execve'd with the shim,
  * RCUWALK_WARMUP and RCUWALK_STATS set), so that its count starts from zero:
@@ -168,19 +169,60 @@ static void test_warmup_zero_uses_the_cache_from_the_first_lookup(void **state)
 	assert_true(r.saved >= 20 - 4);
 }
 
-/* The documented default (README, rcuwalk(1), preload/config.c): 0, the
- * cache from the first lookup (a warm-up costs cc1 its syscall savings). */
-static void test_warmup_default_is_off(void **state)
+/* A time budget: nothing starts while the lookups' real calls have taken
+ * less than it (here 100 s: never, in this test). */
+static void test_warmup_time_budget_passes_lookups_through_while_unspent(void **state)
 {
 	struct probe_result r;
 
 	(void)state;
-	run_probe("default", NULL, 1, 20, &r);
+	run_probe("unspent", "100000ms", 20, 40, &r);
+	assert_int_equal(r.mismatches, 0);
+	assert_int_equal(r.before, 0);
+	assert_int_equal(r.after, 0);
+	assert_int_equal(r.pass_warmup, 60);
+	assert_int_equal(r.saved, 0);
+}
+
+/* A budget of 1 us is spent by the first few real calls (each a syscall):
+ * then the cache starts and answers the rest. */
+static void test_warmup_time_budget_ends_once_the_lookups_took_it(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+	run_probe("spent", "1us", 50, 20, &r);
 	assert_int_equal(r.mismatches, 0);
 	assert_int_equal(r.before, 1);
 	assert_int_equal(r.after, 1);
-	assert_int_equal(r.pass_warmup, 0);
+	assert_true(r.pass_warmup >= 1);
+	assert_true(r.pass_warmup < 50);
+	assert_int_equal(r.lookups, 70);
 	assert_true(r.saved >= 20 - 4);
+}
+
+/* The documented default (README, rcuwalk(1), preload/config.c): 300us of
+ * lookups pass through.  The first lookup always does (the budget is checked
+ * after a call); a process that makes many (20,000 here: 300 us is spent by
+ * then on any machine whose syscall takes 15 ns or more) ends up answered
+ * from the cache.  How many of a few lookups pass is not asserted: the time
+ * is wall time, and a probe preempted in a syscall (ctest -j2) spends the
+ * 300 us at once. */
+static void test_warmup_default_is_300us_of_lookups(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+	run_probe("default_few", NULL, 4, 4, &r);
+	assert_int_equal(r.mismatches, 0);
+	assert_true(r.pass_warmup >= 1);
+	run_probe("default_many", NULL, 20000, 40, &r);
+	assert_int_equal(r.mismatches, 0);
+	assert_int_equal(r.before, 1);
+	assert_int_equal(r.after, 1);
+	assert_true(r.pass_warmup >= 1);
+	assert_true(r.pass_warmup < 20000);
+	assert_true(r.saved >= 40 - 4);
 }
 
 int main(int argc, char **argv)
@@ -193,7 +235,9 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_warmup_first_n_lookups_pass_through_and_start_nothing),
 		cmocka_unit_test(test_warmup_zero_uses_the_cache_from_the_first_lookup),
-		cmocka_unit_test(test_warmup_default_is_off),
+		cmocka_unit_test(test_warmup_time_budget_passes_lookups_through_while_unspent),
+		cmocka_unit_test(test_warmup_time_budget_ends_once_the_lookups_took_it),
+		cmocka_unit_test(test_warmup_default_is_300us_of_lookups),
 	};
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
