@@ -2818,10 +2818,26 @@ int main(int argc, char **argv)
 			die("mkstemp: %s", strerror(errno));
 		fchmod(fd, 0666); /* the nobody phase appends to it */
 		close(fd);
-		setenv("RCUWALK_STATS", tmpl, 1);
-		setenv("RCUWALK_DIFFTEST_REEXEC", tmpl, 1);
-		execv("/proc/self/exe", argv);
-		die("re-exec: %s", strerror(errno));
+		/* Run in a child, and the file removed once it has exited:
+		 * its own record, written by the shim's destructor after
+		 * main() returns, would make the file anew. */
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork: %s", strerror(errno));
+		if (pid == 0) {
+			setenv("RCUWALK_STATS", tmpl, 1);
+			setenv("RCUWALK_DIFFTEST_REEXEC", tmpl, 1);
+			execv("/proc/self/exe", argv);
+			die("re-exec: %s", strerror(errno));
+		}
+		int wst;
+
+		while (waitpid(pid, &wst, 0) < 0)
+			if (errno != EINTR)
+				die("waitpid: %s", strerror(errno));
+		unlink(tmpl);
+		return WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
 	}
 	/* Raw: this process forks the runs and must not start the shim's cache
 	 * (a child forked from a process whose cache is running inherits a
@@ -2871,8 +2887,6 @@ int main(int argc, char **argv)
 		printf("shim statistics (%d processes): hits=%llu neg_hits=%llu misses=%llu "
 		       "passthrough=%llu invalidations=%llu\n",
 		       t.lines, t.hits, t.neg_hits, t.misses, t.pass, t.inval);
-		if (getenv("RCUWALK_DIFFTEST_REEXEC"))
-			unlink(getenv("RCUWALK_DIFFTEST_REEXEC"));
 		if (rc == 0 && t.hits + t.neg_hits == 0) {
 			fprintf(stderr, "rcuwalk_difftest: the shim answered nothing from its cache\n");
 			rc = 1;
