@@ -2,13 +2,14 @@
 # bench.sh - rerun every rcuwalk benchmark in one command and regenerate
 # examples/results/ (results.md, the figures as '|'-separated data, two PNG plots).
 #
-# Usage: ./examples/bench.sh [--quick] [--session] [--jobs N] [--out DIR] [--build-dir DIR] [--no-fuse]
+# Usage: ./examples/bench.sh [--quick] [--no-session] [--jobs N] [--out DIR] [--build-dir DIR] [--no-fuse]
 #   --quick      smoke run: few calls and runs, small projects (a minute or two);
 #                its figures are not meant to be quoted
 #   --jobs N     make -jN for the build benchmarks (default: nproc)
-#   --session    the shim's runs in a session (`rcuwalk --session --`: one
-#                watcher, shared entries; doc/session.md); results then go to
-#                examples/results-session unless --out says otherwise
+#   --no-session the shim's runs without a session (`rcuwalk --no-session --`:
+#                each process its own cache; doc/session.md); results then go
+#                to examples/results-no-session unless --out says otherwise.
+#                (`--session`, the default since 2026-12-04, is accepted.)
 #   --out DIR    where results go (default examples/results)
 #   --build-dir  where rcuwalk is built, Release (default build-bench)
 #   --no-fuse    skip the FUSE (bindfs) builds
@@ -40,12 +41,12 @@ jobs=$(nproc)
 out=$root/examples/results
 bdir=$root/build-bench
 use_fuse=1
-session=0
+session=1
 out_set=0
 cmdline="./examples/bench.sh $*"
 
 usage() {
-	sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit "${1:-2}"
 }
 while (($#)); do
@@ -54,6 +55,7 @@ while (($#)); do
 	--jobs) jobs=${2:?}; shift ;;
 	--out) out=${2:?}; out_set=1; shift ;;
 	--session) session=1 ;;
+	--no-session) session=0 ;;
 	--build-dir) bdir=${2:?}; shift ;;
 	--no-fuse) use_fuse=0 ;;
 	-h | --help) usage 0 ;;
@@ -62,8 +64,8 @@ while (($#)); do
 	shift
 done
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || usage
-if ((session && !out_set)); then out=$root/examples/results-session; fi
-launch_opts=(); ((session)) && launch_opts=(--session)
+if ((!session && !out_set)); then out=$root/examples/results-no-session; fi
+launch_opts=(); ((session)) || launch_opts=(--no-session)
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 case $bdir in /*) ;; *) bdir=$PWD/$bdir ;; esac
 
@@ -147,7 +149,7 @@ say "3. process start-up, $spawn_n runs each way in $spawn_b alternating blocks"
 : >"$out/spawn.csv"
 # In a session the benchmark runs inside one (its own process under the shim
 # both ways); the children it starts with the shim attach to it.
-spawn_in=(); ((session)) && spawn_in=("$launcher" --session --)
+spawn_in=(); ((session)) && spawn_in=("$launcher" --)
 "${spawn_in[@]}" "$spawn" -s "$so" -n "$spawn_n" -b "$spawn_b" -c "$out/spawn.csv" -l true -- true
 "${spawn_in[@]}" "$spawn" -s "$so" -n "$spawn_n" -b "$spawn_b" -c "$out/spawn.csv" -l "gcc --version" -- gcc --version
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # configure-bench.sh - time a project's ./configure without rcuwalk, with
-# `rcuwalk --` and with `rcuwalk --session --`, alternating, and print the
+# `rcuwalk --no-session --` and with `rcuwalk --` (a session), alternating, and print the
 # medians and ratios.
 #
 # Usage: examples/configure-bench.sh [-n RUNS] [-l LAUNCHER] SRCDIR [CONFIGURE ARGS...]
@@ -37,8 +37,8 @@ for ((i = 1; i <= runs; i++)); do
 		cp -a "$src" "$work/tree"
 		case $m in
 		none) pre=() ;;
-		shim) pre=("$launcher" --) ;;
-		session) pre=("$launcher" --session --) ;;
+		shim) pre=("$launcher" --no-session --) ;;
+		session) pre=("$launcher" --) ;;
 		esac
 		t0=$(date +%s%N)
 		if ! (cd "$work/tree" && timeout 600 "${pre[@]}" ./configure "$@" >"$work/$m.log" 2>&1); then

@@ -5,10 +5,11 @@
 # variants alternating round by round; prints medians and their ratios to
 # the run without rcuwalk.
 #
-# Usage: examples/warmup-bench.sh [-n ROUNDS] [-l LAUNCHER] [--session] [-c SRCDIR [-a ARGS]] [-m DIR]
+# Usage: examples/warmup-bench.sh [-n ROUNDS] [-l LAUNCHER] [--no-session] [-c SRCDIR [-a ARGS]] [-m DIR]
 #   -n ROUNDS   rounds (default 5)
 #   -l PATH     the rcuwalk launcher (default build/preload/rcuwalk)
-#   --session   the rcuwalk runs in a session (`rcuwalk --session ...`)
+#   --no-session  the rcuwalk runs without a session (`rcuwalk --no-session`;
+#               a session is the launcher's default)
 #   -c SRCDIR   also SRCDIR's ./configure, in a fresh copy per run (made
 #               before the clock starts; SRCDIR is never modified); a run
 #               that fails stops the script
@@ -23,11 +24,11 @@ while (($#)); do
   case $1 in
     -n) ROUNDS=$2; shift 2;;
     -l) LAUNCHER=$2; shift 2;;
-    --session) SESSION=(--session); shift;;
+    --no-session) SESSION=(--no-session); shift;;
     -c) SRC=$(cd "$2" && pwd); shift 2;;
     -a) CONF_ARGS=$2; shift 2;;
     -m) MK=$(cd "$2" && pwd); shift 2;;
-    *) echo "usage: $0 [-n ROUNDS] [-l LAUNCHER] [--session] [-c SRCDIR [-a ARGS]] [-m DIR]" >&2; exit 2;;
+    *) echo "usage: $0 [-n ROUNDS] [-l LAUNCHER] [--no-session] [-c SRCDIR [-a ARGS]] [-m DIR]" >&2; exit 2;;
   esac
 done
 LAUNCHER=$(cd "$(dirname "$LAUNCHER")" && pwd)/$(basename "$LAUNCHER")

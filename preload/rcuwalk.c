@@ -147,12 +147,15 @@ static void usage(FILE *f)
 		"                   $TMPDIR/rcuwalk-verify.PID.log (RCUWALK_VERIFY=1,\n"
 		"                   RCUWALK_VERIFY_LOG=FILE).  Slow by design\n"
 		"Other options:\n"
-		"  --session        one inotify instance for the whole command tree: a watcher\n"
-		"                   process reads it for every process (RCUWALK_SESSION=DIR;\n"
-		"                   opt-in; ends with the command, or is a kept one: --keep)\n"
-		"  --keep[=SECONDS] --session, and the watcher outlives the command by SECONDS\n"
-		"                   (default 300): a later --session or --keep command of this\n"
-		"                   user, mount namespace and root reuses it, warm\n"
+		"  --session        the default: one inotify instance for the whole command\n"
+		"                   tree, read by a watcher process for every process, and\n"
+		"                   what one process learns shared with the others\n"
+		"                   (RCUWALK_SESSION=DIR; ends with the command, or is a\n"
+		"                   kept one: --keep)\n"
+		"  --no-session     each process its own cache and inotify instance\n"
+		"  --keep[=SECONDS] the watcher outlives the command by SECONDS (default 300):\n"
+		"                   a later rcuwalk command of this user, mount namespace and\n"
+		"                   root reuses it, warm\n"
 		"  --log=FILE       append the launcher's diagnostics to FILE\n"
 		"  --report=FILE    print the summary of a RCUWALK_STATS=FILE records file\n"
 		"  -h, --help       this text\n"
@@ -802,8 +805,9 @@ int main(int argc, char **argv)
 	const char *stats_file = NULL, *log_file = NULL, *report_file = NULL, *v;
 	const char *verify_file = NULL;
 	const char *envval[NENVOPTS] = { 0 };
-	int stats = 0, version = 0, verify = 0, session = 0, i;
+	int stats = 0, version = 0, verify = 0, session = 1, i; /* --no-session: 0 */
 	unsigned long keep = 0;
+	int keep_given = 0;
 	struct lib lib;
 
 	for (i = 1; i < argc; i++) {
@@ -836,6 +840,8 @@ int main(int argc, char **argv)
 			version = 1;
 		} else if (!strcmp(a, "--session")) {
 			session = 1;
+		} else if (!strcmp(a, "--no-session")) {
+			session = 0;
 		} else if (opt_value(a, "--keep", &v)) {
 			char *e;
 
@@ -845,7 +851,7 @@ int main(int argc, char **argv)
 				fatal("--keep needs a number of seconds from 0 to %d", KEEP_MAX_S);
 				return EXIT_LAUNCHER;
 			}
-			session = 1;
+			keep_given = 1;
 		} else if (opt_value(a, "--stats", &v)) {
 			stats = 1;
 			stats_file = v && *v ? v : NULL;
@@ -944,6 +950,10 @@ int main(int argc, char **argv)
 		}
 		logmsg("RCUWALK_VERIFY=1%s%s", abs ? " RCUWALK_VERIFY_LOG=" : "", abs ? abs : "");
 		free(abs);
+	}
+	if (keep_given && !session) {
+		fatal("--keep keeps a session: not with --no-session");
+		return EXIT_LAUNCHER;
 	}
 	if (session)
 		start_session((unsigned int)keep);

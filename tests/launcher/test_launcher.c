@@ -594,6 +594,46 @@ static void test_launcher_options_set_their_environment_variables(void **state)
 	run_free(&r);
 }
 
+/* A session is the default (one watcher for the tree: RCUWALK_SESSION names
+ * its directory); --no-session opts out, and refuses --keep, which keeps a
+ * session.  Where no watcher can start the command runs without one, so the
+ * default is checked only when the launcher's log says it started or held
+ * one. */
+static void test_launcher_session_is_the_default_and_no_session_opts_out(void **state)
+{
+	char log[PLEN], logopt[PLEN + 16], v[PLEN], *text;
+	char *argv1[] = { (char *)g_launcher, logopt, "--", "env", NULL };
+	char *argv2[] = { (char *)g_launcher, "--no-session", "--", "env", NULL };
+	char *argv3[] = { (char *)g_launcher, "--no-session", "--keep=5", "--", "true", NULL };
+	const char *env[] = { "RCUWALK_SESSION", NULL };
+	struct run r;
+
+	(void)state;
+	sp(log, "%s/session.log", g_scratch);
+	sp(logopt, "--log=%s", log);
+	run(argv1, env, &r);
+	assert_int_equal(r.status, 0);
+	text = slurp(log, NULL);
+	assert_non_null(text);
+	if (strstr(text, "RCUWALK_SESSION=")) {
+		assert_non_null(env_value(r.out, "RCUWALK_SESSION", v, sizeof(v)));
+		assert_true(v[0] == '/');
+	} else {
+		assert_non_null(strstr(text, "no watcher"));
+	}
+	free(text);
+	run_free(&r);
+	run(argv2, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_null(env_value(r.out, "RCUWALK_SESSION", v, sizeof(v)));
+	run_free(&r);
+	run(argv3, NULL, &r);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 125);
+	run_free(&r);
+	unlink(log);
+}
+
 /* --warmup takes a number of lookups or a time (preload/config.c). */
 static void test_launcher_warmup_takes_a_count_or_a_time(void **state)
 {
@@ -1581,6 +1621,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_options_set_their_environment_variables),
 		cmocka_unit_test(test_launcher_policy_options_set_their_environment_variables),
 		cmocka_unit_test(test_launcher_warmup_takes_a_count_or_a_time),
+		cmocka_unit_test(test_launcher_session_is_the_default_and_no_session_opts_out),
 		cmocka_unit_test(test_launcher_verify_sets_verify_and_its_log_file),
 		cmocka_unit_test(test_launcher_bad_option_values_exit_125),
 		cmocka_unit_test(test_launcher_prints_only_the_commands_output_and_logs_to_log_file),
