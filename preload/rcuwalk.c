@@ -479,7 +479,7 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	LINE("  pass_form", v[F_pass_form], "", "flags/arguments not modelled (AT_EMPTY_PATH, ...)");
 	LINE("  pass_write", v[F_pass_write], "", "open for writing or creating");
 	LINE("  pass_early", v[F_pass_early], "", "before the shim's initialisation");
-	LINE("  pass_warmup", v[F_pass_warmup], "", "a process's first --warmup lookups (cache not started)");
+	LINE("  pass_warmup", v[F_pass_warmup], "", "a process's lookups in its warm-up (cache not started)");
 	LINE("  pass_watch_limit", v[F_pass_watch_limit], "",
 	     "below a directory left unwatched: watch budget or inotify limits");
 	LINE("misses", v[F_misses], "", "kernel asked to fill the cache (one lstat/access each)");
