@@ -131,8 +131,8 @@ static __attribute__((noinline, cold)) void warm_spent(unsigned long long t0)
 	now = (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec + 1;
 	if (now > t0 &&
 	    __atomic_add_fetch(&warmup_ns_spent, now - t0, __ATOMIC_RELAXED) >= preload_warmup_ns)
-		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED);
+		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED); /* seq_cst: warm_forks, below */
 }
 
 #define REAL_DECL(name) static void *real_##name##_p
@@ -220,12 +220,28 @@ int preload_load_urcu(void)
 	return ok;
 }
 
+/*
+ * fork() during the warm-up (below, "fork"): nothing of the cache exists
+ * yet, so fork() takes none of its locks and the child fixes nothing up.
+ * What keeps that true while fork() runs: warm_forks counts the fork() calls
+ * between their check of PRELOAD_WARMUP and their return, and the cache
+ * does not start while it is non-zero.  fork() adds, then loads the state;
+ * the warm-up's end stores LOAD (compare-and-swap), and start_cache() then
+ * loads warm_forks: all seq_cst, so either fork() sees LOAD (and takes the
+ * full path) or start_cache() sees the fork in flight and passes that
+ * lookup through (never waits: it may run in a signal handler of the forking
+ * thread).  A fork() child, single-threaded, starts from 0.
+ */
+static int warm_forks;
+
 /* PRELOAD_LOAD: load liburcu, then ON (or OFF, for good).  The lookup that
  * found LOAD then asks the cache, as if it had been ON. */
 static __attribute__((noinline, cold)) int start_cache(void)
 {
 	int w = PRELOAD_LOAD;
 
+	if (__atomic_load_n(&warm_forks, __ATOMIC_SEQ_CST) != 0)
+		return 0; /* a fork() of the warm-up is in flight: later */
 	__atomic_compare_exchange_n(&preload_enabled, &w,
 				    preload_load_urcu() ? PRELOAD_ON : PRELOAD_OFF, 0,
 				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
@@ -264,8 +280,8 @@ static void count_unusable(void)
 		warm_armed = 1;
 	if (preload_warmup &&
 	    __atomic_add_fetch(&warmup_seen, 1, __ATOMIC_RELAXED) >= preload_warmup)
-		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED);
+		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED); /* seq_cst: warm_forks */
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1949,6 +1965,29 @@ EXPORT pid_t fork(void)
 
 	if (!on)
 		return CALL_REAL(fork);
+	/* The child's exec, if it makes one, finds its real function here. */
+	in_shim++;
+	preload_stats_resolve_exec();
+	in_shim--;
+	/* During the warm-up nothing of the cache exists (no fd, no table, no
+	 * lock held: see warm_forks): a plain fork().  The full path below
+	 * costs a shell ~18 page faults a fork (locks taken, the child's state
+	 * reset), for nothing to protect. */
+	if (__atomic_load_n(&preload_enabled, __ATOMIC_RELAXED) == PRELOAD_WARMUP) {
+		__atomic_add_fetch(&warm_forks, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&preload_enabled, __ATOMIC_SEQ_CST) == PRELOAD_WARMUP) {
+			pid = CALL_REAL(fork);
+			if (pid == 0) {
+				__atomic_store_n(&warm_forks, 0, __ATOMIC_RELAXED);
+				return 0;
+			}
+			saved = errno;
+			__atomic_sub_fetch(&warm_forks, 1, __ATOMIC_SEQ_CST);
+			errno = saved;
+			return pid;
+		}
+		__atomic_sub_fetch(&warm_forks, 1, __ATOMIC_SEQ_CST);
+	}
 	/* Before liburcu is loaded (urcu_lazy.c) the shim has no liburcu
 	 * state to protect; the load waits for this fork to end. */
 	if (!preload_urcu_fork_prepare())

@@ -324,6 +324,20 @@ void preload_stats_init(const char *path)
 	resolve(&real__Exit, "_Exit");
 }
 
+void preload_stats_resolve_exec(void)
+{
+	static int done;
+
+	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+		return;
+	resolve(&real_execve, "execve");
+	resolve(&real_execv, "execv");
+	resolve(&real_execvp, "execvp");
+	resolve(&real_execvpe, "execvpe");
+	resolve(&real_fexecve, "fexecve");
+	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+}
+
 static void before_exec(void)
 {
 	if (stats_on)

@@ -121,6 +121,13 @@ void preload_count_pass(enum preload_pass why);
  * by preload_init(). */
 void preload_stats_init(const char *path);
 
+/* Resolve the exec family's real functions now, once (dlsym).  Called by
+ * fork() in the parent, before the real fork: a child that execs then needs
+ * no dlsym of its own (~6 page faults and the look-up, in every child of a
+ * shell).  Not async-signal-safe (dlsym); fork() is not called from a
+ * signal handler by a program that wants it to be safe either. */
+void preload_stats_resolve_exec(void);
+
 /* Append this image's record (counts since its previous record) with end=
  * `end` (4 letters).  Async-signal-safe; raw syscalls only; errno kept. */
 void preload_write_record(const char *end);

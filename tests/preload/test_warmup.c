@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -91,6 +93,87 @@ static int probe_main(char **argv)
 	after = count_inotify_fds();
 	snprintf(out, sizeof(out), "mismatches=%d before=%d after=%d\n", bad, before, after);
 	return write_result(argv[5], out) == 0 ? 0 : 2;
+}
+
+/* --fork-probe DIR A B OUT: A lookups (within the warm-up), fork(); the
+ * child makes B lookups and writes "mismatches=M inst=I" to OUT.child; the
+ * parent, after the child, B lookups and OUT.  Both must end their warm-up
+ * and start a cache: the child too, though it was forked while the fork
+ * gate (shim.c, warm_forks) counted its fork. */
+static int fork_probe_main(char **argv)
+{
+	char f[PLEN], absent[PLEN], out[PLEN + 8], line[128];
+	long a = strtol(argv[3], NULL, 10), b = strtol(argv[4], NULL, 10);
+	int bad, st;
+	pid_t pid;
+
+	join(f, argv[2], "f");
+	join(absent, argv[2], "n");
+	bad = lookups(f, absent, a);
+	pid = fork();
+	if (pid < 0)
+		return 2;
+	if (pid == 0) {
+		bad += lookups(f, absent, b);
+		snprintf(line, sizeof(line), "mismatches=%d inst=%d\n", bad, count_inotify_fds());
+		snprintf(out, sizeof(out), "%s.child", argv[5]);
+		_exit(write_result(out, line) == 0 ? 0 : 2);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return 2;
+	bad += lookups(f, absent, b);
+	snprintf(line, sizeof(line), "mismatches=%d inst=%d\n", bad, count_inotify_fds());
+	return write_result(argv[5], line) == 0 ? 0 : 2;
+}
+
+/* --fork-race DIR OUT: a thread makes 3,000 lookups, crossing the warm-up's
+ * end, while the main thread forks 300 children, each of which makes one
+ * lookup and exits 1 if it differed from the kernel's.  Nothing may hang
+ * (the test's bound), no answer may differ, and the cache must have started
+ * (a lookup that found a fork in flight passes through; a later one starts
+ * it). */
+struct race_arg {
+	const char *f, *absent;
+	int bad;
+};
+
+static void *race_lookups(void *p)
+{
+	struct race_arg *r = p;
+
+	r->bad = lookups(r->f, r->absent, 3000);
+	return NULL;
+}
+
+static int fork_race_main(char **argv)
+{
+	char f[PLEN], absent[PLEN], line[128];
+	struct race_arg r;
+	pthread_t t;
+	int childfail = 0, st;
+
+	join(f, argv[2], "f");
+	join(absent, argv[2], "n");
+	r.f = f;
+	r.absent = absent;
+	r.bad = 0;
+	if (pthread_create(&t, NULL, race_lookups, &r) != 0)
+		return 2;
+	for (int i = 0; i < 300; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return 2;
+		if (pid == 0)
+			_exit(lookups(f, absent, 1 + (i & 1)) ? 1 : 0);
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			childfail++;
+	}
+	pthread_join(t, NULL);
+	r.bad += lookups(f, absent, 10); /* the cache, if it had not started yet */
+	snprintf(line, sizeof(line), "mismatches=%d childfail=%d inst=%d\n", r.bad, childfail,
+		 count_inotify_fds());
+	return write_result(argv[3], line) == 0 ? 0 : 2;
 }
 
 struct probe_result {
@@ -225,10 +308,85 @@ static void test_warmup_default_is_300us_of_lookups(void **state)
 	assert_true(r.saved >= 40 - 4);
 }
 
+/* Run this binary's mode `mode` with RCUWALK_WARMUP=warmup and
+ * RCUWALK_RACY_MS=0; the directory DIR (made, with a file f) is args[0]. */
+static void run_mode(const char *name, const char *warmup, const char *const *args)
+{
+	char we[64];
+	const char *extra[] = { "RCUWALK_RACY_MS=0", we, NULL };
+	char **env;
+	size_t j = 0;
+
+	snprintf(we, sizeof(we), "RCUWALK_WARMUP=%s", warmup);
+	env = env_with(extra);
+	for (size_t i = 0; env[i]; i++)
+		if (strncmp(env[i], "RCUWALK_WARMUP=", 15) != 0 || env[i] == we)
+			env[j++] = env[i];
+	env[j] = NULL;
+	assert_int_equal(spawn_self_wait(name, args, env, 120), 0);
+}
+
+static void make_dir_with_f(const char *name, char *dir)
+{
+	char f[PLEN];
+
+	join(dir, g_scratch, name);
+	assert_int_equal(raw_mkdir(dir), 0);
+	join(f, dir, "f");
+	assert_int_equal(raw_write_file(f, 3, 0), 0);
+}
+
+/* A fork() during the warm-up (which takes none of the cache's locks) is
+ * followed, in the parent and in the child, by the warm-up's end and a
+ * working cache; every answer the kernel's. */
+static void test_warmup_fork_during_the_warm_up_then_both_use_the_cache(void **state)
+{
+	char dir[PLEN], out[PLEN], child[PLEN + 8], buf[128];
+	const char *args[] = { "--fork-probe", dir, "4", "30", out, NULL };
+	int bad, inst;
+
+	(void)state;
+	make_dir_with_f("fork", dir);
+	join(out, dir, "result");
+	run_mode("test_warmup", "10", args);
+	assert_true(read_result(out, buf, sizeof(buf)) > 0);
+	assert_int_equal(sscanf(buf, "mismatches=%d inst=%d", &bad, &inst), 2);
+	assert_int_equal(bad, 0);
+	assert_int_equal(inst, 1);
+	snprintf(child, sizeof(child), "%s.child", out);
+	assert_true(read_result(child, buf, sizeof(buf)) > 0);
+	assert_int_equal(sscanf(buf, "mismatches=%d inst=%d", &bad, &inst), 2);
+	assert_int_equal(bad, 0);
+	assert_int_equal(inst, 1); /* the child's own cache started */
+}
+
+/* Forks racing the warm-up's end in another thread: no hang, no wrong
+ * answer, and the cache starts. */
+static void test_warmup_forks_racing_the_warm_up_end_neither_hang_nor_err(void **state)
+{
+	char dir[PLEN], out[PLEN], buf[128];
+	const char *args[] = { "--fork-race", dir, out, NULL };
+	int bad, childfail, inst;
+
+	(void)state;
+	make_dir_with_f("forkrace", dir);
+	join(out, dir, "result");
+	run_mode("test_warmup", "200", args);
+	assert_true(read_result(out, buf, sizeof(buf)) > 0);
+	assert_int_equal(sscanf(buf, "mismatches=%d childfail=%d inst=%d", &bad, &childfail, &inst), 3);
+	assert_int_equal(bad, 0);
+	assert_int_equal(childfail, 0);
+	assert_int_equal(inst, 1);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 6 && !strcmp(argv[1], "--probe"))
 		return probe_main(argv);
+	if (argc == 6 && !strcmp(argv[1], "--fork-probe"))
+		return fork_probe_main(argv);
+	if (argc == 4 && !strcmp(argv[1], "--fork-race"))
+		return fork_race_main(argv);
 	if (!getenv("RCUWALK_TEST_SHIM"))
 		return 77;
 
@@ -238,6 +396,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_warmup_time_budget_passes_lookups_through_while_unspent),
 		cmocka_unit_test(test_warmup_time_budget_ends_once_the_lookups_took_it),
 		cmocka_unit_test(test_warmup_default_is_300us_of_lookups),
+		cmocka_unit_test(test_warmup_fork_during_the_warm_up_then_both_use_the_cache),
+		cmocka_unit_test(test_warmup_forks_racing_the_warm_up_end_neither_hang_nor_err),
 	};
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
