@@ -386,6 +386,24 @@ filter:
 	return r < 0 ? r : count;
 }
 
+/* Declared in preload.h. */
+long preload_read_file_raw(const char *path, char *buf, size_t size)
+{
+	long n = 0, r;
+	int fd;
+
+	if (size == 0)
+		return -1;
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (n < (long)size - 1 && (r = syscall(SYS_read, fd, buf + n, size - 1 - (size_t)n)) > 0)
+		n += r;
+	syscall(SYS_close, fd);
+	buf[n] = '\0';
+	return n;
+}
+
 static int raw_getcwd(char *buf, size_t size)
 {
 	return syscall(SYS_getcwd, buf, size) > 0 ? 0 : -errno;
@@ -452,16 +470,9 @@ static int mountinfo_verdict(dev_t dev)
 					  "f2fs", "overlay", "zfs", "jfs", "reiserfs" };
 	static char buf[1 << 16] DCACHE_COLD_BSS;
 	char want[32];
-	long n = 0, r;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (preload_read_file_raw("/proc/self/mountinfo", buf, sizeof(buf)) < 0)
 		return -1;
-	while (n < (long)sizeof(buf) - 1 &&
-	       (r = syscall(SYS_read, fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
-		n += r;
-	syscall(SYS_close, fd);
-	buf[n] = '\0';
 	snprintf(want, sizeof(want), " %u:%u ", major(dev), minor(dev));
 	for (char *line = buf; line && *line;) {
 		char *end = strchr(line, '\n'), *hit, *sep;

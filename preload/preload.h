@@ -70,6 +70,11 @@ int preload_sole_thread(void);
  * Called from the destructor. */
 void preload_write_stats(void);
 
+/* Read a small file (a /proc one) whole into buf, NUL-terminated, with raw
+ * syscalls: the bytes read, or -1.  Any thread, async-signal-safe; at most
+ * size - 1 bytes. */
+long preload_read_file_raw(const char *path, char *buf, size_t size);
+
 /* Verify mode (verify.c): RCUWALK_VERIFY=1.  Set once by preload_init(). */
 extern int preload_verify;
 void preload_verify_init(void);

@@ -1,0 +1,123 @@
+/*
+ * shim.h - what the two files of the shim's wrappers share (preload/ only):
+ * shim.c, the lookup wrappers (stat, access, open, readlink, realpath,
+ * opendir) with the warm-up and the way into the cache, and shim_process.c,
+ * the wrappers that change files, guard the shim's own fds, and follow the
+ * process (chdir, credentials, namespaces, reaping a child, fork).
+ *
+ * Invariants (shim.c's header has the rest):
+ *  - preload_in_shim (initial-exec TLS) is non-zero while this thread runs
+ *    cache or invalidate code; every wrapper entered then passes through.
+ *  - CALL_REAL is the only way to the real function: it resolves it once
+ *    (dlsym(RTLD_NEXT)) and times the call if the warm-up armed its clock.
+ */
+#ifndef RCUWALK_SHIM_H
+#define RCUWALK_SHIM_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "inval.h"
+#include "preload.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* Non-zero while this thread is inside the shim (shim.c). */
+extern __thread int preload_in_shim __attribute__((tls_model("initial-exec")));
+
+/* chdir, credential and namespace changes: bumped by the wrappers
+ * (async-signal-safe), acted on by the next lookup (shim.c, apply_epochs). */
+extern unsigned int preload_cwd_epoch, preload_cred_epoch, preload_ns_epoch;
+
+/* fork() calls of the warm-up in flight (shim.c, "warm_forks"): the cache
+ * does not start while non-zero.  seq_cst accesses only. */
+extern int preload_warm_forks;
+
+/* *slot, or the real function `name` (dlsym(RTLD_NEXT)) stored there.  Any
+ * thread; the first call of a name is not async-signal-safe (dlsym). */
+void *preload_real_sym(void **slot, const char *name);
+
+/* Whether a lookup may use the cache now (starting it if due): shim.c's
+ * cache_usable() for shim_process.c.  Outside the shim. */
+int preload_cache_usable(void);
+
+/* ids_equal again, from getuid() and the others (shim.c). */
+void preload_refresh_ids(void);
+
+/* The warm-up's clock (shim.c): armed by a lookup passed through during a
+ * warm-up by time; the next CALL_REAL of the thread is timed and its time
+ * spent from the budget (preload_warm_spent). */
+extern __thread int preload_warm_armed __attribute__((tls_model("initial-exec")));
+void preload_warm_spent(unsigned long long t0);
+
+static inline unsigned long long preload_warm_clock(void)
+{
+	struct timespec t;
+
+	if (__builtin_expect(!preload_warm_armed, 1))
+		return 0;
+	preload_warm_armed = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec + 1;
+}
+
+#define REAL_DECL(name) static void *real_##name##_p
+#define CALL_REAL(name, ...)                                                         \
+	({                                                                            \
+		__typeof__(&name) f_ = (__typeof__(&name))preload_real_sym(&real_##name##_p, #name); \
+		unsigned long long real_t0_ = preload_warm_clock();                              \
+		__typeof__(f_(__VA_ARGS__)) real_ret_ =                               \
+			f_ ? f_(__VA_ARGS__) : (errno = ENOSYS, (__typeof__(f_(__VA_ARGS__)))-1); \
+		if (__builtin_expect(real_t0_ != 0, 0))                                    \
+			preload_warm_spent(real_t0_);                                            \
+		real_ret_;                                                                \
+	})
+/* The same for a function returning void (closefrom): never a lookup. */
+#define CALL_REAL_VOID(name, ...)                                                    \
+	({                                                                            \
+		__typeof__(&name) f_ = (__typeof__(&name))preload_real_sym(&real_##name##_p, #name); \
+		if (f_)                                                               \
+			f_(__VA_ARGS__);                                              \
+	})
+
+
+static inline int bad_ptr(const void *p)
+{
+	/* What the kernel would refuse with EFAULT; it answers those itself. */
+	return (uintptr_t)p < 4096 || (uintptr_t)p >= 0x800000000000ULL;
+}
+
+
+/* A change made through a wrapper: the next lookup drains first (inval.h). */
+static inline void note_change(void)
+{
+	if (__atomic_load_n(&preload_enabled, __ATOMIC_RELAXED))
+		inval_note_change();
+}
+
+/* fds this process opened for writing: a write through them changes a cached
+ * file's size/mtime.  Bits are set/cleared racily by open/close of that fd
+ * number, which the program itself serialises. */
+#define FD_BITS 65536
+extern unsigned long preload_writable_fds[FD_BITS / (8 * sizeof(unsigned long))];
+#define FD_WORD(fd) preload_writable_fds[(unsigned)(fd) / (8 * sizeof(unsigned long))]
+#define FD_MASK(fd) (1UL << ((unsigned)(fd) % (8 * sizeof(unsigned long))))
+
+static inline int fd_writable(int fd)
+{
+	return fd < 0 || fd >= FD_BITS || (__atomic_load_n(&FD_WORD(fd), __ATOMIC_RELAXED) & FD_MASK(fd));
+}
+
+static inline void fd_set_writable(int fd, int on)
+{
+	if (fd < 0 || fd >= FD_BITS)
+		return;
+	if (on)
+		__atomic_fetch_or(&FD_WORD(fd), FD_MASK(fd), __ATOMIC_RELAXED);
+	else if (__atomic_load_n(&FD_WORD(fd), __ATOMIC_RELAXED) & FD_MASK(fd))
+		__atomic_fetch_and(&FD_WORD(fd), ~FD_MASK(fd), __ATOMIC_RELAXED);
+}
+
+
+#endif
