@@ -53,6 +53,8 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -81,6 +83,26 @@ struct watcher {
 
 /* A private directory under $XDG_RUNTIME_DIR if that is an absolute
  * directory of ours, else under /tmp.  0 or -errno. */
+/*
+ * Where the session's directory goes: $XDG_RUNTIME_DIR if it is ours, else
+ * /dev/shm if it is a tmpfs shared as /tmp is (root's, sticky), else /tmp.
+ * Why not /tmp first: the ring and the shared entries are written through
+ * shared mappings, and on a disk filesystem the first write to a fresh file
+ * costs a journal transaction and later writeback.  `rcuwalk -- true` took
+ * 6.2 ms with the files in /tmp on ext4 against 3.0 ms in /dev/shm (2.2 ms
+ * without a session; hyperfine, 40 runs), 2.2 ms of it in each first write
+ * fault of the ring and of the arena.
+ */
+static int shm_usable(void)
+{
+	struct statfs fs;
+	struct stat st;
+
+	return statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC &&
+	       lstat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+	       (st.st_mode & S_ISVTX);
+}
+
 static int make_dir(char *dir, size_t size)
 {
 	const char *x = getenv("XDG_RUNTIME_DIR");
@@ -89,6 +111,11 @@ static int make_dir(char *dir, size_t size)
 	if (x && x[0] == '/' && strlen(x) + 32 < size && stat(x, &st) == 0 &&
 	    S_ISDIR(st.st_mode) && st.st_uid == geteuid()) {
 		snprintf(dir, size, "%s/rcuwalk-session.XXXXXX", x);
+		if (mkdtemp(dir) && chmod(dir, 0700) == 0)
+			return 0;
+	}
+	if (shm_usable()) {
+		snprintf(dir, size, "/dev/shm/rcuwalk-session.XXXXXX");
 		if (mkdtemp(dir) && chmod(dir, 0700) == 0)
 			return 0;
 	}
