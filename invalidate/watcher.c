@@ -489,6 +489,17 @@ static long long mono_ns(void)
  * then for keep_ns more if no holder came meanwhile: read cycles on events,
  * holds on RING_HOLD.  Then one last cycle that finds nothing, and out.
  */
+/* SIGTERM (a user's `kill`, a shutdown) ends the watcher as the command's
+ * end does: processes told (exited, then the futex), files removed.  Only
+ * the main thread takes it: the answering thread blocks every signal. */
+static volatile sig_atomic_t terminated;
+
+static void on_sigterm(int sig)
+{
+	(void)sig;
+	terminated = 1;
+}
+
 static int watcher_loop(struct watcher *w)
 {
 	int cmd_done = 0, leaving = 0;
@@ -522,10 +533,21 @@ static int watcher_loop(struct watcher *w)
 
 			timeout = left > 0 ? (int)((left + 999999) / 1000000) : 0;
 		}
-		if (poll(p, (nfds_t)n, timeout) < 0) {
-			if (errno == EINTR)
-				continue;
-			return 1;
+		if (terminated)
+			return 0;
+		/* SIGTERM is blocked but inside ppoll (watcher_main): one
+		 * that comes after the check above interrupts the wait. */
+		{
+			struct timespec ts = { timeout / 1000, (long)(timeout % 1000) * 1000000L };
+			sigset_t during;
+
+			pthread_sigmask(SIG_SETMASK, NULL, &during);
+			sigdelset(&during, SIGTERM);
+			if (ppoll(p, (nfds_t)n, timeout < 0 ? NULL : &ts, &during) < 0) {
+				if (errno == EINTR)
+					continue;
+				return 1;
+			}
 		}
 		if (mp >= 0 && (p[mp].revents & (POLLPRI | POLLERR))) {
 			/* The mount table changed (the kernel's poll event is
@@ -612,6 +634,16 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
+	{
+		struct sigaction sa = { .sa_handler = on_sigterm }; /* no SA_RESTART */
+		sigset_t term;
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		sigemptyset(&term);
+		sigaddset(&term, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &term, NULL); /* taken inside ppoll only */
+	}
 	out = fcntl(out, F_DUPFD_CLOEXEC, 3); /* not 0-2, which become /dev/null */
 	devnull = open("/dev/null", O_RDWR);
 	if (out < 0 || devnull < 0)

@@ -587,6 +587,31 @@ static int helper_kill(const char *base)
 	return 0;
 }
 
+/* SIGTERM to the watcher (a user's kill): it ends as at the command's end,
+ * its directory removed (within 2 s), and every later answer is exact. */
+static int helper_term(const char *base)
+{
+	const char *dir = getenv("RCUWALK_SESSION");
+	unsigned int pid;
+	struct stat st;
+	double t0;
+
+	if (exact_rounds(base, 16, "pre"))
+		return 1;
+	if (!dir || session_pid(&pid) != 0)
+		FAIL("cannot read the ring's header");
+	if (n_init)
+		FAIL("not in the session before the signal");
+	if (kill((pid_t)pid, SIGTERM) != 0)
+		FAIL("kill -TERM watcher %u: %s", pid, strerror(errno));
+	for (t0 = mono_now(); syscall(SYS_newfstatat, AT_FDCWD, dir, &st, 0) == 0;)
+		if (mono_now() - t0 > 2.0)
+			FAIL("the session's directory %s is still there 2 s after SIGTERM", dir);
+	if (exact_rounds(base, ROUNDS, "post"))
+		return 1;
+	return 0;
+}
+
 /* (h) The kill loop (issue 15, point 5): workers change their own files,
  * directly and through children, and compare every answer with the
  * kernel's, while the command SIGKILLs one worker at a random point and then
@@ -1169,6 +1194,8 @@ static int helper(int argc, char **argv)
 		return helper_limit_child(a);
 	if (!strcmp(m, "kill"))
 		return helper_kill(a);
+	if (!strcmp(m, "term"))
+		return helper_term(a);
 	if (!strcmp(m, "euid"))
 		return helper_euid(a);
 	if (!strcmp(m, "flood"))
@@ -1364,6 +1391,18 @@ static void test_session_watcher_killed(void **state)
 	(void)state;
 	subdir(d, "kill");
 	st = run_session("kill", d, "");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void test_session_watcher_terminated_removes_its_files_and_answers_stay_exact(void **state)
+{
+	char d[PLEN];
+	int st;
+
+	(void)state;
+	subdir(d, "term");
+	st = run_session("term", d, "");
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
@@ -1710,6 +1749,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_exact_own_and_child_changes),
 		cmocka_unit_test(test_session_instance_limit),
 		cmocka_unit_test(test_session_watcher_killed),
+		cmocka_unit_test(test_session_watcher_terminated_removes_its_files_and_answers_stay_exact),
 		cmocka_unit_test(test_session_kill_loop_every_answer_exact),
 		cmocka_unit_test(test_session_keep_reused_then_gone_after_keep),
 		cmocka_unit_test(test_session_unrelated_mount_seen_within_1s),
