@@ -48,6 +48,9 @@ extern unsigned long long preload_warmup_ns;
  * (for good).  Any thread, in_shim raised: shim.c's preload_load_urcu()
  * wraps it.  Thread-safe; not async-signal-safe (the first lookup). */
 int preload_urcu_load(void);
+/* Whether liburcu is loaded (always, when linked in): fork() during the
+ * warm-up takes liburcu's fork hooks only then.  Any thread; atomic. */
+int preload_urcu_loaded(void);
 /* fork(): prepare takes the load's mutex and says whether liburcu is loaded
  * (then liburcu's fork hooks are due); parent releases it; child makes it
  * anew.  Called by fork() only, in that order. */

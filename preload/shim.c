@@ -165,6 +165,7 @@ static void apply_epochs(void)
 #ifndef RCUWALK_URCU_LAZY
 /* liburcu linked into the shim (RCUWALK_URCU_STATIC): nothing to load. */
 int preload_urcu_load(void) { return 1; }
+int preload_urcu_loaded(void) { return 1; }
 int preload_urcu_fork_prepare(void) { return 1; }
 void preload_urcu_fork_parent(void) {}
 void preload_urcu_fork_child(void) {}
@@ -182,16 +183,19 @@ int preload_load_urcu(void)
 }
 
 /*
- * fork() during the warm-up (below, "fork"): nothing of the cache exists
- * yet, so fork() takes none of its locks and the child fixes nothing up.
- * What keeps that true while fork() runs: preload_warm_forks counts the fork() calls
- * between their check of PRELOAD_WARMUP and their return, and the cache
- * does not start while it is non-zero.  fork() adds, then loads the state;
- * the warm-up's end stores LOAD (compare-and-swap), and start_cache() then
- * loads preload_warm_forks: all seq_cst, so either fork() sees LOAD (and takes the
- * full path) or start_cache() sees the fork in flight and passes that
- * lookup through (never waits: it may run in a signal handler of the forking
- * thread).  A fork() child, single-threaded, starts from 0.
+ * fork() during the warm-up (shim_process.c, fork): nothing of the cache
+ * exists yet, so fork() takes none of its locks and the child fixes nothing
+ * up.  What keeps that true while fork() runs: preload_warm_forks counts the
+ * fork() calls between their check of PRELOAD_WARMUP and their return, and
+ * the cache does not start while it is non-zero.  fork() adds, then loads
+ * the state; the warm-up's end stores LOAD (compare-and-swap), and
+ * start_cache() then loads preload_warm_forks: all seq_cst, so either
+ * fork() sees LOAD (and takes the full path) or start_cache() sees the fork
+ * in flight and passes that lookup through (never waits: it may run in a
+ * signal handler of the forking thread).  A fork() child, single-threaded,
+ * starts from 0.  liburcu loaded during the warm-up (unshare's or setns's
+ * quiesce reaches it, in a process the kernel requires to be
+ * single-threaded for a user namespace) sends fork() the full path too.
  */
 int preload_warm_forks;
 

@@ -838,7 +838,10 @@ EXPORT pid_t fork(void)
 	 * lock held: see preload_warm_forks): a plain fork().  The full path below
 	 * costs a shell ~18 page faults a fork (locks taken, the child's state
 	 * reset), for nothing to protect. */
-	if (__atomic_load_n(&preload_enabled, __ATOMIC_RELAXED) == PRELOAD_WARMUP) {
+	/* (liburcu loaded during the warm-up: unshare's or setns's quiesce
+	 * reached it; then its fork hooks are due, and the full path runs.) */
+	if (__atomic_load_n(&preload_enabled, __ATOMIC_RELAXED) == PRELOAD_WARMUP &&
+	    !preload_urcu_loaded()) {
 		__atomic_add_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&preload_enabled, __ATOMIC_SEQ_CST) == PRELOAD_WARMUP) {
 			pid = CALL_REAL(fork);

@@ -124,6 +124,11 @@ int preload_urcu_load(void)
 	return r > 0;
 }
 
+int preload_urcu_loaded(void)
+{
+	return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE) > 0;
+}
+
 int preload_urcu_fork_prepare(void)
 {
 	pthread_mutex_lock(&load_mutex);
