@@ -81,10 +81,8 @@ struct watcher {
 	char link[PATH_MAX];
 };
 
-/* A private directory under $XDG_RUNTIME_DIR if that is an absolute
- * directory of ours, else under /tmp.  0 or -errno. */
 /*
- * Where the session's directory goes: $XDG_RUNTIME_DIR if it is ours, else
+ * Where the session's private directory goes (0 or -errno): $XDG_RUNTIME_DIR if it is ours, else
  * /dev/shm if it is a tmpfs shared as /tmp is (root's, sticky), else /tmp.
  * Why not /tmp first: the ring and the shared entries are written through
  * shared mappings, and on a disk filesystem the first write to a fresh file
@@ -484,15 +482,12 @@ static long long mono_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/*
- * Until the command (the launcher's pid) and every holder have exited, and
- * then for keep_ns more if no holder came meanwhile: read cycles on events,
- * holds on RING_HOLD.  Then one last cycle that finds nothing, and out.
- */
 /* SIGTERM (a user's `kill`, a shutdown) ends the watcher as the command's
  * end does: processes told (exited, then the futex), files removed.  Only
  * the main thread takes it: the answering thread blocks every signal. */
 static volatile sig_atomic_t terminated;
+/* The main thread's mask inside ppoll: its own, SIGTERM taken. */
+static sigset_t poll_mask;
 
 static void on_sigterm(int sig)
 {
@@ -500,6 +495,11 @@ static void on_sigterm(int sig)
 	terminated = 1;
 }
 
+/*
+ * Until the command (the launcher's pid) and every holder have exited, and
+ * then for keep_ns more if no holder came meanwhile: read cycles on events,
+ * holds on RING_HOLD.  Then one last cycle that finds nothing, and out.
+ */
 static int watcher_loop(struct watcher *w)
 {
 	int cmd_done = 0, leaving = 0;
@@ -539,11 +539,8 @@ static int watcher_loop(struct watcher *w)
 		 * that comes after the check above interrupts the wait. */
 		{
 			struct timespec ts = { timeout / 1000, (long)(timeout % 1000) * 1000000L };
-			sigset_t during;
 
-			pthread_sigmask(SIG_SETMASK, NULL, &during);
-			sigdelset(&during, SIGTERM);
-			if (ppoll(p, (nfds_t)n, timeout < 0 ? NULL : &ts, &during) < 0) {
+			if (ppoll(p, (nfds_t)n, timeout < 0 ? NULL : &ts, &poll_mask) < 0) {
 				if (errno == EINTR)
 					continue;
 				return 1;
@@ -642,7 +639,8 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 		sigaction(SIGTERM, &sa, NULL);
 		sigemptyset(&term);
 		sigaddset(&term, SIGTERM);
-		pthread_sigmask(SIG_BLOCK, &term, NULL); /* taken inside ppoll only */
+		pthread_sigmask(SIG_BLOCK, &term, &poll_mask); /* taken inside ppoll only */
+		sigdelset(&poll_mask, SIGTERM);
 	}
 	out = fcntl(out, F_DUPFD_CLOEXEC, 3); /* not 0-2, which become /dev/null */
 	devnull = open("/dev/null", O_RDWR);

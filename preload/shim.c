@@ -108,13 +108,11 @@ static unsigned long long warmup_ns_spent;
 
 __attribute__((noinline, cold)) void preload_warm_spent(unsigned long long t0)
 {
-	struct timespec t;
-	unsigned long long now;
 	int w = PRELOAD_WARMUP, saved = errno;
+	unsigned long long now = preload_mono_ns1();
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	errno = saved;
-	now = (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec + 1;
+	errno = saved; /* the real call's */
+
 	if (now > t0 &&
 	    __atomic_add_fetch(&warmup_ns_spent, now - t0, __ATOMIC_RELAXED) >= preload_warmup_ns)
 		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_SEQ_CST,

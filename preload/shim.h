@@ -51,15 +51,22 @@ void preload_refresh_ids(void);
 extern __thread int preload_warm_armed __attribute__((tls_model("initial-exec")));
 void preload_warm_spent(unsigned long long t0);
 
-static inline unsigned long long preload_warm_clock(void)
+/* CLOCK_MONOTONIC in ns, plus 1 (never 0: 0 means "not timed"); vDSO. */
+static inline unsigned long long preload_mono_ns1(void)
 {
 	struct timespec t;
 
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec + 1;
+}
+
+/* The start of a timed real call, or 0 if the clock is not armed. */
+static inline unsigned long long preload_warm_clock(void)
+{
 	if (__builtin_expect(!preload_warm_armed, 1))
 		return 0;
 	preload_warm_armed = 0;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec + 1;
+	return preload_mono_ns1();
 }
 
 #define REAL_DECL(name) static void *real_##name##_p
@@ -81,13 +88,11 @@ static inline unsigned long long preload_warm_clock(void)
 			f_(__VA_ARGS__);                                              \
 	})
 
-
 static inline int bad_ptr(const void *p)
 {
 	/* What the kernel would refuse with EFAULT; it answers those itself. */
 	return (uintptr_t)p < 4096 || (uintptr_t)p >= 0x800000000000ULL;
 }
-
 
 /* A change made through a wrapper: the next lookup drains first (inval.h). */
 static inline void note_change(void)
@@ -118,6 +123,5 @@ static inline void fd_set_writable(int fd, int on)
 	else if (__atomic_load_n(&FD_WORD(fd), __ATOMIC_RELAXED) & FD_MASK(fd))
 		__atomic_fetch_and(&FD_WORD(fd), ~FD_MASK(fd), __ATOMIC_RELAXED);
 }
-
 
 #endif

@@ -307,23 +307,6 @@ static void *resolve(void **slot, const char *name)
 	return p;
 }
 
-void preload_stats_init(const char *path)
-{
-	if (!path || !*path || strlen(path) >= sizeof(stats_path))
-		return;
-	strcpy(stats_path, path);
-	stats_on = 1;
-	pthread_atfork(NULL, NULL, stats_fork_child);
-	/* Resolved now, not in a vfork() child or a signal handler. */
-	resolve(&real_execve, "execve");
-	resolve(&real_execv, "execv");
-	resolve(&real_execvp, "execvp");
-	resolve(&real_execvpe, "execvpe");
-	resolve(&real_fexecve, "fexecve");
-	resolve(&real__exit, "_exit");
-	resolve(&real__Exit, "_Exit");
-}
-
 void preload_stats_resolve_exec(void)
 {
 	static int done;
@@ -336,6 +319,19 @@ void preload_stats_resolve_exec(void)
 	resolve(&real_execvpe, "execvpe");
 	resolve(&real_fexecve, "fexecve");
 	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+}
+
+void preload_stats_init(const char *path)
+{
+	if (!path || !*path || strlen(path) >= sizeof(stats_path))
+		return;
+	strcpy(stats_path, path);
+	stats_on = 1;
+	pthread_atfork(NULL, NULL, stats_fork_child);
+	/* Resolved now, not in a vfork() child or a signal handler. */
+	preload_stats_resolve_exec();
+	resolve(&real__exit, "_exit");
+	resolve(&real__Exit, "_Exit");
 }
 
 static void before_exec(void)
