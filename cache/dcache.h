@@ -92,8 +92,12 @@ struct dcache_ops {
 	 * -EAGAIN for a transient failure (the caller passes through and asks
 	 * again later), or another negative errno (nothing below `path` is
 	 * cached until the directory's dentry is recreated; -ENOSPC and -EMFILE
-	 * mean a watch limit or budget, counted as DCACHE_STAT_PASS_WATCH). */
-	int (*watch_dir)(const char *path);
+	 * mean a watch limit or budget, counted as DCACHE_STAT_PASS_WATCH).
+	 * names_only: the directory's own events and its entries' names
+	 * suffice (create, delete, move; no IN_ATTRIB/IN_MODIFY): a scratch
+	 * directory (dcache_set_scratch).  A watch is never narrowed: a
+	 * names-only request for an inode watched in full keeps it in full. */
+	int (*watch_dir)(const char *path, int names_only);
 	/* Drop one reference to watch `wd`; the last dentry using it is gone. */
 	void (*unwatch_dir)(int wd);
 	/* lstat(2) of `path` as the kernel answers it now. */
@@ -228,6 +232,15 @@ int dcache_init(const struct dcache_ops *ops, size_t max_bytes);
  * Returns 0, or -EINVAL/-E2BIG (more than 16 prefixes). */
 int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exclude,
 		      unsigned int nexclude);
+
+/* Scratch directories: a directory that is sticky and writable by all
+ * (/tmp, /var/tmp, /dev/shm) is watched for names only (on: default), so
+ * that the kernel does not walk its children's dentries, stale ones
+ * included, to mark them (inotify_add_watch of /tmp: 42 ms with 522,000
+ * negative dentries, 6 us without the attribute events).  Its files keep
+ * no attributes or access facts; its subdirectories keep theirs through a
+ * watch of their own.  Call before lookups, with dcache_init. */
+void dcache_set_scratch(int on);
 
 /* TTLs for filesystems fs_cacheable() calls 2: names and attributes live
  * ttl_ns, absent names neg_ttl_ns (0 = never cached there).  Default 1 s,

@@ -86,6 +86,10 @@ enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 #define D_LISTED    0x80u /* regular file typed from a listing, never lstat'ed: its
 			     * st_nlink (hard links: D_NOATTR) is not known yet */
 #define D_ATTR      0x100u /* the attributes (a_* fields) hold its lstat answer */
+/* Directories only, set at hashing, never changed (both answers are safe: see
+ * "Scratch directories", dcache_populate.c): */
+#define D_SCRATCH   0x200u /* the lstat that hashed it said: sticky, writable by all */
+#define D_MODEQ     0x400u /* hashed without its mode (a listing, a shared name): ask */
 
 struct dentry {
 	struct cds_lfht_node hnode; /* keeps the hash (bit-reversed): none stored here */
@@ -171,6 +175,9 @@ struct dir_state {
 	unsigned short pos_probes;  /* unknown names found present since then */
 	unsigned short completions; /* times it was made complete (backs off the policy) */
 	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
+	bool names_only;            /* its watch was asked for names only (a scratch
+				     * directory): no attribute or write event about its
+				     * entries reaches us; set with wd, under dcache_mutex */
 };
 
 /* d's dir_state: NULL for a directory never watched and for anything else.

@@ -61,6 +61,7 @@ static long long dc_racy_ns = 2000000000LL; /* attributes this fresh are not kep
 static uint64_t dc_ttl_ns = 1000000000ULL;
 static uint64_t dc_neg_ttl_ns = 1000000000ULL;
 static bool dc_no_negative;
+static bool dc_scratch = true; /* dcache_set_scratch() */
 #define MAX_EXCLUDES 16
 static char *dc_exclude[MAX_EXCLUDES];
 static size_t dc_exclude_len[MAX_EXCLUDES];
@@ -112,6 +113,81 @@ static unsigned char type_of(mode_t mode)
 	return D_OTHER;
 }
 
+/*
+ * Scratch directories
+ * ===================
+ * Any inotify watch of a directory that asks for an event its entries can
+ * raise (IN_ATTRIB, IN_MODIFY, IN_CLOSE_WRITE...) makes the kernel walk every
+ * child dentry of it, negative ones included, to mark them
+ * (fsnotify_set_children_dentry_flags), and again to unmark them when the
+ * watch goes.  /tmp collects a negative dentry per temporary file a compiler
+ * ever made: with 522,000 of them, adding its watch took 42 ms and closing
+ * the instance 6-20 ms, once per session or per process; names only (create,
+ * delete, move, and the directory's own deletion or move) took 6 us.
+ * A directory that is sticky and writable by all is such a scratch place; it
+ * is watched for names only (dir_state.names_only), and then:
+ *  - its entries that are not directories keep no attributes and no access
+ *    facts (D_NOATTR at hashing): no event would say they changed;
+ *  - its subdirectories keep their attributes, search and access facts only
+ *    through a watch of their own (IN_ATTRIB on itself), made before the
+ *    kernel is asked, as the root always did (dir_attr_watched_locked());
+ *  - its own attributes still change with IN_ATTRIB on its parent's watch;
+ *    the session's facts keyed by its own watch (attributes, search) are
+ *    neither taken nor offered, and its watch is not offered to the session
+ *    (another process could not tell it is names-only).
+ * Masks only grow: watch_dir() adds a names-only mask with IN_MASK_ADD, a
+ * full one without, so a process that asked for a full watch has one even
+ * if another process asked for names only; one that asked for names only
+ * may have more than it relies on.  Both answers are safe, so the mode that
+ * decides (D_SCRATCH, from the lstat that hashed the directory; asked again
+ * for D_MODEQ) need not be fresh.  Not seen in a scratch directory (doc/
+ * coherence.md): a write through a descriptor opened under a name there that
+ * was removed since, to an inode with another name elsewhere.
+ */
+void dcache_set_scratch(int on)
+{
+	dc_scratch = on != 0;
+}
+
+static bool scratch_mode(mode_t mode)
+{
+	return S_ISDIR(mode) && (mode & S_ISVTX) && (mode & S_IWOTH);
+}
+
+/* Is directory d a scratch directory (above)?  Under dcache_mutex; may ask
+ * the kernel (ops context) when d was hashed without its mode. */
+static bool scratch_locked(const struct dentry *d, const char *dpath)
+{
+	struct stat st;
+
+	if (!dc_scratch)
+		return false;
+	if (d->flags & D_SCRATCH)
+		return true;
+	if (d->flags & D_ATTR)
+		return scratch_mode(d->a_mode);
+	if (!(d->flags & D_MODEQ))
+		return false;
+	return dc_ops->kernel_lstat(dpath, &st) == 0 && scratch_mode(st.st_mode);
+}
+
+/* Is d's parent watched in full, so that IN_ATTRIB about d reaches us through
+ * it?  Under dcache_mutex.  Not for the root (its own parent). */
+static bool parent_watched_in_full_locked(const struct dentry *d)
+{
+	const struct dentry *p = d->parent;
+
+	return p && p != d && d_wd(p) >= 0 && !p->dir->names_only;
+}
+
+/* Do changes to directory d's own attributes (chmod, chown) reach us as
+ * events: through its parent's watch, or else through a full watch of its
+ * own?  Under dcache_mutex. */
+static bool dir_attr_watched_locked(const struct dentry *d)
+{
+	return parent_watched_in_full_locked(d) || (d_wd(d) >= 0 && !d->dir->names_only);
+}
+
 /* Make sure directory d is watched.  Under dcache_mutex and rcu_read_lock().
  * Returns false (and marks d D_NOCACHE) if it cannot be.  In a session, the
  * watch of a name another process watched comes from the shared arena
@@ -122,7 +198,7 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 {
 	struct dentry *p = d->parent;
 	struct dcache_listing ticket;
-	bool offer = false;
+	bool offer = false, names_only;
 	int wd, pwd;
 
 	if (d_wd(d) >= 0)
@@ -143,11 +219,14 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 	    (pwd = d_wd(p)) >= 0 && dc_ops->shared_watch && dc_ops->listing_ticket &&
 	    dc_ops->listing_ticket(pwd, &ticket) == 1) {
 		wd = dc_ops->shared_watch(&ticket, d->name, d->namelen, d->dev, d->ino);
-		if (wd >= 0)
+		if (wd >= 0) {
+			names_only = false; /* only full watches are offered */
 			goto watched;
+		}
 		offer = ticket.can_put;
 	}
-	wd = dc_ops->watch_dir(dpath);
+	names_only = scratch_locked(d, dpath);
+	wd = dc_ops->watch_dir(dpath, names_only);
 	if (wd == -EAGAIN)
 		return false; /* transient (no thread, instance being replaced): retry later */
 	if (wd < 0) {
@@ -163,9 +242,10 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 		tls_pass_why = limit ? PASS_WHY_WATCH : PASS_WHY_FS;
 		return false;
 	}
-	if (offer && dc_ops->shared_watch_put)
+	if (offer && !names_only && dc_ops->shared_watch_put)
 		dc_ops->shared_watch_put(&ticket, d->name, d->namelen, wd, d->dev, d->ino);
 watched:
+	d->dir->names_only = names_only;
 	d->dir->wd = wd;
 	dc_wd_map_add_locked(wd, d);
 	return true;
@@ -330,8 +410,10 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 			/* Not a mount point (the op checked): p's filesystem. */
 			if (type != D_UNK)
 				d->dev = p->dev;
-			if (type == D_REG)
-				d->flags |= D_LISTED;
+			if (type == D_DIR)
+				d->flags |= D_MODEQ; /* scratch or not: asked if watched */
+			if (type == D_REG) /* its attributes are asked later, or never */
+				d->flags |= p->dir->names_only ? D_NOATTR : D_LISTED;
 			d_publish(d);
 			cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
 			cds_list_add_tail(&d->sibling, &p->dir->children);
@@ -446,7 +528,7 @@ int dc_populate_rcu(struct miss *m)
 		uint64_t t0;
 		unsigned long agen;
 		bool complete = false, kept_attr = false, shared = false, from_shared = false;
-		bool use_shared, searched, search_shared = false;
+		bool use_shared, searched, search_shared = false, p_names;
 		struct dcache_listing ticket;
 
 		if ((size_t)n + 1 + m->len >= sizeof(path))
@@ -463,6 +545,7 @@ int dc_populate_rcu(struct miss *m)
 		}
 		gen = p->dir->dir_gen; /* watched: it has one */
 		agen = dc_attr_gen_for(D_REG); /* attributes are kept for files only */
+		p_names = p->dir->names_only; /* fixed with its watch */
 		/* What the name is may come from the session (dcache_arena.c,
 		 * ENT_NAME): its type, device and inode, a symlink's target; no
 		 * attributes.  Not on TTL filesystems. */
@@ -476,7 +559,7 @@ int dc_populate_rcu(struct miss *m)
 		 * seed 2, after seteuid(nobody)); or the session knows that the
 		 * kernel let a process with our credentials search p under its
 		 * generation now (ENT_SEARCH). */
-		if (shared && !searched && !m->relist && dc_ops->shared_search_get &&
+		if (shared && !searched && !m->relist && !p_names && dc_ops->shared_search_get &&
 		    dc_ops->shared_search_get(&ticket) == 0)
 			searched = search_shared = true;
 		use_shared = shared && searched && !m->relist;
@@ -524,6 +607,10 @@ int dc_populate_rcu(struct miss *m)
 				flags |= D_NOATTR; /* a FIFO's times move with I/O that raises no event */
 			if (from_shared && type == D_REG)
 				flags |= D_LISTED; /* its st_nlink is not known yet */
+			if (type == D_DIR)
+				flags |= from_shared ? D_MODEQ : scratch_mode(st.st_mode) ? D_SCRATCH : 0;
+			if (type != D_DIR && p_names)
+				flags = (flags | D_NOATTR) & ~D_LISTED; /* "Scratch directories" */
 			if (st.st_dev != LOAD_RELAXED(p->dev)) {
 				int v = dc_ops->fs_cacheable(path, st.st_dev);
 
@@ -545,7 +632,8 @@ int dc_populate_rcu(struct miss *m)
 		/* The kernel's answer offered to the session: absent, or a
 		 * directory, file or symlink on p's filesystem. */
 		/* The kernel answered (or said ENOENT): we may search p. */
-		if (shared && !from_shared && !searched && ticket.can_put && dc_ops->shared_search_put)
+		if (shared && !from_shared && !searched && !p_names && ticket.can_put &&
+		    dc_ops->shared_search_put)
 			dc_ops->shared_search_put(&ticket);
 		if (shared && !from_shared && !m->relist && ticket.can_put && dc_ops->shared_name_put) {
 			if (type == D_NEG)
@@ -563,7 +651,8 @@ int dc_populate_rcu(struct miss *m)
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS; /* an event raced with the kernel's answer */
 		}
-		if (!(p->flags & D_SEARCHED) && (!from_shared || search_shared))
+		if (!(p->flags & D_SEARCHED) && (!from_shared || search_shared) &&
+		    dir_attr_watched_locked(p))
 			STORE_RELAXED(p->flags, p->flags | D_SEARCHED);
 		old = dc_d_lookup_rcu(dc_table, p, m->name, m->len);
 		if (old && old->type != D_UNK && !(old->flags & D_LISTED))
@@ -641,25 +730,31 @@ int dc_populate_rcu(struct miss *m)
 	}
 	case MISS_SEARCH: {
 		struct dentry *d = m->d;
-		unsigned int seq, pgen;
+		unsigned int seq, pgen, dgen;
 		struct dcache_listing ticket;
-		bool shared = false;
+		bool shared = false, full;
 
 		if ((size_t)n + 2 >= sizeof(path))
 			return DCACHE_PASS;
 		/* chmod of d reaches us as IN_ATTRIB on its parent's watch, which
-		 * kills d; only the root, which has no parent, needs its own. */
+		 * kills d; the root, which has no parent, and a directory in a
+		 * scratch directory need a full watch of their own ("Scratch
+		 * directories"), whose IN_ATTRIB on itself drops D_SEARCHED. */
 		pthread_mutex_lock(&dcache_mutex);
-		if ((d->flags & D_DEAD) || (d == dc_root && !ensure_watch_locked(d, path))) {
+		full = parent_watched_in_full_locked(d);
+		if ((d->flags & D_DEAD) ||
+		    (!full && (!ensure_watch_locked(d, path) || d->dir->names_only))) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
 		}
 		seq = d->seq;
 		pgen = d_dir_gen(d->parent);
+		dgen = d_dir_gen(d); /* bumped by every event of its own watch */
 		/* The session may know that our credentials may search d
-		 * (ENT_SEARCH, on d's own watch); not on TTL filesystems. */
-		if (d_wd(d) >= 0 && !(d->flags & D_TTL) && dc_ops->listing_ticket &&
-		    dc_ops->shared_search_get)
+		 * (ENT_SEARCH, on d's own watch, unless that sees names only);
+		 * not on TTL filesystems. */
+		if (d_wd(d) >= 0 && !d->dir->names_only && !(d->flags & D_TTL) &&
+		    dc_ops->listing_ticket && dc_ops->shared_search_get)
 			shared = dc_ops->listing_ticket(d_wd(d), &ticket) == 1;
 		pthread_mutex_unlock(&dcache_mutex);
 		if (!shared || dc_ops->shared_search_get(&ticket) != 0) {
@@ -670,7 +765,8 @@ int dc_populate_rcu(struct miss *m)
 				dc_ops->shared_search_put(&ticket);
 		}
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen)
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen &&
+		    (full || d_dir_gen(d) == dgen))
 			STORE_RELAXED(d->flags, d->flags | D_SEARCHED);
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;
@@ -695,7 +791,7 @@ int dc_populate_rcu(struct miss *m)
 		struct dcache_listing ticket;
 		unsigned int seq, pgen, dgen;
 		unsigned long agen;
-		bool shared = false;
+		bool shared = false, keep;
 
 		/* A file's attributes change with events on its parent's watch; a
 		 * directory's also with events on its own (an entry created in it
@@ -710,11 +806,13 @@ int dc_populate_rcu(struct miss *m)
 		pgen = d_dir_gen(d->parent);
 		dgen = d_attr_gen(d);
 		agen = dc_attr_gen_for(d->type);
+		/* In a scratch directory, no event may say they changed. */
+		keep = d->type == D_DIR ? dir_attr_watched_locked(d) : parent_watched_in_full_locked(d);
 		/* A directory's attributes may come from the session's shared
 		 * ones (dcache_arena.c, ENT_ATTR), valid while its own watch saw
-		 * no event; not on TTL filesystems. */
-		if (d->type == D_DIR && !(d->flags & D_TTL) && dc_ops->listing_ticket &&
-		    dc_ops->shared_attr_get)
+		 * no event (and sees more than names); not on TTL filesystems. */
+		if (d->type == D_DIR && !d->dir->names_only && !(d->flags & D_TTL) &&
+		    dc_ops->listing_ticket && dc_ops->shared_attr_get)
 			shared = dc_ops->listing_ticket(d_wd(d), &ticket) == 1;
 		pthread_mutex_unlock(&dcache_mutex);
 		if (shared && dc_ops->shared_attr_get(&ticket, &st) == 0 &&
@@ -735,7 +833,7 @@ int dc_populate_rcu(struct miss *m)
 		pthread_mutex_lock(&dcache_mutex);
 		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && d_attr_gen(d) == dgen &&
 		    agen == dc_attr_gen_for(d->type) && !(d->flags & D_ATTR)) {
-			if (d->type == D_OTHER || (d->type != D_DIR && st.st_nlink > 1) ||
+			if (!keep || d->type == D_OTHER || (d->type != D_DIR && st.st_nlink > 1) ||
 			    !attr_fits(d, &st)) {
 				/* Unfit: asking again would get the same answer. */
 				STORE_RELAXED(d->flags, (d->flags | D_NOATTR) & ~D_LISTED);
@@ -765,19 +863,26 @@ int dc_populate_rcu(struct miss *m)
 	}
 	case MISS_ACCESS: {
 		struct dentry *d = m->d;
-		unsigned int seq, pgen;
+		unsigned int seq, pgen, dgen;
 		unsigned long agen;
 		int bit = m->amode;
+		bool full;
 
 		/* Permissions change with IN_ATTRIB, reported on the parent's watch
-		 * too: only the root needs a watch of its own for this. */
+		 * too: only the root, and a directory in a scratch directory,
+		 * need a full watch of their own for this; a file in a scratch
+		 * directory keeps no access fact (D_NOATTR, not asked here). */
 		pthread_mutex_lock(&dcache_mutex);
-		if ((d->flags & D_DEAD) || (d == dc_root && !ensure_watch_locked(d, path))) {
+		full = parent_watched_in_full_locked(d);
+		if ((d->flags & D_DEAD) ||
+		    (!full && (d->type != D_DIR || !ensure_watch_locked(d, path) ||
+			       d->dir->names_only))) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
 		}
 		seq = d->seq;
 		pgen = d_dir_gen(d->parent);
+		dgen = d_dir_gen(d);
 		agen = dc_attr_gen_for(d->type);
 		pthread_mutex_unlock(&dcache_mutex);
 		r = dc_ops->kernel_access(path, bit & 7,
@@ -787,7 +892,8 @@ int dc_populate_rcu(struct miss *m)
 		if (r != 0)
 			return DCACHE_PASS;
 		pthread_mutex_lock(&dcache_mutex);
-		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen && agen == dc_attr_gen_for(d->type))
+		if (unchanged_locked(d, seq) && d_dir_gen(d->parent) == pgen &&
+		    agen == dc_attr_gen_for(d->type) && (full || d_dir_gen(d) == dgen))
 			STORE_RELAXED(d->access_ok, d->access_ok | (1u << bit));
 		pthread_mutex_unlock(&dcache_mutex);
 		return 0;

@@ -149,6 +149,11 @@
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | \
 		    IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF | \
 		    IN_ONLYDIR | IN_DONT_FOLLOW)
+/* A scratch directory's (dcache.h, dcache_set_scratch): no event that its
+ * entries raise, so that the kernel does not mark every child dentry.  Added
+ * with IN_MASK_ADD, so that it never narrows a full watch of the inode. */
+#define WATCH_MASK_NAMES (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | \
+			  IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
 #define FD_FLOOR 512 /* keep our fd out of the range programs loop over */
 #define READER_BATCH_NS 2000000L /* see reader_main() */
 /* The reader's stack: its read buffer (16 KiB) and the event path's PATH_MAX
@@ -992,8 +997,11 @@ static int start_locked(void)
 }
 
 /* ops->watch_dir: under the dcache mutex. */
-static int watch_dir(const char *path)
+static int watch_dir(const char *path, int names_only)
 {
+	/* Again: full replaces (a names-only mask becomes full), names only
+	 * adds (a full mask stays full). */
+	uint32_t again = names_only ? WATCH_MASK_NAMES | IN_MASK_ADD : WATCH_MASK;
 	int fd, wd;
 
 	fd_lock();
@@ -1018,15 +1026,16 @@ static int watch_dir(const char *path)
 	 * has no budget of ours, and its directories are mostly watched by
 	 * another process already: one call, counted. */
 	if (atomic_load(&session_active)) {
-		wd = inotify_add_watch(fd, path, WATCH_MASK);
+		wd = inotify_add_watch(fd, path, again);
 		session_wd_add(wd); /* before anything below it is cached */
 	} else {
-		wd = inotify_add_watch(fd, path, WATCH_MASK | IN_MASK_CREATE);
+		wd = inotify_add_watch(fd, path,
+				       (names_only ? WATCH_MASK_NAMES : WATCH_MASK) | IN_MASK_CREATE);
 	}
 	if (wd >= 0) {
 		atomic_fetch_add_explicit(&st_watches, 1, memory_order_relaxed);
 	} else if (errno == EEXIST) {
-		wd = inotify_add_watch(fd, path, WATCH_MASK);
+		wd = inotify_add_watch(fd, path, again);
 		if (wd < 0)
 			wd = -errno;
 	} else {

@@ -656,7 +656,7 @@ void preload_init(void)
 	unsigned long warmup = 0;
 	unsigned long long warmup_ns = PRELOAD_WARMUP_DEFAULT_US * 1000ULL;
 	unsigned long ttl_ms = 1000, neg_ttl_ms;
-	int no_negative;
+	int no_negative, scratch;
 	char *excludes[16];
 	static char excl_buf[16 * PATH_MAX] DCACHE_COLD_BSS;
 
@@ -704,6 +704,10 @@ void preload_init(void)
 	ttl_enabled = ttl_ms > 0;
 	s = getenv("RCUWALK_NO_NEGATIVE");
 	no_negative = s && *s && strcmp(s, "0") != 0;
+	/* RCUWALK_SCRATCH=0: sticky directories writable by all (/tmp) are
+	 * watched in full like any other (dcache_set_scratch). */
+	s = getenv("RCUWALK_SCRATCH");
+	scratch = !(s && !strcmp(s, "0"));
 	s = getenv("RCUWALK_EXCLUDE");
 	if (s && *s)
 		nexclude = parse_excludes(s, excludes, excl_buf, sizeof(excl_buf));
@@ -761,6 +765,7 @@ void preload_init(void)
 	if (dcache_set_policy(racy_ns, no_negative, (const char *const *)excludes, nexclude) != 0)
 		return; /* an exclusion we could not honour: stay pass-through */
 	dcache_set_completion(probes, max_entries);
+	dcache_set_scratch(scratch);
 	dcache_set_ttl((uint64_t)ttl_ms * 1000000ULL, (uint64_t)neg_ttl_ms * 1000000ULL);
 	preload_warmup = warmup;
 	preload_warmup_ns = warmup_ns;

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -191,12 +192,12 @@ static long op_listdir_typed(const char *path, const struct dcache_listing *shar
 	return r;
 }
 
-static int (*real_watch_dir)(const char *path);
+static int (*real_watch_dir)(const char *path, int names_only);
 
-static int op_watch_dir(const char *path)
+static int op_watch_dir(const char *path, int names_only)
 {
 	t_watch_calls++;
-	return real_watch_dir(path);
+	return real_watch_dir(path, names_only);
 }
 
 /* This binary starts no thread of its own: the only other thread is
@@ -1830,6 +1831,177 @@ static void test_dcache_directory_listed_after_many_present_names(void **state)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Scratch directories: sticky and writable by all, watched for names only  */
+
+/* The mask of this process's inotify watch of `path`'s inode, from
+ * /proc/self/fdinfo of every inotify instance it holds; 0 if none. */
+static unsigned long watch_mask_of(const char *path)
+{
+	struct stat st;
+	char link[64], target[64], fdinfo[64], line[512];
+	unsigned long mask = 0;
+
+	if (syscall(SYS_newfstatat, AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	for (int fd = 0; fd < 4096 && !mask; fd++) {
+		long n;
+		FILE *f;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, "anon_inode:inotify") != 0)
+			continue;
+		snprintf(fdinfo, sizeof(fdinfo), "/proc/self/fdinfo/%d", fd);
+		f = fopen(fdinfo, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long ino, m;
+			const char *pi = strstr(line, " ino:"), *pm = strstr(line, " mask:");
+
+			if (strncmp(line, "inotify wd:", 11) != 0 || !pi || !pm)
+				continue;
+			ino = strtoul(pi + 5, NULL, 16);
+			m = strtoul(pm + 6, NULL, 16);
+			if (ino == (unsigned long)st.st_ino)
+				mask = m;
+		}
+		fclose(f);
+	}
+	return mask;
+}
+
+/* The cache may pass (DCACHE_PASS) but never answer other than the kernel. */
+static int pass_or_same_(const char *path, unsigned flags, int amode, const char *file, int line)
+{
+	struct stat cs, ks;
+	int c, k;
+
+	memset(&cs, 0, sizeof(cs));
+	memset(&ks, 0, sizeof(ks));
+	inval_sync();
+	c = dcache_lookup(path, flags, amode, &cs);
+	k = kernel_query(path, flags, amode, &ks);
+	if (c == DCACHE_PASS)
+		return c;
+	_assert_int_equal(c, k, file, line);
+	if (c == 0 && (flags & DCACHE_Q_STAT))
+		assert_stat_same_(&cs, &ks, path, file, line);
+	return c;
+}
+#define PASS_OR_SAME(path, flags, amode) pass_or_same_((path), (flags), (amode), __FILE__, __LINE__)
+
+static void x_scratch(const char *p)
+{
+	x_mkdir(p);
+	x_chmod(p, 01777);
+}
+
+static void test_dcache_scratch_dir_is_watched_for_names_only(void **state)
+{
+	unsigned long c0, m;
+
+	x_scratch(P("s"));
+	assert_int_equal(SAME(P("s/none"), Q_STAT), ENOENT);
+	c0 = t_kernel_calls;
+	assert_int_equal(SAME(P("s/none"), Q_OPEN), ENOENT); /* names are cached */
+	calls_equal(c0, 0);
+	m = watch_mask_of(P("s"));
+	assert_true(m & IN_CREATE);
+	assert_true(m & IN_DELETE);
+	assert_true(m & IN_MOVED_TO);
+	assert_false(m & (IN_ATTRIB | IN_MODIFY | IN_CLOSE_WRITE)); /* no walk of its children */
+	assert_true(watch_mask_of(g_dir) & IN_ATTRIB); /* an ordinary directory: in full */
+	x_file(P("s/none"), 3); /* names events still arrive */
+	inval_drain();
+	assert_int_equal(PASS_OR_SAME(P("s/none"), Q_OPEN, 0), DCACHE_PASS); /* not ENOENT */
+	assert_int_equal(SAME(P("s/none/"), Q_STAT), ENOTDIR);
+}
+
+static void test_dcache_scratch_watch_never_narrows_a_full_one(void **state)
+{
+	int wd;
+
+	x_mkdir(P("d"));
+	assert_int_equal(SAME(P("d/none"), Q_STAT), ENOENT); /* d watched in full */
+	assert_true(watch_mask_of(P("d")) & IN_ATTRIB);
+	wd = real_watch_dir(P("d"), 1); /* another name of it asks for names only */
+	assert_true(wd >= 0);
+	assert_true(watch_mask_of(P("d")) & IN_ATTRIB);
+	assert_true(watch_mask_of(P("d")) & IN_MODIFY);
+}
+
+static void test_dcache_scratch_dir_files_keep_no_attributes(void **state)
+{
+	const unsigned q = DCACHE_Q_FOLLOW | DCACHE_Q_ACCESS;
+	struct stat st;
+
+	x_scratch(P("s"));
+	x_file(P("s/f"), 10);
+	x_chmod(P("s/f"), 0755);
+	PASS_OR_SAME(P("s/f"), Q_STAT, 0); /* the first: a miss, the kernel's answer */
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(PASS_OR_SAME(P("s/f"), Q_STAT, 0), DCACHE_PASS);
+		assert_int_equal(PASS_OR_SAME(P("s/f"), q, X_OK), DCACHE_PASS);
+	}
+	/* No event says so: a cached size or mode would now be stale. */
+	x_append(P("s/f"), 5);
+	x_chmod(P("s/f"), 0644);
+	inval_drain();
+	assert_int_equal(PASS_OR_SAME(P("s/f"), Q_STAT, 0), DCACHE_PASS);
+	assert_int_equal(PASS_OR_SAME(P("s/f"), q, X_OK), DCACHE_PASS);
+	assert_int_equal(kernel_query(P("s/f"), Q_STAT, 0, &st), 0);
+	assert_int_equal(st.st_size, 15);
+	/* Its name, and absent ones beside it, are still answered. */
+	assert_int_equal(SAME(P("s/f/"), Q_STAT), ENOTDIR);
+	assert_int_equal(SAME(P("s/g"), Q_STAT), ENOENT);
+}
+
+static void test_dcache_scratch_subdir_attributes_follow_its_own_watch(void **state)
+{
+	struct stat st;
+	unsigned long c0;
+
+	x_scratch(P("s"));
+	x_mkdir(P("s/d"));
+	x_file(P("s/d/f"), 4);
+	assert_int_equal(SAME(P("s/d/f"), Q_STAT), 0);
+	assert_int_equal(SAME_ST(P("s/d"), Q_STAT, &st), 0);
+	c0 = t_kernel_calls;
+	assert_int_equal(SAME(P("s/d/f"), Q_STAT), 0); /* below it, all cached */
+	assert_int_equal(SAME_ST(P("s/d"), Q_STAT, &st), 0);
+	calls_equal(c0, 0);
+	assert_true(watch_mask_of(P("s/d")) & IN_ATTRIB);
+	/* Its own watch, not its parent's, tells of the chmod. */
+	x_chmod(P("s/d"), 0700);
+	inval_drain();
+	assert_int_equal(SAME_ST(P("s/d"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_int_equal(SAME(P("s/d/f"), Q_STAT), 0);
+}
+
+static void test_dcache_scratch_dir_in_scratch_dir_keeps_no_attributes(void **state)
+{
+	x_scratch(P("s"));
+	x_scratch(P("s/n"));
+	x_file(P("s/n/f"), 1);
+	for (int i = 0; i < 3; i++) { /* misses answered, then passed through */
+		PASS_OR_SAME(P("s/n"), Q_STAT, 0);
+		PASS_OR_SAME(P("s/n/f"), Q_STAT, 0);
+	}
+	assert_int_equal(PASS_OR_SAME(P("s/n"), Q_STAT, 0), DCACHE_PASS);
+	/* No watch sees this chmod: neither s's nor s/n's own (names only). */
+	x_chmod(P("s/n"), 0755);
+	inval_drain();
+	assert_int_equal(PASS_OR_SAME(P("s/n"), Q_STAT, 0), DCACHE_PASS);
+	assert_int_equal(PASS_OR_SAME(P("s/n/f"), Q_STAT, 0), DCACHE_PASS);
+	assert_int_equal(SAME(P("s/n/none"), Q_STAT), ENOENT);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Policy: racy timestamps, no negative entries, excluded directories       */
 
 static void test_dcache_racy_fresh_file_attributes_are_answered_not_kept(void **state)
@@ -2271,6 +2443,11 @@ int main(void)
 		T(test_dcache_create_in_directory_drops_directory_attributes),
 		T(test_dcache_hard_link_in_same_directory_drops_sibling_attributes),
 		T(test_dcache_forget_inode_drops_cached_attributes),
+		T(test_dcache_scratch_dir_is_watched_for_names_only),
+		T(test_dcache_scratch_watch_never_narrows_a_full_one),
+		T(test_dcache_scratch_dir_files_keep_no_attributes),
+		T(test_dcache_scratch_subdir_attributes_follow_its_own_watch),
+		T(test_dcache_scratch_dir_in_scratch_dir_keeps_no_attributes),
 		T(test_dcache_racy_fresh_file_attributes_are_answered_not_kept),
 		T(test_dcache_no_negative_asks_kernel_for_every_absent_name),
 		T(test_dcache_excluded_directory_passes_through),
