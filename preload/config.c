@@ -704,10 +704,10 @@ void preload_init(void)
 	ttl_enabled = ttl_ms > 0;
 	s = getenv("RCUWALK_NO_NEGATIVE");
 	no_negative = s && *s && strcmp(s, "0") != 0;
-	/* RCUWALK_SCRATCH=0: sticky directories writable by all (/tmp) are
-	 * watched in full like any other (dcache_set_scratch). */
-	s = getenv("RCUWALK_SCRATCH");
-	scratch = !(s && !strcmp(s, "0"));
+	/* RCUWALK_SCRATCH_FULL=1: sticky directories writable by all (/tmp)
+	 * are watched in full like any other (dcache_set_scratch). */
+	s = getenv("RCUWALK_SCRATCH_FULL");
+	scratch = !(s && *s && strcmp(s, "0") != 0);
 	s = getenv("RCUWALK_EXCLUDE");
 	if (s && *s)
 		nexclude = parse_excludes(s, excludes, excl_buf, sizeof(excl_buf));

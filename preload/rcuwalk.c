@@ -123,6 +123,8 @@ static void usage(FILE *f)
 		"  --racy-ms=N      no attributes kept for files changed less than N ms ago\n"
 		"                   (RCUWALK_RACY_MS; default 2000, 0 = off)\n"
 		"  --no-negative    never cache absent names (RCUWALK_NO_NEGATIVE=1)\n"
+		"  --scratch-full   watch /tmp and other sticky directories writable by all\n"
+		"                   in full: their files' attributes cached (RCUWALK_SCRATCH_FULL=1)\n"
 		"  --exclude=DIR[:DIR...]  pass through below these directories\n"
 		"                   (RCUWALK_EXCLUDE; relative ones made absolute from here)\n"
 		"  --ttl-ms=N       NFS/FUSE/CIFS/9p names live N ms (RCUWALK_TTL_MS; default\n"
@@ -702,6 +704,7 @@ static const struct envopt {
 	{ "--complete-max", "RCUWALK_COMPLETE_MAX", OPT_NUM, UINT_MAX },
 	{ "--racy-ms", "RCUWALK_RACY_MS", OPT_NUM, 1000UL * 1000 * 1000 },
 	{ "--no-negative", "RCUWALK_NO_NEGATIVE", OPT_FLAG, 0 },
+	{ "--scratch-full", "RCUWALK_SCRATCH_FULL", OPT_FLAG, 0 },
 	{ "--exclude", "RCUWALK_EXCLUDE", OPT_DIRS, 0 },
 	{ "--ttl-ms", "RCUWALK_TTL_MS", OPT_NUM, 1000UL * 1000 * 1000 },
 	{ "--neg-ttl-ms", "RCUWALK_NEG_TTL_MS", OPT_NUM, 1000UL * 1000 * 1000 },

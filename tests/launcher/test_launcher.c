@@ -663,15 +663,16 @@ static void test_launcher_policy_options_set_their_environment_variables(void **
 		{ "RCUWALK_RACY_MS", "0" },	 { "RCUWALK_NO_NEGATIVE", "1" },
 		{ "RCUWALK_TTL_MS", "250" },	 { "RCUWALK_NEG_TTL_MS", "0" },
 		{ "RCUWALK_STRICT", "1" },	 { "RCUWALK_WATCH_BUDGET", "3" },
-		{ "RCUWALK_WARMUP", "5" },
+		{ "RCUWALK_WARMUP", "5" },	 { "RCUWALK_SCRATCH_FULL", "1" },
 	};
 	char *argv[] = { (char *)g_launcher, "--complete=0", "--complete-max", "5", "--racy-ms=0",
 			 "--no-negative", "--exclude=gen:/abs/dir", "--ttl-ms=250", "--neg-ttl-ms=0",
-			 "--strict", "--watch-budget", "3", "--warmup=5", "--", "env", NULL };
+			 "--strict", "--watch-budget", "3", "--warmup=5", "--scratch-full", "--", "env",
+			 NULL };
 	const char *env[] = { "RCUWALK_COMPLETE", "RCUWALK_COMPLETE_MAX", "RCUWALK_RACY_MS",
 			      "RCUWALK_NO_NEGATIVE", "RCUWALK_EXCLUDE", "RCUWALK_TTL_MS",
 			      "RCUWALK_NEG_TTL_MS", "RCUWALK_STRICT", "RCUWALK_WATCH_BUDGET",
-			      "RCUWALK_WARMUP", NULL };
+			      "RCUWALK_WARMUP", "RCUWALK_SCRATCH_FULL", NULL };
 	char v[PLEN], cwd[PLEN], excl[2 * PLEN];
 	struct run r;
 
