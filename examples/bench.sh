@@ -369,7 +369,7 @@ export LC_ALL=C
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 mem=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
 machine="$(nproc) vCPUs ($cpu), $mem RAM, $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), kernel $(uname -r), $(gcc --version | head -n 1)"
-commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (+ local changes)')"
+commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" diff --quiet HEAD -- . ':!examples/results' 2>/dev/null || echo ' (+ local changes)')"
 
 # Plot data.
 awk -F'|' '$1 == "case" { printf "%s|%s|%s|%s|%s|%s|%s\n", $2, $3, $4, $5, $6, $7, $8 }' \
