@@ -38,6 +38,7 @@
  * not kept open by it).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -99,6 +100,66 @@ static int shm_usable(void)
 	return statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC &&
 	       lstat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
 	       (st.st_mode & S_ISVTX);
+}
+
+/*
+ * A watcher killed (SIGKILL, the OOM killer) cannot remove its directory,
+ * and in /dev/shm its files hold memory (the ring's and the arena's pages
+ * written).  So each new watcher, once its command runs, removes those of
+ * dead ones beside its own: a directory named rcuwalk-session.*, ours, 0700,
+ * no symlink, whose ring is ours, of this version, and carries the death
+ * notice that the kernel sets when its watcher dies without having left
+ * (alive & FUTEX_OWNER_DIED, ring.h): never the directory of a watcher that
+ * may live.  The processes still attached keep their mappings; one that
+ * attaches later finds no directory and keeps a cache of its own.
+ */
+static void reap_dead_sessions(const char *own)
+{
+	char base[PATH_MAX];
+	const char *slash = strrchr(own, '/');
+	struct dirent *e;
+	DIR *d;
+	int bfd;
+
+	if (!slash || (size_t)(slash - own) >= sizeof(base))
+		return;
+	memcpy(base, own, (size_t)(slash - own));
+	base[slash - own] = '\0';
+	bfd = open(base[0] ? base : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (bfd < 0 || !(d = fdopendir(bfd))) {
+		if (bfd >= 0)
+			close(bfd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		static const char *const files[] = { RING_FILE, ARENA_FILE, RING_SOCKET, RING_HOLD };
+		struct ring_hdr h;
+		struct stat st;
+		int dfd, rfd, dead;
+
+		if (strncmp(e->d_name, "rcuwalk-session.", 16) != 0 || !strcmp(e->d_name, slash + 1))
+			continue;
+		if (fstatat(bfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
+			continue;
+		dfd = openat(bfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		rfd = openat(dfd, RING_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		dead = rfd >= 0 && fstat(rfd, &st) == 0 && S_ISREG(st.st_mode) &&
+		       st.st_uid == geteuid() && pread(rfd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+		       h.magic == RING_MAGIC && h.version == RING_VERSION &&
+		       (h.alive & FUTEX_OWNER_DIED);
+		if (rfd >= 0)
+			close(rfd);
+		if (dead) {
+			for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+				unlinkat(dfd, files[i], 0);
+			unlinkat(bfd, e->d_name, AT_REMOVEDIR);
+		}
+		close(dfd);
+	}
+	closedir(d);
 }
 
 static int make_dir(char *dir, size_t size)
@@ -690,6 +751,7 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 		return 1;
 	}
 	close(out);
+	reap_dead_sessions(w.dir); /* the command runs meanwhile */
 	r = watcher_loop(&w);
 	__atomic_store_n(&w.ring->exited, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &w.ring->state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);

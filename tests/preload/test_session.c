@@ -26,6 +26,7 @@
 #include <linux/fs.h>
 #include <sys/prctl.h>
 #include <linux/filter.h>
+#include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <sys/inotify.h>
@@ -551,6 +552,33 @@ static int helper_attach(const char *base)
 		if ((r = reap(pid)) != 0)
 			return r;
 	}
+	return 0;
+}
+
+static void sleep_ms(long ms);
+
+/* (j) SIGKILL the watcher, wait for the kernel's death notice in its ring
+ * (ring.h, alive), leave its directory and write its name to base/dir. */
+static int helper_kill_leave(const char *base)
+{
+	char p[PLEN];
+	struct ring_hdr h;
+	unsigned int pid;
+	FILE *f;
+	int i;
+
+	if (session_pid(&pid) != 0)
+		FAIL("kill-leave: cannot read the ring's header");
+	if (kill((pid_t)pid, SIGKILL) != 0)
+		FAIL("kill-leave: kill %u: %s", pid, strerror(errno));
+	for (i = 0; i < 2000 && (session_header(&h) != 0 || !(h.alive & FUTEX_OWNER_DIED)); i++)
+		sleep_ms(1);
+	if (i == 2000)
+		FAIL("kill-leave: no death notice in 2 s");
+	snprintf(p, sizeof(p), "%s/dir", base);
+	f = fopen(p, "w");
+	if (!f || fputs(getenv("RCUWALK_SESSION"), f) < 0 || fclose(f) != 0)
+		FAIL("kill-leave: cannot write %s", p);
 	return 0;
 }
 
@@ -1234,6 +1262,10 @@ static int helper(int argc, char **argv)
 		return helper_unrelated_mount(a);
 	if (!strcmp(m, "keep"))
 		return helper_keep(a, b);
+	if (!strcmp(m, "kill-leave"))
+		return helper_kill_leave(a);
+	if (!strcmp(m, "noop"))
+		return 0;
 	if (!strcmp(m, "kill-loop"))
 		return helper_kill_loop(a, (unsigned int)strtoul(b, NULL, 10));
 	if (!strcmp(m, "kill-worker"))
@@ -1405,6 +1437,38 @@ static void test_session_watcher_terminated_removes_its_files_and_answers_stay_e
 	st = run_session("term", d, "");
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* A killed watcher's directory is removed by the next session's watcher
+ * (watcher.c, reap_dead_sessions); a live session's is left alone. */
+static void test_session_killed_watchers_directory_removed_by_the_next_session(void **state)
+{
+	char d[PLEN], p[PLEN], dead[PLEN];
+	struct stat st;
+	FILE *f;
+	int st_, i;
+
+	(void)state;
+	subdir(d, "reap");
+	st_ = run_session("kill-leave", d, "");
+	assert_true(WIFEXITED(st_));
+	assert_int_equal(WEXITSTATUS(st_), 0);
+	snprintf(p, sizeof(p), "%s/dir", d);
+	f = fopen(p, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(dead, sizeof(dead), f));
+	fclose(f);
+	assert_int_equal(lstat(dead, &st), 0); /* left behind */
+	assert_true(S_ISDIR(st.st_mode));
+	st_ = run_session("noop", d, "");
+	assert_true(WIFEXITED(st_));
+	assert_int_equal(WEXITSTATUS(st_), 0);
+	for (i = 0; i < 200 && lstat(dead, &st) == 0; i++) /* the new watcher, meanwhile */
+		usleep(10000);
+	if (lstat(dead, &st) == 0)
+		print_message("%s: still there 2 s after the next session\n", dead);
+	assert_int_equal(lstat(dead, &st), -1);
+	assert_int_equal(errno, ENOENT);
 }
 
 /* The kill loop for RCUWALK_KILL_SECONDS (default 8): one session after
@@ -1750,6 +1814,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_instance_limit),
 		cmocka_unit_test(test_session_watcher_killed),
 		cmocka_unit_test(test_session_watcher_terminated_removes_its_files_and_answers_stay_exact),
+		cmocka_unit_test(test_session_killed_watchers_directory_removed_by_the_next_session),
 		cmocka_unit_test(test_session_kill_loop_every_answer_exact),
 		cmocka_unit_test(test_session_keep_reused_then_gone_after_keep),
 		cmocka_unit_test(test_session_unrelated_mount_seen_within_1s),
