@@ -580,8 +580,12 @@ static char *gen_link_body(struct gen *g)
 
 static int gen_mode(struct gen *g)
 {
-	static const unsigned w[] = { 30, 10, 15, 5, 8, 6, 6, 5, 5, 5, 5 };
-	static const int modes[] = { 0755, 0700, 0644, 0600, 0000, 0500, 0300, 0111, 0711, 0444, 0777 };
+	/* 01777: a scratch directory (sticky, writable by all), which the
+	 * shim watches for names only (doc/design.md, "Scratch directories");
+	 * 01755: sticky, not one. */
+	static const unsigned w[] = { 30, 10, 15, 5, 8, 6, 6, 5, 5, 5, 5, 8, 3 };
+	static const int modes[] = { 0755, 0700, 0644, 0600, 0000, 0500, 0300, 0111, 0711, 0444, 0777,
+				     01777, 01755 };
 
 	return modes[PICK(g, w)];
 }
