@@ -104,8 +104,8 @@
  * last reference).  A dead or stuck watcher: session_abandon() gives the
  * instance up as a host close would (I3), then I4 as usual.  The shared
  * entries (phase 2: listings, watches, names, directories' attributes) go
- * through the listing ops below ("Shared listings"): who may use one, who
- * may offer one, and when a process stops sharing.
+ * through the listing ops of inval_shared.c ("Shared listings"): who may
+ * use one, who may offer one, and when a process stops sharing.
  *
  * Watch budget
  * ============
@@ -144,6 +144,7 @@
 #include <linux/io_uring.h>
 
 #include "inval.h"
+#include "inval_int.h"
 #include "session.h"
 
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | \
@@ -176,9 +177,9 @@ static pthread_mutex_t fd_mutex = PTHREAD_MUTEX_INITIALIZER;   /* I1: leaf */
 static pthread_mutex_t lose_mutex = PTHREAD_MUTEX_INITIALIZER; /* one give-up at a time */
 static pthread_mutex_t recover_mutex = PTHREAD_MUTEX_INITIALIZER;
 static __thread int fd_mutex_mine __attribute__((tls_model("initial-exec")));
-static atomic_int inotify_fd = -1;
+atomic_int inotify_fd = -1; /* inval_int.h */
 static atomic_int closing_fd = -1; /* the number being given up, until its close may proceed */
-static atomic_uint inst_gen = 1;   /* bumped whenever an instance is given up */
+atomic_uint inst_gen = 1; /* bumped whenever an instance is given up (inval_int.h) */
 static atomic_int recovering;      /* I4 */
 static atomic_int disabled;        /* inval_disable(): never create an instance again */
 static atomic_int owner_pid;       /* the process whose fd table holds inotify_fd */
@@ -191,16 +192,14 @@ static atomic_int reader_tid;
  * the last completed drain covered (written under read_mutex). */
 static atomic_ulong change_gen, drained_gen;
 static atomic_ulong st_watches, st_events, st_watch_failures, st_overflows;
-static atomic_ulong st_listings_shared; /* listings read from the session's arena */
-static atomic_ulong st_watches_shared;  /* watches taken from the session's arena */
-static atomic_ulong st_names_shared;    /* entries' types taken from it (no lstat) */
-static atomic_ulong st_searches_shared; /* search permissions taken from it (no lstat) */
+/* st_*_shared: inval_int.h */
+atomic_ulong st_listings_shared, st_watches_shared, st_names_shared, st_searches_shared;
 /* Set when our own mountinfo poll saw a change (mounts_check_locked): the
  * watcher may not have counted it yet, so the shared generations may still
  * vouch for what it covered; and when the process changed its credentials
  * (inval_shared_off).  No shared entry is used or offered after that, for
  * the rest of this process image (both are rare in a build). */
-static atomic_int listing_off;
+atomic_int listing_off; /* inval_int.h */
 /* The instance's mountinfo fds ("Mounts"); -1 when none. */
 static atomic_int mnt_rfd = -1, mnt_sfd = -1;
 static void (*mounts_hook)(void);
@@ -286,10 +285,9 @@ static void watch_gone(void)
  * anything below that directory can be cached; never cleared (a watch we
  * used and forgot keeps rule 4); watch numbers past the map are applied.
  */
-#define SESSION_WD_BITS (1u << 20) /* 128 KiB, allocated at the first session watch */
 static _Atomic(unsigned long *) session_wds;
 
-static void session_wd_add(int wd)
+void session_wd_add(int wd)
 {
 	unsigned long *m = atomic_load(&session_wds);
 
@@ -309,7 +307,7 @@ static void session_wd_add(int wd)
 }
 
 /* Whether a session record about `wd` concerns nothing of ours (skip it). */
-static int session_wd_foreign(int wd)
+int session_wd_foreign(int wd)
 {
 	unsigned long *m = atomic_load(&session_wds);
 
@@ -324,7 +322,7 @@ static int session_wd_foreign(int wd)
 
 /* Whether a session record about `wd` may concern something of ours (the
  * complement of session_wd_foreign; wd -1: everything). */
-static int session_wd_ours(int wd)
+int session_wd_ours(int wd)
 {
 	return wd < 0 || !session_wd_foreign(wd);
 }
@@ -473,7 +471,7 @@ static long mono_ns(void)
 static uint32_t ring_mounts_seen;
 /* The ring's mount count whose change this process has applied (its cache
  * emptied): stored after dcache_reset(), read by listing_ticket(). */
-static atomic_uint ring_mounts_applied;
+atomic_uint ring_mounts_applied; /* inval_int.h */
 
 static void session_mounts_locked(void)
 {
@@ -514,7 +512,7 @@ static long idle_since;
 
 /* FIONREAD on instance (fd, gen) into *n (1 if unknown: not known empty),
  * under fd_mutex (I1).  0 if the instance is no longer ours. */
-static int queued_locked(int fd, unsigned int gen, int *n)
+int queued_locked(int fd, unsigned int gen, int *n)
 {
 	int ours;
 
@@ -1129,235 +1127,12 @@ static void prepare(void)
 	fd_unlock();
 }
 
-/*
- * Shared listings and the other shared entries (cache/dcache_arena.c,
- * doc/session.md "Phase 2: shared entries").  ops->listing_ticket runs under the dcache mutex for a live
- * directory: its watch id then belongs to the current instance (an instance
- * is replaced only after dcache_reset() has killed every dentry of the old
- * one: I4), so with session_active and our own bit for it (session_wd_add)
- * it is the session's number for that directory.  A listing read from the
- * kernel is published only under session_listing_ticket()'s conditions
- * (nothing of the ring left unapplied that could have made the dentry
- * stale), the instance unchanged since the ticket.  A listing taken from the
- * arena needs only its generation (checked by dcache_arena_get): it is as
- * fresh as the watcher's last read cycle, which a sync point waits for.
- * Neither before this instance has seen the watcher publish every event
- * queued when it first asked (listing_synced): a change our parent made
- * before it started us may still be queued, its generation not yet bumped;
- * our own cache, empty at the attach, never needed that wait.
- */
-static atomic_uint listing_synced; /* the inst_gen whose catch-up was seen */
-/* Under the dcache mutex: the instance whose target was taken, and the
- * watcher's consumed count (ring.h) that covers what was queued then. */
-static unsigned int listing_target_gen;
-static uint64_t listing_target;
-
-/* Has the watcher published every event that was queued on instance (fd,
- * gen) when this process first asked?  Never waits.  The first call reads
- * state, consumed, FIONREAD, state: with both states even and equal no read
- * cycle ran meanwhile, so consumed counted every byte read() before the
- * FIONREAD, and the n bytes queued then are published once consumed reaches
- * the sum (ring.h).  A build's processes start while its others' events are
- * still queued (a compiler's output): asking for an empty queue, as before,
- * refused most of them every shared entry.  With n > 0 the watcher is poked
- * out of its batching pause.  Under the dcache mutex (-> fd_mutex). */
-static int listing_caught_up(int fd, unsigned int gen)
-{
-	uint32_t s1, s2;
-	uint64_t c;
-	int n;
-
-	if (atomic_load(&listing_synced) == gen)
-		return 1;
-	if (listing_target_gen != gen) {
-		s1 = session_state();
-		c = session_consumed();
-		if ((s1 & 1) || !queued_locked(fd, gen, &n))
-			return 0;
-		s2 = session_state();
-		if (s1 != s2)
-			return 0; /* a cycle ran: ask again at the next ticket */
-		listing_target = c + (uint64_t)n;
-		listing_target_gen = gen;
-		if (n > 0)
-			session_poke();
-	}
-	if (session_consumed() < listing_target)
-		return 0;
-	atomic_store(&listing_synced, gen);
-	return 1;
-}
-
-static int listing_ticket(int wd, struct dcache_listing *t)
-{
-	unsigned int gen = atomic_load(&inst_gen);
-	int fd = atomic_load(&inotify_fd), r;
-
-	if (!atomic_load(&session_active) || fd < 0 || atomic_load(&listing_off) ||
-	    session_wd_foreign(wd) || !listing_caught_up(fd, gen))
-		return 0;
-	r = session_listing_ticket(wd, &t->gen, session_wd_ours);
-	if (r < 0 || atomic_load(&inst_gen) != gen || !atomic_load(&session_active))
-		return 0;
-	/* A mount the watcher has announced but we have not applied: our
-	 * dentry may name what is now covered.  Read after the generation:
-	 * the watcher counts the change before it bumps every generation. */
-	if (session_mounts() != atomic_load(&ring_mounts_applied))
-		r = 0;
-	t->wd = wd;
-	t->inst = gen;
-	t->can_put = r;
-	return 1;
-}
-
-/* The arena, if ticket t still holds (the instance it was taken on is
- * ours) and, for an offer (put), allows publishing; else NULL. */
-static void *ticket_arena(const struct dcache_listing *t, int put)
-{
-	if (!t || !atomic_load(&session_active) || atomic_load(&inst_gen) != t->inst ||
-	    (put && !t->can_put))
-		return NULL;
-	return session_arena();
-}
-
-long inval_listing_get(const struct dcache_listing *t, char *buf, size_t cap, size_t *count)
-{
-	void *a = ticket_arena(t, 0);
-	long r = a ? dcache_arena_get(a, t->wd, buf, cap, count) : -ENOENT;
-
-	if (r >= 0 && !ticket_arena(t, 0))
-		return -ENOENT;
-	if (r >= 0)
-		atomic_fetch_add_explicit(&st_listings_shared, 1, memory_order_relaxed);
-	return r;
-}
-
-void inval_listing_put(const struct dcache_listing *t, const char *ents, size_t len, size_t count)
-{
-	void *a = ticket_arena(t, 1);
-
-	if (a)
-		(void)dcache_arena_put(a, t->wd, t->gen, ents, len, count);
-}
-
-/* ops->shared_watch: under the dcache mutex, with the ticket of live
- * directory t->wd, for its live entry `name`.  The watch becomes ours as
- * watch_dir() would make it: its bit is set before anything below it is
- * cached.  Device and inode must be those the cache knows for the entry
- * (inode 0: not known, from a listing). */
-static int shared_watch(const struct dcache_listing *t, const char *name, size_t len, uint64_t dev,
-			uint64_t ino)
-{
-	void *a = ticket_arena(t, 0);
-	uint64_t edev, eino;
-	int child;
-
-	if (!a || dcache_arena_get_watch(a, t->wd, name, len, &child, &edev, &eino) != 0 ||
-	    edev != dev || (ino && eino && ino != eino) || (unsigned)child >= SESSION_WD_BITS)
-		return -1;
-	session_wd_add(child);
-	if (session_wd_foreign(child))
-		return -1; /* no bitmap (out of memory): then it was never ours */
-	atomic_fetch_add_explicit(&st_watches_shared, 1, memory_order_relaxed);
-	return child;
-}
-
-static void shared_watch_put(const struct dcache_listing *t, const char *name, size_t len, int wd,
-			     uint64_t dev, uint64_t ino)
-{
-	void *a = ticket_arena(t, 1);
-
-	if (a)
-		(void)dcache_arena_put_watch(a, t->wd, t->gen, name, len, wd, dev, ino);
-}
-
-static int shared_attr_get(const struct dcache_listing *t, struct stat *st)
-{
-	void *a = ticket_arena(t, 0);
-
-	return a && dcache_arena_get_attr(a, t->wd, st) == 0 && ticket_arena(t, 0) ? 0 : -1;
-}
-
-static void shared_attr_put(const struct dcache_listing *t, const struct stat *st)
-{
-	void *a = ticket_arena(t, 1);
-
-	if (a)
-		(void)dcache_arena_put_attr(a, t->wd, t->gen, st);
-}
-
-static int shared_name_get(const struct dcache_listing *t, const char *name, size_t len,
-			   unsigned int *type, uint64_t *dev, uint64_t *ino, char *target, size_t tcap,
-			   size_t *tlen)
-{
-	void *a = ticket_arena(t, 0);
-
-	if (!a || dcache_arena_get_name(a, t->wd, name, len, type, dev, ino, target, tcap, tlen) != 0 ||
-	    !ticket_arena(t, 0))
-		return -1;
-	atomic_fetch_add_explicit(&st_names_shared, 1, memory_order_relaxed);
-	return 0;
-}
-
-static void shared_name_put(const struct dcache_listing *t, const char *name, size_t len,
-			    unsigned int type, uint64_t dev, uint64_t ino, const char *target,
-			    size_t tlen)
-{
-	void *a = ticket_arena(t, 1);
-
-	if (a)
-		(void)dcache_arena_put_name(a, t->wd, t->gen, name, len, type, dev, ino, target, tlen);
-}
-
-/* Search permission (ENT_SEARCH), keyed by this process's credentials
- * (session_cred_key: 0 when they cannot be told, then nothing is shared). */
-static int shared_search_get(const struct dcache_listing *t)
-{
-	void *a = ticket_arena(t, 0);
-	uint64_t cred = a ? session_cred_key() : 0;
-
-	if (!cred || dcache_arena_get_search(a, t->wd, cred) != 0 || !ticket_arena(t, 0))
-		return -1;
-	atomic_fetch_add_explicit(&st_searches_shared, 1, memory_order_relaxed);
-	return 0;
-}
-
-static void shared_search_put(const struct dcache_listing *t)
-{
-	void *a = ticket_arena(t, 1);
-	uint64_t cred = a ? session_cred_key() : 0;
-
-	if (cred)
-		(void)dcache_arena_put_search(a, t->wd, t->gen, cred);
-}
-
-void inval_shared_off(void)
-{
-	atomic_store(&listing_off, 1);
-}
-
-void inval_shared_forget(void)
-{
-	void *a = atomic_load(&session_active) ? session_arena() : NULL;
-
-	if (a)
-		dcache_arena_invalidate(a, -1);
-}
-
 void inval_fill_ops(struct dcache_ops *ops)
 {
 	ops->watch_dir = watch_dir;
 	ops->unwatch_dir = unwatch_dir;
 	ops->prepare = prepare;
-	ops->listing_ticket = listing_ticket;
-	ops->shared_watch = shared_watch;
-	ops->shared_watch_put = shared_watch_put;
-	ops->shared_attr_get = shared_attr_get;
-	ops->shared_attr_put = shared_attr_put;
-	ops->shared_name_get = shared_name_get;
-	ops->shared_name_put = shared_name_put;
-	ops->shared_search_get = shared_search_get;
-	ops->shared_search_put = shared_search_put;
+	inval_shared_fill_ops(ops); /* inval_shared.c */
 }
 
 void inval_drain(void)
