@@ -582,16 +582,20 @@ static int helper_kill_leave(const char *base)
 	return 0;
 }
 
-/* A killed watcher leaves its directory behind (phase 1): ours to remove. */
+/* A killed watcher leaves its directory behind until the next session's
+ * watcher removes it (watcher.c, reap_dead_sessions): the kill loop's
+ * last one would stay, so each is removed here.  (The arena was left
+ * before, and with it the directory: 1,892 of them after a 300 s loop.) */
 static void remove_dead_session(void)
 {
+	static const char *const files[] = { RING_FILE, RING_SOCKET, ARENA_FILE, RING_HOLD };
 	const char *dir = getenv("RCUWALK_SESSION");
 	char p[PLEN];
 
-	snprintf(p, sizeof(p), "%s/" RING_FILE, dir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/" RING_SOCKET, dir);
-	unlink(p);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		unlink(p);
+	}
 	rmdir(dir);
 }
 
