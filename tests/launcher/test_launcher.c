@@ -840,19 +840,28 @@ static void test_launcher_finds_library_installed_to_temporary_prefix(void **sta
 	run_free(&r);
 }
 
+/* Copy `from` to `to` as install(1) does: a new file renamed over the old
+ * one.  Writing into the old one fails with ETXTBSY while a process still
+ * runs it: the session watcher of a launcher copied there by the previous
+ * test, which outlives its command by its teardown (CI's step 6, two suites
+ * at once, failed test_launcher_32bit_child_prints_no_loader_error so). */
 static int copy_file(const char *from, const char *to, mode_t mode)
 {
-	char buf[65536];
-	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	char buf[65536], tmp[PLEN + 8];
+	int in = open(from, O_RDONLY), out;
 	ssize_t n;
 
+	snprintf(tmp, sizeof(tmp), "%s.new", to);
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, mode);
 	if (in < 0 || out < 0)
 		return -1;
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (write(out, buf, (size_t)n) != n)
 			return -1;
 	close(in);
-	return close(out);
+	if (close(out) != 0)
+		return -1;
+	return rename(tmp, to);
 }
 
 static void mkdirs(const char *path)
