@@ -154,8 +154,10 @@ static bool scratch_mode(mode_t mode)
 	return S_ISDIR(mode) && (mode & S_ISVTX) && (mode & S_IWOTH);
 }
 
-/* Is directory d a scratch directory (above)?  Under dcache_mutex; may ask
- * the kernel (ops context) when d was hashed without its mode. */
+/* Is directory d a scratch directory (above)?  Under dcache_mutex, before
+ * its first watch (so before any attributes of its own: MISS_ATTR watches
+ * first); may ask the kernel (ops context) when d was hashed without its
+ * mode. */
 static bool scratch_locked(const struct dentry *d, const char *dpath)
 {
 	struct stat st;
@@ -164,8 +166,6 @@ static bool scratch_locked(const struct dentry *d, const char *dpath)
 		return false;
 	if (d->flags & D_SCRATCH)
 		return true;
-	if (d->flags & D_ATTR)
-		return scratch_mode(d->a_mode);
 	if (!(d->flags & D_MODEQ))
 		return false;
 	return dc_ops->kernel_lstat(dpath, &st) == 0 && scratch_mode(st.st_mode);
