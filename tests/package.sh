@@ -30,10 +30,21 @@ echo "== $deb"
 dpkg-deb -c "$deb"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
+# The license travels with the package: Debian's machine-readable copyright
+# file, and a maintainer that is not a placeholder address.
+dpkg-deb -c "$deb" | grep ' \./usr/share/doc/rcuwalk/copyright$' >/dev/null ||
+  { echo "package.sh: no /usr/share/doc/rcuwalk/copyright in the package" >&2; exit 1; }
+maint=$(dpkg-deb -f "$deb" Maintainer)
+case "$maint" in
+  *example.invalid* | "") echo "package.sh: Maintainer is '$maint'" >&2; exit 1 ;;
+esac
+echo "Maintainer: $maint"
 
 tmp=$(mktemp -d /tmp/rcuwalk-pkg.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 dpkg-deb -x "$deb" "$tmp/root"
+grep -q '^License: MIT$' "$tmp/root/usr/share/doc/rcuwalk/copyright" ||
+  { echo "package.sh: copyright names no MIT license" >&2; exit 1; }
 
 # Every shared library the packaged binaries need belongs to a declared
 # dependency (or is the loader/libc itself, from libc6).
