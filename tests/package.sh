@@ -45,6 +45,15 @@ trap 'rm -rf "$tmp"' EXIT
 dpkg-deb -x "$deb" "$tmp/root"
 grep -q '^License: MIT$' "$tmp/root/usr/share/doc/rcuwalk/copyright" ||
   { echo "package.sh: copyright names no MIT license" >&2; exit 1; }
+# No dead links in the installed documentation: every relative link of
+# README.md and doc/*.md resolves beside it.
+dead=0
+for md in "$tmp"/root/usr/share/doc/rcuwalk/README.md "$tmp"/root/usr/share/doc/rcuwalk/doc/*.md; do
+  for l in $(grep -o '](\([^)#]*\)' "$md" | sed 's/^](//' | grep -v -E '^[a-z]+:' | sort -u); do
+    [ -e "$(dirname "$md")/$l" ] || { echo "package.sh: ${md#"$tmp"/root}: dead link $l" >&2; dead=1; }
+  done
+done
+[ "$dead" = 0 ]
 
 # Every shared library the packaged binaries need belongs to a declared
 # dependency (or is the loader/libc itself, from libc6).
