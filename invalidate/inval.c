@@ -15,10 +15,24 @@
  *  The kernel queues an event inside the syscall that made the change, so
  *    once a mutating call has returned its event is in the queue.
  *
- * The fd is ours only until the host closes it
- * =============================================
- * The host may close our fd number (close, close_range, closefrom, a loop
- * over 3..N) or dup2/dup3 another file onto it at any moment; shim.c calls
+ * The program's fds
+ * =================
+ * Our numbers are hidden from the program (preload/shim_process.c, "The
+ * shim's own fds"): a call naming one is answered as for a closed fd, so
+ * close() of one is EBADF and closes nothing, and close_range/closefrom
+ * close the program's numbers around ours.  They sit at the top of the
+ * table, on the highest free numbers below min(RLIMIT_NOFILE, FD_TOP)
+ * (move_high): the kernel hands the program its lowest free number, so the
+ * program gets the numbers it would get without us until its table is
+ * full; then its EMFILE, or a number above one of ours, makes the wrapper
+ * give every number back (inval_give_fds_back: the instance goes for good,
+ * lookups pass through) and retry.  FD_TOP bounds the table we grow: 1024
+ * slots, the kernel's size for any number from 512 to 1023.
+ *
+ * The fd is ours only until the host takes its number
+ * ===================================================
+ * The host may dup2/dup3 another file onto our number at any moment (and
+ * could close it with a raw syscall, which we never see); shim.c calls
  * inval_fd_closing() BEFORE such a call reaches the kernel.  Afterwards the
  * number may name a file of the host's, so:
  *  I1  every syscall on the number made by an application thread (read,
@@ -155,7 +169,10 @@
  * with IN_MASK_ADD, so that it never narrows a full watch of the inode. */
 #define WATCH_MASK_NAMES (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | \
 			  IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
-#define FD_FLOOR 512 /* keep our fd out of the range programs loop over */
+/* Our numbers sit just below min(RLIMIT_NOFILE, FD_TOP), within FD_SLOTS of
+ * it (move_high): see "The program's fds" above. */
+#define FD_TOP 1024
+#define FD_SLOTS 8
 #define READER_BATCH_NS 2000000L /* see reader_main() */
 /* The reader's stack: its read buffer (16 KiB) and the event path's PATH_MAX
  * buffers.  AddressSanitizer's redzones and an unoptimised build take about
@@ -752,23 +769,52 @@ static void reader_pause(void)
 	atomic_store_explicit(&reader_batching, 0, memory_order_relaxed);
 }
 
-/* Move fd at or above FD_FLOOR (or as high as RLIMIT_NOFILE lets it go):
- * programs that close or dup2 over "their" fds loop over the low range. */
+int inval_fd_floor = INT_MAX; /* inval.h */
+
+/* Lower inval_fd_floor to fd: before fd is published (inval_hides_fd). */
+static void note_floor(int fd)
+{
+	int cur = __atomic_load_n(&inval_fd_floor, __ATOMIC_RELAXED);
+
+	while (fd < cur && !__atomic_compare_exchange_n(&inval_fd_floor, &cur, fd, 0, __ATOMIC_SEQ_CST,
+							__ATOMIC_RELAXED))
+		;
+}
+
+/* Move fd to the highest free number below min(RLIMIT_NOFILE, FD_TOP), at
+ * most FD_SLOTS down ("The program's fds"); where none is free it stays
+ * where the kernel put it.  Raw syscalls: the shim's fcntl() and close()
+ * hide our numbers. */
 static int move_high(int fd)
 {
 	struct rlimit rl;
-	int floor = FD_FLOOR, hi;
+	int top = FD_TOP, saved = errno;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur <= (rlim_t)FD_FLOOR)
-		floor = (int)rl.rlim_cur / 2;
-	if (fd >= floor)
-		return fd;
-	hi = fcntl(fd, F_DUPFD_CLOEXEC, floor);
-	if (hi < 0)
-		return fd;
-	syscall(SYS_close, fd); /* raw: the shim's close() would look at it */
-	return hi;
+	    rl.rlim_cur < (rlim_t)FD_TOP)
+		top = (int)rl.rlim_cur;
+	/* F_DUPFD gives the lowest free number >= slot: EMFILE while the
+	 * numbers from slot up to the limit are all taken. */
+	for (int k = 0; k <= FD_SLOTS; k++) {
+		/* Those FD_SLOTS taken (leaked numbers of given-up instances,
+		 * lose_now, or the program's): the lowest free one above the
+		 * table's middle, as far from the program's as it gets. */
+		int slot = k < FD_SLOTS ? top - 1 - k : top / 2, hi;
+
+		if (slot <= fd)
+			break;
+		hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, slot);
+		if (hi >= 0) {
+			syscall(SYS_close, fd);
+			fd = hi;
+			break;
+		}
+		if (errno != EMFILE)
+			break;
+	}
+	note_floor(fd);
+	errno = saved;
+	return fd;
 }
 
 /* /proc/self/mountinfo for poll() ("Mounts"), moved high like the inotify
@@ -1421,6 +1467,55 @@ int inval_owns_fd(int fd)
 			   fd == atomic_load_explicit(&mnt_sfd, memory_order_relaxed) ||
 			   fd == atomic_load_explicit(&ring_fd, memory_order_relaxed) ||
 			   fd == atomic_load_explicit(&ring_stale, memory_order_relaxed));
+}
+
+int inval_own_fds(int *out, int max)
+{
+	atomic_int *const nums[] = { &inotify_fd, &closing_fd, &mnt_rfd, &mnt_sfd, &ring_fd, &ring_stale };
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		int fd = atomic_load_explicit(nums[i], memory_order_relaxed), j;
+
+		if (fd < 0 || n == max)
+			continue;
+		for (j = 0; j < n && out[j] != fd; j++)
+			;
+		if (j < n)
+			continue; /* closing_fd is also inotify_fd for a while */
+		for (j = n++; j > 0 && out[j - 1] > fd; j--)
+			out[j] = out[j - 1];
+		out[j] = fd;
+	}
+	return n;
+}
+
+int inval_fd_below(int lo, int r)
+{
+	int fds[8], n = inval_own_fds(fds, 8);
+
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= lo && fds[i] < r)
+			return 1;
+	return 0;
+}
+
+int inval_give_fds_back(int nowait)
+{
+	int fds[8], n = inval_own_fds(fds, 8), r;
+
+	if (n == 0 || nowait || (int)getpid() != atomic_load(&owner_pid))
+		return 0;
+	inval_disable(); /* the instance: given up (I3), its numbers closed */
+	fd_lock();
+	r = atomic_exchange(&ring_stale, -1); /* a lost instance's ring (lose_now) */
+	if (r >= 0)
+		drop_ring(r);
+	r = atomic_exchange(&ring_fd, -1);
+	if (r >= 0)
+		drop_ring(r);
+	fd_unlock();
+	return 1;
 }
 
 /* The instance's numbers first: giving it up also closes its other numbers

@@ -100,6 +100,43 @@ int inval_owns_fd(int fd);
 int inval_fd_in_range(unsigned int lo, unsigned int hi);
 void inval_fd_closing(int fd, int nowait);
 
+/*
+ * The program must not see our numbers (doc/design.md, "The shim's own
+ * fds"): preload/ answers a call naming one as the kernel answers for a
+ * closed fd, and gives them all up when they would cost the program an fd.
+ *
+ * inval_fd_floor: every number we ever held is >= it (INT_MAX before the
+ * first; it only goes down).  A number below it is never ours, so that the
+ * wrappers' test costs one relaxed load and a compare for the program's fds.
+ */
+extern int inval_fd_floor;
+/* Whether fd is one of our numbers (then to be treated as closed).  Any
+ * thread, async-signal-safe. */
+static inline int inval_hides_fd(int fd)
+{
+	return __builtin_expect(fd >= __atomic_load_n(&inval_fd_floor, __ATOMIC_RELAXED), 0) &&
+	       inval_owns_fd(fd);
+}
+/* Our numbers now, at most `max` of them, sorted ascending; how many.  A
+ * snapshot: a number published meanwhile is missing (inval.c's header, "Not
+ * covered").  Any thread, async-signal-safe. */
+int inval_own_fds(int *out, int max);
+/* Whether one of our numbers lies in [lo, r): the kernel gave the program
+ * r where, without us, it would have given a lower number.  Any thread,
+ * async-signal-safe. */
+int inval_fd_below(int lo, int r);
+/*
+ * The program needs our fds (an EMFILE it would not have had, or a number
+ * above one of ours): give the instance up, close every number we hold and
+ * never create an instance again in this process image (inval_disable()):
+ * lookups pass through from then on.  1 if a number was freed (the caller
+ * retries its call), 0 if there was none or nothing may be freed here: a
+ * vfork()/clone() child (its fd table is a copy, our state is the
+ * parent's) or `nowait` (a signal handler interrupted the shim).  Any
+ * thread holding none of our locks unless nowait.
+ */
+int inval_give_fds_back(int nowait);
+
 /* Non-zero from a give-up until inval_recover() has emptied the cache: the
  * caller of inval_sync() must then pass through or call inval_recover().
  * One atomic load. */

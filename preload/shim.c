@@ -554,6 +554,7 @@ EXPORT int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
 {
 	int ret;
 
+	dirfd = preload_hide_fd(dirfd);
 	return stat_cached(dirfd, path, buf, flags, &ret) ? ret
 							  : CALL_REAL(fstatat, dirfd, path, buf, flags);
 }
@@ -561,6 +562,7 @@ EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *buf, int flags)
 {
 	int ret;
 
+	dirfd = preload_hide_fd(dirfd);
 	return stat_cached(dirfd, path, (struct stat *)buf, flags, &ret)
 		       ? ret
 		       : CALL_REAL(fstatat64, dirfd, path, buf, flags);
@@ -619,6 +621,7 @@ EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, in
 {
 	int ret;
 
+	dirfd = preload_hide_fd(dirfd);
 	return ver == STAT_VER && stat_cached(dirfd, path, buf, flags, &ret)
 		       ? ret
 		       : CALL_REAL(__fxstatat, ver, dirfd, path, buf, flags);
@@ -627,6 +630,7 @@ EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf
 {
 	int ret;
 
+	dirfd = preload_hide_fd(dirfd);
 	return ver == STAT_VER && stat_cached(dirfd, path, (struct stat *)buf, flags, &ret)
 		       ? ret
 		       : CALL_REAL(__fxstatat64, ver, dirfd, path, buf, flags);
@@ -647,6 +651,7 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, stru
 	int saved = errno, r;
 	struct kpath kp;
 
+	dirfd = preload_hide_fd(dirfd); /* AT_EMPTY_PATH on one of ours: EBADF */
 	/* As stat_cached(): the answer is made in kbuf, then copied out. */
 	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !(mask & ~STATX_CACHED_MASK) &&
 	    path_in(dirfd, path, &kp) == PATH_OK && !bad_ptr(buf) && cache_enter()) {
@@ -716,7 +721,7 @@ static int do_faccessat(int dirfd, const char *path, int mode, int flags)
 EXPORT int access(const char *path, int mode) { return do_faccessat(AT_FDCWD, path, mode, 0); }
 EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
 {
-	return do_faccessat(dirfd, path, mode, flags);
+	return do_faccessat(preload_hide_fd(dirfd), path, mode, flags);
 }
 /* glibc's euidaccess is no plain system call (io/euidaccess.c in 2.36): it
  * stats the file, drops bits of `mode` other than R_OK|W_OK|X_OK, answers
@@ -783,6 +788,7 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode)
 	int ret, fd, why = PATH_FORM;
 	struct kpath kp;
 
+	dirfd = preload_hide_fd(dirfd);
 	if (!open_writes(flags) && (why = path_in(dirfd, path, &kp)) == PATH_OK) {
 		if (try_cache(&kp,
 			      Q_SHIM_OPEN | DCACHE_Q_NEGONLY | ((flags & O_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW) |
@@ -794,7 +800,7 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode)
 	} else {
 		count_form_pass(why);
 	}
-	fd = CALL_REAL(openat, dirfd, path, flags, mode);
+	fd = PRELOAD_FD_ALLOC(CALL_REAL(openat, dirfd, path, flags, mode), 0);
 	if (__builtin_expect(verify_open_err != 0, 0))
 		verify_open_result("open", kp.s, fd >= 0);
 	if (open_writes(flags)) {
@@ -859,25 +865,25 @@ EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 EXPORT int __open_2(const char *path, int flags)
 {
 	if (open_needs_mode(flags))
-		return CALL_REAL(__open_2, path, flags);
+		return PRELOAD_FD_ALLOC(CALL_REAL(__open_2, path, flags), 0);
 	return do_openat(AT_FDCWD, path, flags, 0);
 }
 EXPORT int __open64_2(const char *path, int flags)
 {
 	if (open_needs_mode(flags))
-		return CALL_REAL(__open_2, path, flags | O_LARGEFILE);
+		return PRELOAD_FD_ALLOC(CALL_REAL(__open_2, path, flags | O_LARGEFILE), 0);
 	return do_openat(AT_FDCWD, path, flags | O_LARGEFILE, 0);
 }
 EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
 	if (open_needs_mode(flags))
-		return CALL_REAL(__openat_2, dirfd, path, flags);
+		return PRELOAD_FD_ALLOC(CALL_REAL(__openat_2, preload_hide_fd(dirfd), path, flags), 0);
 	return do_openat(dirfd, path, flags, 0);
 }
 EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 {
 	if (open_needs_mode(flags))
-		return CALL_REAL(__openat_2, dirfd, path, flags | O_LARGEFILE);
+		return PRELOAD_FD_ALLOC(CALL_REAL(__openat_2, preload_hide_fd(dirfd), path, flags | O_LARGEFILE), 0);
 	return do_openat(dirfd, path, flags | O_LARGEFILE, 0);
 }
 EXPORT int creat(const char *path, mode_t mode)
@@ -949,7 +955,7 @@ EXPORT ssize_t readlink(const char *path, char *buf, size_t bufsiz)
 }
 EXPORT ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t bufsiz)
 {
-	return do_readlinkat(dirfd, path, buf, bufsiz);
+	return do_readlinkat(preload_hide_fd(dirfd), path, buf, bufsiz);
 }
 /* Fortified callers: a len larger than the buffer is glibc's to abort on. */
 EXPORT ssize_t __readlink_chk(const char *path, char *buf, size_t len, size_t buflen)
@@ -960,6 +966,7 @@ EXPORT ssize_t __readlink_chk(const char *path, char *buf, size_t len, size_t bu
 }
 EXPORT ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t len, size_t buflen)
 {
+	dirfd = preload_hide_fd(dirfd);
 	if (len > buflen)
 		return CALL_REAL(__readlinkat_chk, dirfd, path, buf, len, buflen);
 	return do_readlinkat(dirfd, path, buf, len);
@@ -1115,6 +1122,9 @@ EXPORT DIR *opendir(const char *path)
 		return NULL;
 	}
 	dir = CALL_REAL(opendir, path);
+	if (__builtin_expect(preload_fd_met_shim(dir ? dirfd(dir) : -1), 0) &&
+	    preload_fds_in_the_way(dir ? dirfd(dir) : -1, 0))
+		dir = CALL_REAL(opendir, path);
 	if (__builtin_expect(verify_open_err != 0, 0))
 		verify_open_result("opendir", kp.s, dir != NULL);
 	if (dir)

@@ -88,6 +88,39 @@ static inline unsigned long long preload_warm_clock(void)
 			f_(__VA_ARGS__);                                              \
 	})
 
+/*
+ * The shim's own fds (shim_process.c, "The shim's own fds"): a wrapper
+ * passes an fd argument through preload_hide_fd(), which turns one of the
+ * shim's numbers into -1, a number the kernel answers exactly as a closed
+ * one (EBADF where it uses the fd, nothing where the path is absolute).
+ * One relaxed load and a compare for the program's fds.  Async-signal-safe.
+ */
+static inline int preload_hide_fd(int fd)
+{
+	return inval_hides_fd(fd) ? -1 : fd;
+}
+
+/* After a call that allocates the lowest free fd >= lo returned r (errno
+ * as it left it): 1 if the shim gave its fds back because the call met
+ * them (EMFILE) and the call is to be made again; 0 otherwise, also when r
+ * is a number above one of the shim's, which are then given back so that
+ * the next call gets the kernel's number (shim_process.c).  errno kept. */
+int preload_fds_in_the_way(int r, int lo);
+static inline int preload_fd_met_shim(int r)
+{
+	return __builtin_expect(r < 0 ? errno == EMFILE
+				      : r > __atomic_load_n(&inval_fd_floor, __ATOMIC_RELAXED), 0);
+}
+/* `call` (an expression allocating the lowest free fd >= lo), made again
+ * once if the shim's fds were in its way. */
+#define PRELOAD_FD_ALLOC(call, lo)                                                  \
+	({                                                                          \
+		int fdr_ = (call);                                                  \
+		if (preload_fd_met_shim(fdr_) && preload_fds_in_the_way(fdr_, (lo))) \
+			fdr_ = (call);                                              \
+		fdr_;                                                               \
+	})
+
 static inline int bad_ptr(const void *p)
 {
 	/* What the kernel would refuse with EFAULT; it answers those itself. */

@@ -10,8 +10,10 @@
  *    next lookup of any thread drains the queue first, so the process sees
  *    its own change as soon as the call has returned.  Reaping a child
  *    (wait*, system, pclose) is noted the same way.
- *  - The shim's own fds: close, dup2, dup3, close_range and closefrom of the
- *    inotify fd's number first make invalidate/ give it up (inval.h).
+ *  - The shim's own fds are hidden: a call naming one answers as for a
+ *    closed fd; dup2/dup3 onto one first make invalidate/ give it up
+ *    (inval.h); an allocation they are in the way of gives them all back
+ *    ("The shim's own fds" below).
  *  - chdir/credential/namespace changes only bump an epoch
  *    (async-signal-safe); the next lookup acts on it.
  *  - fork() takes liburcu's, invalidate/'s and cache/'s locks in that order
@@ -38,6 +40,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -70,16 +73,18 @@
 		return r_;                        \
 	}
 
+/* H: an fd argument as the kernel would see it without the shim's fds. */
+#define H(fd) preload_hide_fd(fd)
 MUTATOR(int, unlink, (const char *p), p)
-MUTATOR(int, unlinkat, (int fd, const char *p, int fl), fd, p, fl)
+MUTATOR(int, unlinkat, (int fd, const char *p, int fl), H(fd), p, fl)
 MUTATOR(int, rename, (const char *a, const char *b), a, b)
-MUTATOR(int, renameat, (int fa, const char *a, int fb, const char *b), fa, a, fb, b)
-MUTATOR(int, renameat2, (int fa, const char *a, int fb, const char *b, unsigned int fl), fa, a, fb, b, fl)
+MUTATOR(int, renameat, (int fa, const char *a, int fb, const char *b), H(fa), a, H(fb), b)
+MUTATOR(int, renameat2, (int fa, const char *a, int fb, const char *b, unsigned int fl), H(fa), a, H(fb), b, fl)
 MUTATOR(int, mkdir, (const char *p, mode_t m), p, m)
-MUTATOR(int, mkdirat, (int fd, const char *p, mode_t m), fd, p, m)
+MUTATOR(int, mkdirat, (int fd, const char *p, mode_t m), H(fd), p, m)
 MUTATOR(int, rmdir, (const char *p), p)
 MUTATOR(int, symlink, (const char *t, const char *p), t, p)
-MUTATOR(int, symlinkat, (const char *t, int fd, const char *p), t, fd, p)
+MUTATOR(int, symlinkat, (const char *t, int fd, const char *p), t, H(fd), p)
 /* A new name for an inode changes st_nlink/st_ctime of its other names, but
  * the event reaches only the new name's directory: after a successful link,
  * ask the kernel which inode the new name is and forget every cached name of
@@ -110,7 +115,7 @@ EXPORT int link(const char *a, const char *b)
 REAL_DECL(linkat);
 EXPORT int linkat(int fa, const char *a, int fb, const char *b, int fl)
 {
-	int r = CALL_REAL(linkat, fa, a, fb, b, fl), saved = errno;
+	int r = CALL_REAL(linkat, H(fa), a, H(fb), b, fl), saved = errno;
 
 	note_change();
 	forget_linked_inode(r, fb, b);
@@ -118,38 +123,38 @@ EXPORT int linkat(int fa, const char *a, int fb, const char *b, int fl)
 	return r;
 }
 MUTATOR(int, mknod, (const char *p, mode_t m, dev_t d), p, m, d)
-MUTATOR(int, mknodat, (int fd, const char *p, mode_t m, dev_t d), fd, p, m, d)
+MUTATOR(int, mknodat, (int fd, const char *p, mode_t m, dev_t d), H(fd), p, m, d)
 MUTATOR(int, chmod, (const char *p, mode_t m), p, m)
-MUTATOR(int, fchmodat, (int fd, const char *p, mode_t m, int fl), fd, p, m, fl)
-MUTATOR(int, fchmod, (int fd, mode_t m), fd, m)
+MUTATOR(int, fchmodat, (int fd, const char *p, mode_t m, int fl), H(fd), p, m, fl)
+MUTATOR(int, fchmod, (int fd, mode_t m), H(fd), m)
 MUTATOR(int, chown, (const char *p, uid_t u, gid_t g), p, u, g)
 MUTATOR(int, lchown, (const char *p, uid_t u, gid_t g), p, u, g)
-MUTATOR(int, fchownat, (int fd, const char *p, uid_t u, gid_t g, int fl), fd, p, u, g, fl)
-MUTATOR(int, fchown, (int fd, uid_t u, gid_t g), fd, u, g)
+MUTATOR(int, fchownat, (int fd, const char *p, uid_t u, gid_t g, int fl), H(fd), p, u, g, fl)
+MUTATOR(int, fchown, (int fd, uid_t u, gid_t g), H(fd), u, g)
 MUTATOR(int, truncate, (const char *p, off_t l), p, l)
 MUTATOR(int, truncate64, (const char *p, off64_t l), p, l)
-MUTATOR(int, ftruncate, (int fd, off_t l), fd, l)
-MUTATOR(int, ftruncate64, (int fd, off64_t l), fd, l)
+MUTATOR(int, ftruncate, (int fd, off_t l), H(fd), l)
+MUTATOR(int, ftruncate64, (int fd, off64_t l), H(fd), l)
 MUTATOR(int, utime, (const char *p, const struct utimbuf *t), p, t)
 /* Extended attributes: the kernel changes st_ctime and sends IN_ATTRIB. */
 MUTATOR(int, setxattr, (const char *p, const char *n, const void *v, size_t z, int f), p, n, v, z, f)
 MUTATOR(int, lsetxattr, (const char *p, const char *n, const void *v, size_t z, int f), p, n, v, z, f)
-MUTATOR(int, fsetxattr, (int fd, const char *n, const void *v, size_t z, int f), fd, n, v, z, f)
+MUTATOR(int, fsetxattr, (int fd, const char *n, const void *v, size_t z, int f), H(fd), n, v, z, f)
 MUTATOR(int, removexattr, (const char *p, const char *n), p, n)
 MUTATOR(int, lremovexattr, (const char *p, const char *n), p, n)
-MUTATOR(int, fremovexattr, (int fd, const char *n), fd, n)
+MUTATOR(int, fremovexattr, (int fd, const char *n), H(fd), n)
 MUTATOR(int, utimes, (const char *p, const struct timeval t[2]), p, t)
 MUTATOR(int, lutimes, (const char *p, const struct timeval t[2]), p, t)
-MUTATOR(int, futimesat, (int fd, const char *p, const struct timeval t[2]), fd, p, t)
-MUTATOR(int, utimensat, (int fd, const char *p, const struct timespec t[2], int fl), fd, p, t, fl)
-MUTATOR(int, futimens, (int fd, const struct timespec t[2]), fd, t)
-MUTATOR(int, fallocate, (int fd, int mode, off_t o, off_t l), fd, mode, o, l)
-MUTATOR(int, fallocate64, (int fd, int mode, off64_t o, off64_t l), fd, mode, o, l)
-MUTATOR(int, posix_fallocate, (int fd, off_t o, off_t l), fd, o, l)
-MUTATOR(int, posix_fallocate64, (int fd, off64_t o, off64_t l), fd, o, l)
+MUTATOR(int, futimesat, (int fd, const char *p, const struct timeval t[2]), H(fd), p, t)
+MUTATOR(int, utimensat, (int fd, const char *p, const struct timespec t[2], int fl), H(fd), p, t, fl)
+MUTATOR(int, futimens, (int fd, const struct timespec t[2]), H(fd), t)
+MUTATOR(int, fallocate, (int fd, int mode, off_t o, off_t l), H(fd), mode, o, l)
+MUTATOR(int, fallocate64, (int fd, int mode, off64_t o, off64_t l), H(fd), mode, o, l)
+MUTATOR(int, posix_fallocate, (int fd, off_t o, off_t l), H(fd), o, l)
+MUTATOR(int, posix_fallocate64, (int fd, off64_t o, off64_t l), H(fd), o, l)
 MUTATOR(int, remove, (const char *p), p)
 MUTATOR(int, mkfifo, (const char *p, mode_t m), p, m)
-MUTATOR(int, mkfifoat, (int fd, const char *p, mode_t m), fd, p, m)
+MUTATOR(int, mkfifoat, (int fd, const char *p, mode_t m), H(fd), p, m)
 MUTATOR(int, mkstemp, (char *t), t)
 MUTATOR(int, mkstemp64, (char *t), t)
 MUTATOR(int, mkostemp, (char *t, int fl), t, fl)
@@ -215,7 +220,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	r = CALL_REAL(ioctl, fd, req, arg);
+	r = CALL_REAL(ioctl, H(fd), req, arg);
 	if (__builtin_expect(changes_inode(req), 0) && r >= 0)
 		forget_fd_inode(fd);
 	return r;
@@ -343,7 +348,9 @@ EXPORT int readdir64_r(DIR *d, struct dirent64 *entry, struct dirent64 **result)
 	REAL_DECL(name);                          \
 	EXPORT ret name params                    \
 	{                                         \
-		ret r_ = CALL_REAL(name, __VA_ARGS__); \
+		ret r_;                           \
+		fd = H(fd);                       \
+		r_ = CALL_REAL(name, __VA_ARGS__); \
 		if (r_ > 0 && fd_writable(fdarg)) \
 			note_change();            \
 		return r_;                        \
@@ -364,11 +371,17 @@ static int stdio_mode_writes(const char *mode)
 {
 	return !bad_ptr(mode) && strpbrk(mode, "wa+") != NULL;
 }
-#define STDIO_OPEN(name, params, mode, ...)                  \
+/* `retry`: fopen may be made again after an EMFILE that the shim's fds
+ * caused; freopen may not (its failure has closed the stream). */
+#define STDIO_OPEN(name, params, retry, mode, ...)           \
 	REAL_DECL(name);                                      \
 	EXPORT FILE *name params                              \
 	{                                                     \
 		FILE *file_ = CALL_REAL(name, __VA_ARGS__);     \
+		if (preload_fd_met_shim(file_ ? fileno(file_) : -1) && \
+		    (retry || file_) &&                       \
+		    preload_fds_in_the_way(file_ ? fileno(file_) : -1, 0)) \
+			file_ = CALL_REAL(name, __VA_ARGS__); \
 		if (stdio_mode_writes(mode)) {                \
 			int saved_ = errno;                   \
 			note_change();                        \
@@ -378,10 +391,10 @@ static int stdio_mode_writes(const char *mode)
 		}                                             \
 		return file_;                                 \
 	}
-STDIO_OPEN(fopen, (const char *p, const char *m), m, p, m)
-STDIO_OPEN(fopen64, (const char *p, const char *m), m, p, m)
-STDIO_OPEN(freopen, (const char *p, const char *m, FILE *f), m, p, m, f)
-STDIO_OPEN(freopen64, (const char *p, const char *m, FILE *f), m, p, m, f)
+STDIO_OPEN(fopen, (const char *p, const char *m), 1, m, p, m)
+STDIO_OPEN(fopen64, (const char *p, const char *m), 1, m, p, m)
+STDIO_OPEN(freopen, (const char *p, const char *m, FILE *f), 0, m, p, m, f)
+STDIO_OPEN(freopen64, (const char *p, const char *m, FILE *f), 0, m, p, m, f)
 
 REAL_DECL(fflush);
 EXPORT int fflush(FILE *f)
@@ -406,11 +419,47 @@ EXPORT int fclose(FILE *f)
 }
 
 /*
- * The host closing (or dup2-ing over) the shim's inotify fd: invalidate/
- * gives the number up first (inval.h), then the host's call proceeds and
- * does to the number exactly what the kernel does.  From a signal handler
- * that interrupted this thread inside the shim nothing may wait (nowait).
+ * The shim's own fds: invalidate/'s inotify, io_uring and mountinfo numbers
+ * (inval.h, inval_hides_fd).  The program must see exactly the fds it
+ * opened and reach exactly its own RLIMIT_NOFILE (doc/design.md, "The
+ * shim's own fds"):
+ *  - every wrapper that takes an fd passes it through preload_hide_fd():
+ *    one of ours becomes -1, which the kernel answers as a closed number
+ *    (fstat, fstatat/statx with AT_EMPTY_PATH or a relative path, fcntl,
+ *    ioctl, lseek, write, the *at mutators, fchdir, dup's old fd); close()
+ *    of one is EBADF and closes nothing; close_range() and closefrom()
+ *    close the program's numbers around ours;
+ *  - dup2/dup3 onto one of ours give the program that number: invalidate/
+ *    gives the instance up first (inval_fd_closing), then the program's
+ *    call does what the kernel does; a new instance starts later;
+ *  - the calls that allocate the lowest free number (the open family,
+ *    opendir, fopen, dup, fcntl F_DUPFD, pipe, socket, accept) go through
+ *    PRELOAD_FD_ALLOC: an EMFILE or a number above one of ours gives all of
+ *    ours back (inval_give_fds_back: no instance again in this process
+ *    image, lookups pass through) and, for EMFILE, makes the call again.
+ *    Our numbers sit at the top of the table (inval.c, move_high), so that
+ *    happens only when the program's table is full.
+ * Not covered: raw syscalls, and calls the shim does not wrap (read,
+ * poll, mmap, epoll_ctl, sendmsg's SCM_RIGHTS, eventfd, memfd_create...).
  */
+int preload_fds_in_the_way(int r, int lo)
+{
+	int saved = errno, nowait = preload_in_shim != 0, again = 0;
+
+	if (r < 0 ? saved != EMFILE : !inval_fd_below(lo, r))
+		return 0;
+	preload_in_shim++; /* the give-up's own calls pass through */
+	if (inval_give_fds_back(nowait))
+		again = r < 0;
+	preload_in_shim--;
+	errno = saved;
+	return again;
+}
+
+/* dup2/dup3 onto one of ours: invalidate/ gives the number up first
+ * (inval.h), then the host's call proceeds and does to the number exactly
+ * what the kernel does.  From a signal handler that interrupted this thread
+ * inside the shim nothing may wait (nowait). */
 static void give_fd_up(int fd)
 {
 	int nowait = preload_in_shim != 0;
@@ -420,18 +469,9 @@ static void give_fd_up(int fd)
 	preload_in_shim--;
 }
 
-static inline void fd_closing(int fd)
-{
-	if (__builtin_expect(inval_owns_fd(fd), 0))
-		give_fd_up(fd);
-}
-
+/* The program's fds in [lo, hi] are closed: forget which were writable. */
 static void range_closing(unsigned int lo, unsigned int hi)
 {
-	int fd = inval_fd_in_range(lo, hi);
-
-	if (__builtin_expect(fd >= 0, 0))
-		give_fd_up(fd);
 	for (unsigned int i = lo; i <= hi && i < FD_BITS; i++) {
 		if (i % (8 * sizeof(unsigned long)) == 0 && hi - i >= 8 * sizeof(unsigned long) - 1) {
 			__atomic_store_n(&FD_WORD(i), 0, __ATOMIC_RELAXED);
@@ -444,38 +484,86 @@ static void range_closing(unsigned int lo, unsigned int hi)
 
 static void fd_table_unshared(void);
 
-/* dup2/dup3 close `fd2` only if the call can succeed: `fd` must be open. */
+/* dup2/dup3 close `fd2` only if the call can succeed: `fd` must be open
+ * (a raw fcntl: ours hides the shim's numbers, and fd is already hidden). */
 static inline int dup_would_close(int fd, int fd2)
 {
-	return fd != fd2 && inval_owns_fd(fd2) && fcntl(fd, F_GETFD) >= 0;
+	return fd != fd2 && inval_owns_fd(fd2) && syscall(SYS_fcntl, fd, F_GETFD) >= 0;
 }
 
 REAL_DECL(close);
 EXPORT int close(int fd)
 {
-	fd_closing(fd);
+	if (inval_hides_fd(fd)) {
+		errno = EBADF; /* glibc's close(-1) answer, without a syscall */
+		return -1;
+	}
 	fd_set_writable(fd, 0);
 	return CALL_REAL(close, fd);
 }
 
 #if __GLIBC_PREREQ(2, 34) /* close_range and closefrom appeared in 2.34 */
 REAL_DECL(close_range);
-EXPORT int close_range(unsigned int fd, unsigned int max_fd, int flags)
+REAL_DECL(closefrom);
+
+/* close_range(lo, hi, flags) but over the shim's numbers, which stay: one
+ * real call per run of the program's numbers.  0 or the first failure.
+ * `last` (closefrom): the run above ours goes to the real closefrom. */
+static int close_around_ours(unsigned int lo, unsigned int hi, int flags, int last)
 {
-	/* CLOSE_RANGE_CLOEXEC only marks; bad arguments close nothing. */
-	if (!(flags & ~(int)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) &&
-	    !(flags & (int)CLOSE_RANGE_CLOEXEC) && fd <= max_fd)
-		range_closing(fd, max_fd);
-	if ((flags & (int)CLOSE_RANGE_UNSHARE) && !(flags & ~(int)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)))
-		fd_table_unshared();
-	return CALL_REAL(close_range, fd, max_fd, flags);
+	int fds[8], n = inval_own_fds(fds, 8), called = 0, r;
+	unsigned int from = lo;
+
+	for (int i = 0; i < n; i++) {
+		unsigned int f = (unsigned int)fds[i];
+
+		if (f < from || f > hi)
+			continue;
+		if (f > from) {
+			r = CALL_REAL(close_range, from, f - 1, flags);
+			if (r != 0)
+				return r;
+			called = 1;
+		}
+		from = f + 1;
+	}
+	if (last) {
+		CALL_REAL_VOID(closefrom, (int)from);
+		return 0;
+	}
+	if (from <= hi && from != 0)
+		return CALL_REAL(close_range, from, hi, flags);
+	/* Nothing of the program's in the range: the kernel would close
+	 * nothing, but would unshare the table (fd ~0U is never open). */
+	if (!called && (flags & (int)CLOSE_RANGE_UNSHARE))
+		return CALL_REAL(close_range, ~0U, ~0U, flags);
+	return 0;
 }
 
-REAL_DECL(closefrom);
+EXPORT int close_range(unsigned int fd, unsigned int max_fd, int flags)
+{
+	int good = !(flags & ~(int)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) && fd <= max_fd;
+
+	if ((flags & (int)CLOSE_RANGE_UNSHARE) && good)
+		fd_table_unshared();
+	/* CLOSE_RANGE_CLOEXEC only marks (ours are close-on-exec already);
+	 * bad arguments close nothing (the kernel's EINVAL). */
+	if (!good || (flags & (int)CLOSE_RANGE_CLOEXEC) ||
+	    !__builtin_expect(inval_fd_in_range(fd, max_fd) >= 0, 0))
+		return CALL_REAL(close_range, fd, max_fd, flags);
+	range_closing(fd, max_fd);
+	return close_around_ours(fd, max_fd, flags, 0);
+}
+
 EXPORT void closefrom(int lowfd)
 {
-	if (lowfd >= 0)
+	if (lowfd >= 0) {
 		range_closing((unsigned int)lowfd, ~0U);
+		if (__builtin_expect(inval_fd_in_range((unsigned int)lowfd, ~0U) >= 0, 0)) {
+			(void)close_around_ours((unsigned int)lowfd, ~0U, 0, 1);
+			return;
+		}
+	}
 	CALL_REAL_VOID(closefrom, lowfd);
 }
 #endif
@@ -483,8 +571,10 @@ EXPORT void closefrom(int lowfd)
 REAL_DECL(dup);
 EXPORT int dup(int fd)
 {
-	int r = CALL_REAL(dup, fd);
+	int r;
 
+	fd = preload_hide_fd(fd);
+	r = PRELOAD_FD_ALLOC(CALL_REAL(dup, fd), 0);
 	if (r >= 0)
 		fd_set_writable(r, fd_writable(fd));
 	return r;
@@ -494,6 +584,7 @@ EXPORT int dup2(int fd, int fd2)
 {
 	int r;
 
+	fd = preload_hide_fd(fd); /* dup2(ours, ours) too: EBADF */
 	if (__builtin_expect(dup_would_close(fd, fd2), 0))
 		give_fd_up(fd2);
 	r = CALL_REAL(dup2, fd, fd2);
@@ -507,6 +598,8 @@ EXPORT int dup3(int fd, int fd2, int fl)
 {
 	int r;
 
+	if (fd != fd2) /* dup3(x, x) is the kernel's EINVAL, open or not */
+		fd = preload_hide_fd(fd);
 	if (__builtin_expect(!(fl & ~O_CLOEXEC) && dup_would_close(fd, fd2), 0))
 		give_fd_up(fd2);
 	r = CALL_REAL(dup3, fd, fd2, fl);
@@ -514,6 +607,93 @@ EXPORT int dup3(int fd, int fd2, int fl)
 	if (r >= 0)
 		fd_set_writable(r, fd_writable(fd));
 	return r;
+}
+
+/* fcntl reads its third argument as glibc does (one pointer-sized word,
+ * whatever the command).  F_DUPFD answers the lowest free number >= arg. */
+REAL_DECL(fcntl);
+REAL_DECL(fcntl64);
+#define FCNTL_WRAPPER(name)                                                              \
+	EXPORT int name(int fd, int cmd, ...)                                            \
+	{                                                                                \
+		va_list ap;                                                              \
+		void *arg;                                                               \
+                                                                                         \
+		va_start(ap, cmd);                                                       \
+		arg = va_arg(ap, void *);                                                \
+		va_end(ap);                                                              \
+		fd = preload_hide_fd(fd);                                                \
+		if (__builtin_expect(cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC, 0))       \
+			return PRELOAD_FD_ALLOC(CALL_REAL(name, fd, cmd, arg), (int)(intptr_t)arg); \
+		return CALL_REAL(name, fd, cmd, arg);                                    \
+	}
+FCNTL_WRAPPER(fcntl)
+FCNTL_WRAPPER(fcntl64)
+
+/* fstat and lseek: glibc 2.33+ exports fstat; older binaries call
+ * __fxstat (STAT_VER as in shim.c: the next definition answers others). */
+int __fxstat(int ver, int fd, struct stat *buf);
+int __fxstat64(int ver, int fd, struct stat64 *buf);
+REAL_DECL(fstat);
+REAL_DECL(fstat64);
+REAL_DECL(__fxstat);
+REAL_DECL(__fxstat64);
+REAL_DECL(lseek);
+REAL_DECL(lseek64);
+EXPORT int fstat(int fd, struct stat *buf) { return CALL_REAL(fstat, H(fd), buf); }
+EXPORT int fstat64(int fd, struct stat64 *buf) { return CALL_REAL(fstat64, H(fd), buf); }
+EXPORT int __fxstat(int ver, int fd, struct stat *buf) { return CALL_REAL(__fxstat, ver, H(fd), buf); }
+EXPORT int __fxstat64(int ver, int fd, struct stat64 *buf)
+{
+	return CALL_REAL(__fxstat64, ver, H(fd), buf);
+}
+EXPORT off_t lseek(int fd, off_t o, int whence) { return CALL_REAL(lseek, H(fd), o, whence); }
+EXPORT off64_t lseek64(int fd, off64_t o, int whence) { return CALL_REAL(lseek64, H(fd), o, whence); }
+
+/* Two new numbers: the pair is one allocation (EMFILE if either is
+ * missing); a number above one of ours gives ours back. */
+static int pair_met_shim(int r, const int *sv)
+{
+	if (r < 0)
+		return preload_fd_met_shim(r) && preload_fds_in_the_way(r, 0);
+	if (preload_fd_met_shim(sv[0]) || preload_fd_met_shim(sv[1]))
+		(void)preload_fds_in_the_way(sv[0] > sv[1] ? sv[0] : sv[1], 0);
+	return 0;
+}
+REAL_DECL(pipe);
+REAL_DECL(pipe2);
+REAL_DECL(socketpair);
+EXPORT int pipe(int p[2])
+{
+	int r = CALL_REAL(pipe, p);
+
+	return pair_met_shim(r, p) ? CALL_REAL(pipe, p) : r;
+}
+EXPORT int pipe2(int p[2], int fl)
+{
+	int r = CALL_REAL(pipe2, p, fl);
+
+	return pair_met_shim(r, p) ? CALL_REAL(pipe2, p, fl) : r;
+}
+EXPORT int socketpair(int d, int t, int pr, int sv[2])
+{
+	int r = CALL_REAL(socketpair, d, t, pr, sv);
+
+	return pair_met_shim(r, sv) ? CALL_REAL(socketpair, d, t, pr, sv) : r;
+}
+REAL_DECL(socket);
+REAL_DECL(accept);
+REAL_DECL(accept4);
+EXPORT int socket(int d, int t, int pr) { return PRELOAD_FD_ALLOC(CALL_REAL(socket, d, t, pr), 0); }
+EXPORT int accept(int fd, struct sockaddr *a, socklen_t *l)
+{
+	fd = H(fd);
+	return PRELOAD_FD_ALLOC(CALL_REAL(accept, fd, a, l), 0);
+}
+EXPORT int accept4(int fd, struct sockaddr *a, socklen_t *l, int fl)
+{
+	fd = H(fd);
+	return PRELOAD_FD_ALLOC(CALL_REAL(accept4, fd, a, l, fl), 0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -530,7 +710,7 @@ EXPORT int chdir(const char *p)
 REAL_DECL(fchdir);
 EXPORT int fchdir(int fd)
 {
-	int r = CALL_REAL(fchdir, fd);
+	int r = CALL_REAL(fchdir, H(fd));
 
 	__atomic_fetch_add(&preload_cwd_epoch, 1, __ATOMIC_RELEASE);
 	return r;

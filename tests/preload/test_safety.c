@@ -399,7 +399,9 @@ static void host_data_intact(int fd, int wfd)
 /* ------------------------------------------------------------------------ */
 /* 1. The program takes the shim's fd. */
 
-static void test_close_of_shim_fd_closes_it_like_the_kernel(void **state)
+/* The program never opened the shim's number: closing it is the kernel's
+ * EBADF for a closed fd, and the shim keeps it (doc/design.md). */
+static void test_close_of_shim_fd_is_ebadf_and_keeps_it(void **state)
 {
 	char d[PLEN];
 	int fd;
@@ -408,13 +410,14 @@ static void test_close_of_shim_fd_closes_it_like_the_kernel(void **state)
 	make_dir(d, "close");
 	fd = warm(d);
 	errno = 0;
-	assert_int_equal(close(fd), 0);
-	assert_int_equal(fcntl(fd, F_GETFD), -1);
-	assert_int_equal(errno, EBADF);
-	/* a second close of the number is the kernel's EBADF, too */
 	assert_int_equal(close(fd), -1);
 	assert_int_equal(errno, EBADF);
+	errno = 0;
+	assert_int_equal(fcntl(fd, F_GETFD), -1);
+	assert_int_equal(errno, EBADF);
+	assert_true(is_inotify_fd(fd)); /* nothing closed */
 	everything_exact(d);
+	assert_int_equal(shim_fd(), fd); /* and the shim kept using it */
 }
 
 static void test_shim_fd_closed_reader_thread_leaves(void **state)
@@ -436,16 +439,23 @@ static void test_shim_fd_closed_reader_thread_leaves(void **state)
 	}
 	assert_int_equal(warm(d), fd);
 	before = count_tasks();
-	assert_int_equal(close(fd), 0);
-	/* close() returned after the reader had left poll() for good; the
+	{
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		assert_true(nul >= 0);
+		assert_int_equal(dup2(nul, fd), fd); /* the program takes the number */
+		close(nul);
+	}
+	/* dup2() returned after the reader had left poll() for good; the
 	 * kernel forgets the task a moment later. */
 	now(&t0);
 	do {
 		after = count_tasks();
 		now(&t);
 	} while (after != before - 1 && ts_diff(&t0, &t) < 2.0);
-	print_message("threads: %d before close of fd %d, %d after\n", before, fd, after);
+	print_message("threads: %d before dup2 onto fd %d, %d after\n", before, fd, after);
 	assert_int_equal(after, before - 1);
+	close(fd);
 	everything_exact(d);
 }
 
@@ -521,7 +531,7 @@ static void test_close_range_cloexec_leaves_shim_fd_open(void **state)
 	fd = warm(d);
 	assert_int_equal(close_range(3, ~0U, CLOSE_RANGE_CLOEXEC), 0);
 	assert_true(is_inotify_fd(fd));
-	assert_int_equal(fcntl(fd, F_GETFD), FD_CLOEXEC);
+	assert_int_equal(syscall(SYS_fcntl, fd, F_GETFD), FD_CLOEXEC); /* raw: fcntl() hides it */
 	everything_exact(d);
 	assert_int_equal(shim_fd(), fd);
 }
@@ -565,6 +575,7 @@ static void test_close_loop_from_3_over_shim_fd_then_host_reuse_never_read(void 
  * lookups in the shim: no deadlock, and the answers stay exact. */
 static atomic_int g_handler_runs, g_handler_closes;
 static int g_scan_from; /* the shim's fds are made near this number */
+static int g_handler_nul = -1; /* /dev/null, dup2()ed onto the shim's number */
 
 /* "/proc/self/fd/<fd>" into p, async-signal-safe. */
 static void fd_link_path(char *p, int fd)
@@ -595,8 +606,11 @@ static void close_inotify_handler(int sig)
 		n = syscall(SYS_readlinkat, AT_FDCWD, p, l, sizeof l - 1);
 		if (n > 0) {
 			l[n] = '\0';
-			if (strcmp(l, "anon_inode:inotify") == 0 && close(fd) == 0)
+			/* close() of it is EBADF now: take the number */
+			if (strcmp(l, "anon_inode:inotify") == 0 && dup2(g_handler_nul, fd) == fd) {
 				atomic_fetch_add(&g_handler_closes, 1);
+				close(fd);
+			}
 		}
 	}
 	errno = saved;
@@ -631,6 +645,8 @@ static void test_shim_fd_closed_from_signal_handler_no_deadlock(void **state)
 	xfmt(f, sizeof f, "%s/f", d);
 	xfmt(m, sizeof m, "%s/missing", d);
 	xfmt(n, sizeof n, "%s/churn", d);
+	g_handler_nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(g_handler_nul >= 0);
 	g_scan_from = warm(d) - 64;
 	if (g_scan_from < 3)
 		g_scan_from = 3;
@@ -656,7 +672,7 @@ static void test_shim_fd_closed_from_signal_handler_no_deadlock(void **state)
 			/* the program closes it too, racing with its handler */
 			int sfd = shim_fd();
 
-			if (sfd >= 0)
+			if (sfd >= 0 && dup2(g_handler_nul, sfd) == sfd)
 				close(sfd);
 		}
 	}
@@ -1390,7 +1406,7 @@ int main(int argc, char **argv)
 		return 77;
 
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_close_of_shim_fd_closes_it_like_the_kernel),
+		cmocka_unit_test(test_close_of_shim_fd_is_ebadf_and_keeps_it),
 		cmocka_unit_test(test_shim_fd_closed_reader_thread_leaves),
 		cmocka_unit_test(test_dup2_over_shim_fd_never_reads_host_data),
 		cmocka_unit_test(test_dup3_over_shim_fd_never_reads_host_data),
