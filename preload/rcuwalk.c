@@ -797,10 +797,14 @@ static void start_session(unsigned int keep_s)
 		/* The links' directory (watcher.c, keep_link_path) is not
 		 * ours: another user made it first.  Said, not silent. */
 		const char *x = getenv("XDG_RUNTIME_DIR");
+		struct stat xs;
 
+		if (!(x && x[0] == '/' && stat(x, &xs) == 0 && S_ISDIR(xs.st_mode) &&
+		      xs.st_uid == geteuid()))
+			x = "/tmp"; /* as keep_link_path() chooses */
 		fprintf(stderr, "rcuwalk: --keep: %s/rcuwalk-keep.%u is not a 0700 directory of "
 			"ours (made by another user?): this session is not kept\n",
-			x && x[0] == '/' ? "$XDG_RUNTIME_DIR or /tmp" : "/tmp", (unsigned)geteuid());
+			x, (unsigned)geteuid());
 		logmsg("--keep: the links' directory is not ours: not kept");
 	}
 	if (r == 0) {
