@@ -186,8 +186,16 @@
 #define DRAIN_QUANTUM_NS 200000L  /* see timed_drain_due(): no reader yet */
 #define BATCH_QUANTUM_NS 50000L   /* see timed_drain_due(): reader pausing */
 #define SESSION_STEP_NS 1000000L     /* session_sync_locked(): one wait */
-#define SESSION_STUCK_NS 100000000L  /* ... a watcher that long idle with events queued */
-#define SESSION_READER_NS 100000000L /* reader_session(): liveness/mounts period */
+/* Liveness by progress (session_stalled_locked): events queued this long
+ * with the watcher publishing nothing give the session up, whatever the
+ * watcher's state (stopped, starved, faulting).  Asked every
+ * SESSION_ASK_NS of a still ring, so a foreign change is seen within
+ * SESSION_STUCK_NS + 2 * SESSION_ASK_NS = 60 ms plus scheduling: clause 4's
+ * bound in a session, written as 100 ms in doc/coherence.md. */
+#define SESSION_STUCK_NS 40000000L
+#define SESSION_ASK_NS (SESSION_STUCK_NS / 4)
+#define SESSION_READER_NS SESSION_ASK_NS /* reader_session(): liveness period */
+#define SESSION_MOUNTS_NS 100000000L     /* ... and its mount doorbell's */
 
 static pthread_mutex_t read_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t fd_mutex = PTHREAD_MUTEX_INITIALIZER;   /* I1: leaf */
@@ -509,23 +517,64 @@ static void session_mounts_locked(void)
  * t1 was taken by a cycle that has published it.  Otherwise wait for a
  * cycle that starts after t1 (it reads until EAGAIN, after t1, and
  * publishes before it ends: state reaches the even value after the next odd
- * one), or for that test to pass later.  A queue that stays non-empty
- * while the state word stands still for SESSION_STUCK_NS, or a watcher
- * that is gone: -1, the caller gives the session up.  Under read_mutex, for
- * instance (fd, gen); FIONREAD under fd_mutex (I1).  1 = applied, 0 = the
- * instance is no longer ours.
+ * one), or for that test to pass later.
+ * A watcher that makes no progress
+ * (session_stalled_locked) or is gone: -1, the caller gives the session up.
+ * Under read_mutex, for instance (fd, gen); FIONREAD under fd_mutex (I1).
+ * 1 = applied, 0 = the instance is no longer ours.
  * With wait = 0 (the timed drains of clause 4, which owe no causality:
  * foreign changes are seen once the watcher has published them, within its
  * batching pause) nothing waits and, mostly, nothing is asked: apply what
- * is published; only once the state word has stood still for
- * SESSION_STUCK_NS is FIONREAD asked (then again SESSION_STUCK_NS later),
- * and -1 returned if events are queued and the watcher is gone
- * (idle_state, idle_since).  So a timed drain makes no system call (it
- * made two: FIONREAD, and the mount poll that session_mounts_locked()
- * replaces).
+ * is published; only once the ring (state word and tail) has stood still
+ * for SESSION_ASK_NS is FIONREAD asked (then again SESSION_ASK_NS later),
+ * and -1 returned if the watcher has left events queued for
+ * SESSION_STUCK_NS, or is gone (idle_state, idle_tail, idle_since).  So a
+ * timed drain makes no system call while the ring moves (it made two:
+ * FIONREAD, and the mount poll that session_mounts_locked() replaces).
  */
 static uint32_t idle_state; /* under read_mutex */
+static uint64_t idle_tail;
 static long idle_since;
+
+/*
+ * Liveness by progress (clause 4, doc/coherence.md).  A watcher's pid that
+ * exists says nothing: a watcher stopped (SIGSTOP, a debugger), starved by
+ * the scheduler or stuck in a page fault passes session_watcher_alive() and
+ * publishes nothing while it lasts.  Progress is what counts: the ring's
+ * state word and tail.  One observation = the state word and tail read
+ * before asking the kernel whether events are queued on our copy
+ * (FIONREAD or poll), and the same two read after.  If both stand still
+ * across two observations at least SESSION_STUCK_NS apart, each of which
+ * found events queued (or the state odd: a read cycle that long), then an
+ * event queued at the first has been neither read nor published since: no
+ * read cycle began (the state word would have moved) and no record was
+ * published (the tail), and the watcher publishes an event only as a record.
+ * So the process is stale by at least that much, and gives the session up.
+ * Falling back early is always exact (the kernel answers); only the cost
+ * changes, which is why the bound is not shorter.  Under read_mutex.
+ */
+static uint32_t stall_state;
+static uint64_t stall_tail;
+static long stall_since; /* 0: no observation found events queued */
+
+/* One observation: `st`, `tail` read before asking, `queued` the answer.
+ * Returns 1 if the watcher has left events queued for SESSION_STUCK_NS. */
+static int session_stalled_locked(uint32_t st, uint64_t tail, int queued)
+{
+	long now = mono_ns();
+
+	if (st != session_state() || tail != session_tail() || (!queued && !(st & 1))) {
+		stall_since = 0; /* progress, or nothing waits for any */
+		return 0;
+	}
+	if (!stall_since || st != stall_state || tail != stall_tail) {
+		stall_state = st;
+		stall_tail = tail;
+		stall_since = now;
+		return 0;
+	}
+	return now - stall_since >= SESSION_STUCK_NS;
+}
 
 /* FIONREAD on instance (fd, gen) into *n (1 if unknown: not known empty),
  * under fd_mutex (I1).  0 if the instance is no longer ours. */
@@ -550,27 +599,31 @@ static int session_sync_locked(int fd, unsigned int gen, int wait)
 
 	if (!wait) {
 		uint32_t st = session_state();
+		uint64_t tail = session_tail();
 		long now = mono_ns();
 
 		if (atomic_load(&inotify_fd) != fd || atomic_load(&inst_gen) != gen)
 			return 0;
-		if (st != idle_state || !idle_since) {
+		if (st != idle_state || tail != idle_tail || !idle_since) {
 			idle_state = st;
+			idle_tail = tail;
 			idle_since = now;
-		} else if (now - idle_since > SESSION_STUCK_NS) {
+		} else if (now - idle_since >= SESSION_ASK_NS) {
 			int n;
 
 			idle_since = now; /* the next question in as long */
 			if (!queued_locked(fd, gen, &n))
 				return 0;
-			if ((n > 0 || (st & 1)) && !session_watcher_alive())
+			if (session_stalled_locked(st, tail, n > 0) ||
+			    ((n > 0 || (st & 1)) && !session_watcher_alive()))
 				return -1;
 		}
 		session_apply_locked(apply_event);
 		return 1;
 	}
 	for (;;) {
-		uint32_t st;
+		uint32_t st0 = session_state(), st;
+		uint64_t tail = session_tail();
 		int n;
 
 		if (!queued_locked(fd, gen, &n))
@@ -578,6 +631,8 @@ static int session_sync_locked(int fd, unsigned int gen, int wait)
 		st = session_state(); /* after FIONREAD: see above */
 		if (n == 0 && !(st & 1))
 			break;
+		if (session_stalled_locked(st0, tail, n > 0))
+			return -1; /* at most SESSION_STUCK_NS, however stopped */
 		if (first) {
 			target = st + ((st & 1) ? 3 : 2);
 			last = st;
@@ -589,12 +644,10 @@ static int session_sync_locked(int fd, unsigned int gen, int wait)
 			last = st;
 			since = mono_ns();
 		} else {
-			/* Standing still: a busy CPU, or a watcher that is gone
+			/* Standing still: a busy CPU, a stopped watcher
+			 * (session_stalled_locked, above) or one that is gone
 			 * (asked only then: ~10 us of /proc). */
-			long idle = mono_ns() - since;
-
-			if (idle > SESSION_STUCK_NS ||
-			    (idle >= SESSION_STEP_NS && !session_watcher_alive()))
+			if (mono_ns() - since >= SESSION_STEP_NS && !session_watcher_alive())
 				return -1;
 		}
 		session_poke(); /* out of its batching pause */
@@ -652,19 +705,24 @@ static void reader_pause(void);
 /*
  * The reader of a session's instance: it sleeps on the ring's state word
  * instead of poll() (the instance is the watcher's to read), applies what
- * was published, and every SESSION_READER_NS asks the mount doorbell (no
- * futex and poll() in one wait: a mount is seen within that period, or at
- * the next sync point) and, if events are queued while nothing moves,
- * whether the watcher is alive.  A dead watcher: change_gen is bumped so
- * that the next inval_sync() takes its slow path, finds it dead too and
- * gives the session up.  Its only syscalls on the number are under
+ * was published, and every SESSION_MOUNTS_NS of quiet asks the mount
+ * doorbell (no futex and poll() in one wait: a mount is seen within that
+ * period, or at the next sync point), every SESSION_READER_NS whether
+ * events are queued (FIONREAD) and, if events are queued while nothing moves,
+ * whether the watcher is alive and makes progress (session_stalled_locked:
+ * a stopped watcher is alive).  A dead or stalled watcher: change_gen is
+ * bumped so that the next inval_sync() takes its slow path, finds it dead
+ * or stalled too and gives the session up.  Its only syscalls on the number are under
  * fd_mutex (mounts_check_locked), so I2 holds trivially.
  */
 static void reader_session(int fd, unsigned int gen)
 {
+	unsigned int quiet = 0;
+
 	for (;;) {
 		uint32_t st = session_state();
-		int alive = 1, pending = 0;
+		uint64_t tail;
+		int alive = 1, pending = 0, stalled;
 
 		if (atomic_load(&inst_gen) != gen) /* I2 */
 			return;
@@ -685,12 +743,19 @@ static void reader_session(int fd, unsigned int gen)
 			atomic_fetch_add(&change_gen, 1);
 			return;
 		}
+		tail = session_tail();
 		if (st != session_state() || session_behind())
 			continue;
 		read_lock();
-		mounts_check_locked(fd, gen, &pending);
+		/* The mount doorbell as before, every SESSION_MOUNTS_NS; the
+		 * queue (FIONREAD) every SESSION_READER_NS in between. */
+		if (++quiet % (SESSION_MOUNTS_NS / SESSION_READER_NS) == 0)
+			mounts_check_locked(fd, gen, &pending);
+		else
+			(void)queued_locked(fd, gen, &pending);
+		stalled = session_stalled_locked(st, tail, pending > 0);
 		pthread_mutex_unlock(&read_mutex);
-		if (pending && st == session_state() && !session_watcher_alive())
+		if (stalled || (pending && st == session_state() && !session_watcher_alive()))
 			atomic_fetch_add(&change_gen, 1);
 	}
 }

@@ -385,6 +385,11 @@ uint64_t session_consumed(void)
 	return __atomic_load_n(&ring->consumed, __ATOMIC_ACQUIRE);
 }
 
+uint64_t session_tail(void)
+{
+	return __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+}
+
 uint32_t session_mounts(void)
 {
 	return __atomic_load_n(&ring->mounts, __ATOMIC_ACQUIRE);

@@ -36,6 +36,10 @@ uint32_t session_state(void);
 /* Bytes the watcher has read from the instance and published (ring.h,
  * consumed), acquire.  Any thread. */
 uint64_t session_consumed(void);
+/* Records the watcher has published so far (ring.h, tail), acquire: with
+ * the state word, the watcher's progress (inval.c, "liveness by
+ * progress").  Any thread. */
+uint64_t session_tail(void);
 /* The watcher's count of mount table changes (ring.h, mounts), acquire. */
 uint32_t session_mounts(void);
 /* Records published but not yet applied by this process?  Any thread. */

@@ -652,7 +652,13 @@ static int run_with_stats(char **argv, const char *stats_file)
 	free(outer);
 	logmsg("%lu records, %lu unreadable", s.records, s.unreadable);
 	if (stats_file) {
-		out = fopen(stats_file, "we");
+		/* Not a foreign symlink or file in a sticky directory (owned.c). */
+		fd = preload_open_append(stats_file, 0);
+		out = fd >= 0 && ftruncate(fd, 0) == 0 ? fdopen(fd, "we") : NULL;
+		if (!out && fd >= 0)
+			close(fd);
+		if (fd < 0)
+			errno = -fd;
 		if (!out) {
 			/* Asked-for output that cannot go where asked: say so. */
 			fatal("--stats=%s: %s", stats_file, strerror(errno));
@@ -787,6 +793,20 @@ static void start_session(unsigned int keep_s)
 
 	fflush(NULL);
 	r = inval_session_hold(dir, sizeof(dir), keep_s);
+	if (r == -EPERM && keep_s) {
+		/* The links' directory (watcher.c, keep_link_path) is not
+		 * ours: another user made it first.  Said, not silent. */
+		const char *x = getenv("XDG_RUNTIME_DIR");
+		struct stat xs;
+
+		if (!(x && x[0] == '/' && stat(x, &xs) == 0 && S_ISDIR(xs.st_mode) &&
+		      xs.st_uid == geteuid()))
+			x = "/tmp"; /* as keep_link_path() chooses */
+		fprintf(stderr, "rcuwalk: --keep: %s/rcuwalk-keep.%u is not a 0700 directory of "
+			"ours (made by another user?): this session is not kept\n",
+			x, (unsigned)geteuid());
+		logmsg("--keep: the links' directory is not ours: not kept");
+	}
 	if (r == 0) {
 		logmsg("--session: kept session %s held", dir);
 	} else {

@@ -246,8 +246,7 @@ void preload_write_record(const char *end)
 		*p++ = end[i] ? end[i] : '_';
 	*p++ = '\n';
 
-	fd = (int)syscall(SYS_openat, AT_FDCWD, stats_path,
-			  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	fd = preload_open_append(stats_path, 0);
 	if (fd >= 0) {
 		if ((size_t)(p - rec) == RCUWALK_RECORD_LEN)
 			(void)!syscall(SYS_write, fd, rec, (size_t)(p - rec));

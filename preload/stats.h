@@ -132,4 +132,20 @@ void preload_stats_resolve_exec(void);
  * `end` (4 letters).  Async-signal-safe; raw syscalls only; errno kept. */
 void preload_write_record(const char *end);
 
+/* The user's own directory for files the shim names itself:
+ * $XDG_RUNTIME_DIR if it is ours and closed to others, else
+ * <$TMPDIR or /tmp>/rcuwalk-<euid>, made 0700 if absent and refused (-EPERM)
+ * unless a directory of ours, 0700, not a symlink.  Its path into out.
+ * 0 or -errno.  Raw syscalls; async-signal-safe but for getenv. */
+int preload_private_dir(char *out, size_t size);
+
+/* Open `path` to append to (stats.c, "Files written in directories that
+ * other users may write"): ours = 1 for a name the shim chose in
+ * preload_private_dir() (O_EXCL | O_NOFOLLOW when new; else a regular file
+ * of ours), 0 for a name the user gave (followed unless a foreign symlink
+ * in a sticky world-writable directory; a foreign file there refused).
+ * New files are 0600.  The fd (O_CLOEXEC) or -errno.  Raw syscalls only,
+ * async-signal-safe. */
+int preload_open_append(const char *path, int ours);
+
 #endif

@@ -14,9 +14,13 @@
  * answered is made for real instead (an O_RDONLY open can block on a FIFO or
  * touch a device: no second open is made), and its result compared.
  *
- * The log: RCUWALK_VERIFY_LOG=FILE (made absolute at start), else
- * $TMPDIR/rcuwalk-verify.<pid>.log ($TMPDIR if absolute, else /tmp), created
- * only at the first mismatch (no file: no mismatch).  Each line is one
+ * The log: RCUWALK_VERIFY_LOG=FILE (made absolute at start; a foreign
+ * symlink or file in a sticky directory refused: stats.c,
+ * preload_open_append), else rcuwalk-verify.<pid>.log, 0600, O_EXCL, in a
+ * directory of the user's own ($XDG_RUNTIME_DIR if ours and 0700, else
+ * <$TMPDIR or /tmp>/rcuwalk-<euid>, 0700: preload_private_dir; none that
+ * passes the checks: no log, the mismatch still counted), created only at
+ * the first mismatch (no file: no mismatch).  Each line is one
  * O_APPEND write(2), so the processes of a tree may share one file:
  *
  *   rcuwalk-verify pid=<pid> call=<call> path="<path>" cache: <answer> kernel: <answer>
@@ -49,6 +53,7 @@
 
 #include "dcache.h" /* DCACHE_COLD_BSS */
 #include "preload.h"
+#include "stats.h"
 
 int preload_verify;
 static char verify_log[PATH_MAX] DCACHE_COLD_BSS;
@@ -260,17 +265,22 @@ void preload_verify_mismatch(const char *call, const char *path, const char *cac
 	char line[8192], def[PATH_MAX];
 	const char *file = verify_log;
 	struct out o = { line, line + sizeof(line) - 2 };
-	int saved = errno, fd, fl = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC;
+	int saved = errno, fd, ours = 0;
 
 	__atomic_fetch_add(&mismatches, 1, __ATOMIC_RELAXED);
 	if (!file[0]) {
-		const char *t = getenv("TMPDIR");
+		size_t n;
 
-		if (!t || t[0] != '/' || strlen(t) > PATH_MAX - 64)
-			t = "/tmp";
-		snprintf(def, sizeof(def), "%s/rcuwalk-verify.%ld.log", t, (long)syscall(SYS_getpid));
+		/* A directory of our own: nobody else can plant the name. */
+		if (preload_private_dir(def, sizeof(def) - 48) != 0) {
+			errno = saved;
+			return; /* counted in `mismatches`; nowhere safe to log */
+		}
+		n = strlen(def);
+		snprintf(def + n, sizeof(def) - n, "/rcuwalk-verify.%ld.log",
+			 (long)syscall(SYS_getpid));
 		file = def;
-		fl |= O_NOFOLLOW; /* a shared directory: no planted symlink */
+		ours = 1;
 	}
 	putf(&o, "rcuwalk-verify pid=%ld call=%s path=\"", (long)syscall(SYS_getpid), call);
 	if (path)
@@ -280,7 +290,7 @@ void preload_verify_mismatch(const char *call, const char *path, const char *cac
 	put(&o, " kernel: ");
 	put(&o, kernel);
 	*o.p++ = '\n';
-	fd = (int)syscall(SYS_openat, AT_FDCWD, file, fl, 0644);
+	fd = preload_open_append(file, ours);
 	if (fd >= 0) {
 		(void)!syscall(SYS_write, fd, line, (size_t)(o.p - line));
 		syscall(SYS_close, fd);

@@ -1165,6 +1165,33 @@ static void test_launcher_link_dir_not_ours_or_a_symlink_is_not_used(void **stat
 	run_free(&r);
 }
 
+/* --keep where the links' directory (<XDG_RUNTIME_DIR>/rcuwalk-keep.<euid>)
+ * was made first by another user (or is not 0700): the launcher says the
+ * session is not kept (it was silent), and the command still runs. */
+static void test_launcher_keep_says_so_when_the_links_directory_is_not_ours(void **state)
+{
+	char xdg[PLEN], kd[PLEN], xdgenv[PLEN + 32];
+	char *argv[] = { (char *)g_launcher, "--keep=1", "--", "true", NULL };
+	const char *env[] = { xdgenv, NULL };
+	struct run r;
+
+	(void)state;
+	sp(xdg, "%s/xdg-keep", g_scratch);
+	assert_int_equal(mkdir(xdg, 0700), 0);
+	sp(kd, "%s/rcuwalk-keep.%u", xdg, (unsigned)geteuid());
+	assert_int_equal(mkdir(kd, 0755), 0);
+	if (geteuid() == 0)
+		assert_int_equal(chown(kd, 65534, 65534), 0);
+	snprintf(xdgenv, sizeof(xdgenv), "XDG_RUNTIME_DIR=%s", xdg);
+	run(argv, env, &r);
+	print_message("stderr: %s", r.err);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "not kept"));
+	run_free(&r);
+	rmdir(kd);
+	rmdir(xdg);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Build-wide statistics */
 
@@ -1646,6 +1673,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stats_make_tree_summary_equals_sum_of_process_records),
 		cmocka_unit_test(test_stats_summary_on_stderr_is_the_only_addition),
 		cmocka_unit_test(test_stats_counts_survive_exec_and__exit),
+		cmocka_unit_test(test_launcher_keep_says_so_when_the_links_directory_is_not_ours),
 		cmocka_unit_test(test_stats_report_sums_a_records_file),
 		cmocka_unit_test(test_stats_pass_reasons_fs_attr_racy_counted_apart),
 		cmocka_unit_test(test_package_deb_declares_dependencies_and_runs_from_scratch_root),

@@ -270,7 +270,7 @@ static int run_child(const char *kind, const char *wdir, const char *const *env)
 {
 	char *argv[] = { g_self, (char *)"--workload", (char *)kind, (char *)wdir, NULL };
 	const char *drop[] = { "RCUWALK_VERIFY=", "RCUWALK_VERIFY_LOG=", "RCUWALK_TEST_CORRUPT=",
-			       "RCUWALK_STATS=", "RCUWALK_RACY_MS=", "TMPDIR=" };
+			       "RCUWALK_STATS=", "RCUWALK_RACY_MS=", "TMPDIR=", "XDG_RUNTIME_DIR=" };
 	char *envp[256];
 	int n = 0, status;
 	pid_t pid;
@@ -429,12 +429,22 @@ static void test_verify_default_log_is_per_process_in_tmpdir(void **state)
 	FILE *ls;
 	char name[PATH_MAX];
 	int found = 0;
+	struct stat st;
+	char dir[PATH_MAX + 32], file[2 * PATH_MAX + 64];
 
 	(void)state;
+	/* Like /tmp: sticky, writable by all. */
 	assert_int_equal(syscall(SYS_mkdirat, AT_FDCWD, P(1, "tmpdir"), 0755), 0);
+	assert_int_equal(chmod(P(1, "tmpdir"), 01777), 0);
 	snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", P(1, "tmpdir"));
 	assert_int_equal(run_child("size", P(0, "deflog"), env), 0);
-	snprintf(cmd, sizeof(cmd), "ls %s", P(1, "tmpdir"));
+	/* In a directory of the user's own: <TMPDIR>/rcuwalk-<euid>, 0700;
+	 * the log 0600 (issue 23: it was 0644, in TMPDIR itself). */
+	snprintf(dir, sizeof(dir), "%s/rcuwalk-%u", P(1, "tmpdir"), (unsigned)geteuid());
+	assert_int_equal(lstat(dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0700);
+	snprintf(cmd, sizeof(cmd), "ls %s", dir);
 	ls = popen(cmd, "r");
 	assert_non_null(ls);
 	while (fgets(name, sizeof(name), ls)) {
@@ -442,11 +452,130 @@ static void test_verify_default_log_is_per_process_in_tmpdir(void **state)
 		char tail[16] = "";
 
 		if (sscanf(name, "rcuwalk-verify.%d.%15s", &pid, tail) == 2 && pid > 0 &&
-		    !strcmp(tail, "log"))
+		    !strcmp(tail, "log")) {
 			found++;
+			snprintf(file, sizeof(file), "%s/%s", dir, strtok(name, "\n"));
+			assert_int_equal(lstat(file, &st), 0);
+			assert_int_equal(st.st_mode & 07777, 0600);
+		}
 	}
 	pclose(ls);
 	assert_int_equal(found, 1);
+}
+
+/* Files of another user for the tests below: root only (chown).  Says
+ * whether the kernel's own protections are on (then the case is also the
+ * kernel's to refuse, and the test cannot fail without the shim's rule). */
+static int foreign_ok(void)
+{
+	char b[8] = "";
+	FILE *f;
+
+	if (geteuid() != 0) {
+		print_message("not root: no file of another user to plant: skipping\n");
+		return 0;
+	}
+	for (int i = 0; i < 2; i++) {
+		f = fopen(i ? "/proc/sys/fs/protected_symlinks" : "/proc/sys/fs/protected_regular", "r");
+		if (f && fgets(b, sizeof(b), f) && atoi(b) != 0)
+			print_message("note: fs.%s=%d here: the kernel refuses the plant too\n",
+				      i ? "protected_symlinks" : "protected_regular", atoi(b));
+		if (f)
+			fclose(f);
+	}
+	return 1;
+}
+
+static long file_size(const char *p)
+{
+	struct stat st;
+
+	return lstat(p, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* TMPDIR/rcuwalk-<euid> made first by another user: no log in it (nor
+ * anywhere); the program still gets the kernel's answers. */
+static void test_verify_default_log_not_written_in_a_directory_of_another_user(void **state)
+{
+	char tmpenv[PATH_MAX + 16], dir[PATH_MAX + 32];
+	const char *env[] = { "RCUWALK_VERIFY=1", "RCUWALK_TEST_CORRUPT=size", tmpenv, NULL };
+	DIR *d;
+	int n = 0;
+
+	(void)state;
+	if (!foreign_ok())
+		skip();
+	assert_int_equal(syscall(SYS_mkdirat, AT_FDCWD, P(1, "tmpdir2"), 0755), 0);
+	assert_int_equal(chmod(P(1, "tmpdir2"), 01777), 0);
+	snprintf(dir, sizeof(dir), "%s/rcuwalk-%u", P(1, "tmpdir2"), (unsigned)geteuid());
+	assert_int_equal(mkdir(dir, 0777), 0);
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", P(1, "tmpdir2"));
+	assert_int_equal(run_child("size", P(0, "foreigndir"), env), 0);
+	d = opendir(dir);
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	assert_int_equal(n, 0);
+	/* Nor in TMPDIR itself (where it was before). */
+	d = opendir(P(1, "tmpdir2"));
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	assert_int_equal(n, 1); /* rcuwalk-<euid> alone */
+}
+
+/* RCUWALK_STATS and RCUWALK_VERIFY_LOG naming a symlink that another user
+ * planted in a sticky directory writable by all: not followed (the target
+ * stays empty); naming a file another user planted there: not written. */
+static void test_verify_and_stats_files_planted_by_another_user_not_written(void **state)
+{
+	char statsenv[PATH_MAX + 32], logenv[PATH_MAX + 32], target[PATH_MAX];
+	const char *env[] = { "RCUWALK_VERIFY=1", "RCUWALK_TEST_CORRUPT=size", statsenv, logenv,
+			      NULL };
+	int fd;
+
+	(void)state;
+	if (!foreign_ok())
+		skip();
+	assert_int_equal(syscall(SYS_mkdirat, AT_FDCWD, P(1, "sticky"), 0755), 0);
+	assert_int_equal(chmod(P(1, "sticky"), 01777), 0);
+	snprintf(target, sizeof(target), "%s", P(0, "victim"));
+	fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	/* Symlinks of uid 65534. */
+	assert_int_equal(symlink(target, P(1, "sticky/rec")), 0);
+	assert_int_equal(lchown(P(1, "sticky/rec"), 65534, 65534), 0);
+	assert_int_equal(symlink(target, P(1, "sticky/log")), 0);
+	assert_int_equal(lchown(P(1, "sticky/log"), 65534, 65534), 0);
+	snprintf(statsenv, sizeof(statsenv), "RCUWALK_STATS=%s", P(1, "sticky/rec"));
+	snprintf(logenv, sizeof(logenv), "RCUWALK_VERIFY_LOG=%s", P(1, "sticky/log"));
+	assert_int_equal(run_child("size", P(0, "plantlink"), env), 0);
+	assert_int_equal(file_size(target), 0);
+	/* Regular files of uid 65534, 0666. */
+	assert_int_equal(unlink(P(1, "sticky/rec")), 0);
+	assert_int_equal(unlink(P(1, "sticky/log")), 0);
+	for (int i = 0; i < 2; i++) {
+		const char *p = P(1, i ? "sticky/log" : "sticky/rec");
+
+		fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		assert_true(fd >= 0);
+		assert_int_equal(fchmod(fd, 0666), 0);
+		assert_int_equal(fchown(fd, 65534, 65534), 0);
+		close(fd);
+	}
+	assert_int_equal(run_child("size", P(0, "plantfile"), env), 0);
+	assert_int_equal(file_size(P(1, "sticky/rec")), 0);
+	assert_int_equal(file_size(P(1, "sticky/log")), 0);
+	/* The user's own symlink there is followed (the user's choice). */
+	assert_int_equal(unlink(P(1, "sticky/rec")), 0);
+	assert_int_equal(symlink(target, P(1, "sticky/rec")), 0);
+	assert_int_equal(run_child("size", P(0, "ownlink"), env), 0);
+	assert_true(file_size(target) > 0);
 }
 
 static void test_verify_without_injection_logs_nothing_and_counts_zero(void **state)
@@ -500,6 +629,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_verify_corrupted_errors_are_logged_for_stat_open_and_access),
 		cmocka_unit_test(test_verify_corrupted_access_and_names_are_logged),
 		cmocka_unit_test(test_verify_default_log_is_per_process_in_tmpdir),
+		cmocka_unit_test(test_verify_default_log_not_written_in_a_directory_of_another_user),
+		cmocka_unit_test(test_verify_and_stats_files_planted_by_another_user_not_written),
 		cmocka_unit_test(test_verify_without_injection_logs_nothing_and_counts_zero),
 	};
 
