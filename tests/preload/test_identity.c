@@ -15,9 +15,10 @@
  * Each case runs this binary's probe (`--probe TOP`) as a second user made
  * here (useradd, removed at the end), through the launcher, with a session
  * and with --no-session.  The probe makes every stat, lstat, access,
- * faccessat (plain, AT_EACCESS, AT_SYMLINK_NOFOLLOW) and open of a tree of
- * root's, the user's and a group's through libc (the shim) and again as a
- * raw system call, three times over, and fails on the first difference.
+ * faccessat (plain, AT_EACCESS, AT_SYMLINK_NOFOLLOW), euidaccess and open of
+ * a tree of root's, the user's and a group's through libc (the shim) and
+ * again as a raw system call (euidaccess: libc.so.6's own, which the shim
+ * does not see inside), three times over, and fails on any difference.
  * The launcher, the shim and this binary run from copies in a 0755
  * directory: the user may not be able to reach the build tree.
  *
@@ -25,6 +26,7 @@
  * --map-user); without them it skips, saying why.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -190,6 +192,25 @@ static int probe_access(const char *p, int mode)
 	return n;
 }
 
+/* glibc's own euidaccess (libc.so.6's definition, not the shim's): it
+ * calls stat and access inside libc, which the shim does not see. */
+static int (*libc_euidaccess)(const char *, int);
+
+static int probe_euidaccess(const char *p, int mode)
+{
+	int src, serr, krc, kerr;
+
+	if (!libc_euidaccess)
+		return 0;
+	errno = 0;
+	src = euidaccess(p, mode);
+	serr = src ? errno : 0;
+	errno = 0;
+	krc = libc_euidaccess(p, mode);
+	kerr = krc ? errno : 0;
+	return rc_differs("euidaccess", p, mode, src, serr, krc, kerr);
+}
+
 static int probe_open(const char *p, int flags)
 {
 	struct stat s, k;
@@ -226,8 +247,9 @@ static void probe_passes(long *total_out, long *bad_out)
 		for (int i = 0; i < g_npaths; i++, total += 2)
 			bad += probe_stat(g_paths[i], 1) + probe_stat(g_paths[i], 0);
 		for (int i = 0; i < g_npaths; i++)
-			for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++, total += 5)
-				bad += probe_access(g_paths[i], modes[m]);
+			for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++, total += 6)
+				bad += probe_access(g_paths[i], modes[m]) +
+				       probe_euidaccess(g_paths[i], modes[m]);
 		for (int i = 0; i < g_npaths; i++, total += 2)
 			bad += probe_open(g_paths[i], O_RDONLY) +
 			       probe_open(g_paths[i], O_RDONLY | O_DIRECTORY);
@@ -246,6 +268,11 @@ static int probe_main(const char *top, const char *label)
 {
 	long total = 0, bad = 0;
 
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	libc_euidaccess = libc ? (int (*)(const char *, int))dlsym(libc, "euidaccess") : NULL;
+	if (!libc_euidaccess)
+		fprintf(stderr, "probe %s: no libc euidaccess to compare with\n", label);
 	probe_paths(top);
 	probe_passes(&total, &bad);
 	if (getenv("IDENT_CLEAR_SECUREBITS")) {
