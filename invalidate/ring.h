@@ -59,7 +59,7 @@
 #include <stdint.h>
 
 #define RING_MAGIC 0x31474e49525752ULL /* "RWRING1" */
-#define RING_VERSION 4u
+#define RING_VERSION 5u /* 5: userns_dev, userns_ino */
 #define RING_RECORDS 65536u /* > 4x the kernel's default max_queued_events */
 /* 250 us, not the per-process reader's 2 ms (inval.c, READER_BATCH_NS): a
  * session's processes do not read the instance, so clause 4's delay is this
@@ -87,6 +87,7 @@ struct ring_hdr {
 	uint32_t answers;             /* fds sent by the answering thread (tests) */
 	uint64_t mntns_dev, mntns_ino; /* stat of /proc/self/ns/mnt */
 	uint64_t root_dev, root_ino;   /* stat of "/" */
+	uint64_t userns_dev, userns_ino; /* stat of /proc/self/ns/user (session.c) */
 	_Alignas(64) uint32_t state;  /* futex; see above */
 	uint32_t exited;
 	uint64_t tail;

@@ -21,7 +21,13 @@
  * another user could try to imitate): the process's real and effective ids
  * agree (a setuid program or `sudo` does not attach); the directory is ours,
  * 0700, opened O_NOFOLLOW; the ring is a regular file of ours, 0600, of the
- * expected size, with our uid, mount namespace and root in its header.
+ * expected size, with our uid, mount namespace, root and user namespace in
+ * its header.  The user namespace: the shared attributes hold owners as the
+ * watcher's namespace shows them (another one shows 65534 for an unmapped
+ * owner, or other ids), and the same euid may be another user there (a
+ * namespace that maps the user to itself passes every other check); a
+ * process of another namespace keeps its own cache (doc/coherence.md,
+ * "Identity").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -163,7 +169,7 @@ static int take_fd(void)
 /* Map the ring in dfd and check it.  0 or -errno. */
 static int map_ring(int dfd)
 {
-	struct stat st, ns, root;
+	struct stat st, ns, root, userns;
 	struct ring_hdr *r;
 	int f = (int)syscall(SYS_openat, dfd, RING_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -180,10 +186,12 @@ static int map_ring(int dfd)
 		return -ENOMEM;
 	if (syscall(SYS_newfstatat, AT_FDCWD, "/proc/self/ns/mnt", &ns, 0) != 0 ||
 	    syscall(SYS_newfstatat, AT_FDCWD, "/", &root, 0) != 0 ||
+	    syscall(SYS_newfstatat, AT_FDCWD, "/proc/self/ns/user", &userns, 0) != 0 ||
 	    __atomic_load_n(&r->magic, __ATOMIC_ACQUIRE) != RING_MAGIC ||
 	    r->version != RING_VERSION || r->nrec != RING_RECORDS || r->uid != geteuid() ||
 	    r->mntns_dev != ns.st_dev || r->mntns_ino != ns.st_ino ||
-	    r->root_dev != root.st_dev || r->root_ino != root.st_ino) {
+	    r->root_dev != root.st_dev || r->root_ino != root.st_ino ||
+	    r->userns_dev != userns.st_dev || r->userns_ino != userns.st_ino) {
 		munmap(r, RING_SIZE);
 		return -EPERM;
 	}

@@ -187,7 +187,7 @@ static int make_dir(char *dir, size_t size)
 static int make_ring(struct watcher *w)
 {
 	char path[PATH_MAX + 8];
-	struct stat ns, root;
+	struct stat ns, root, userns;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/" RING_FILE, w->dir);
@@ -195,7 +195,7 @@ static int make_ring(struct watcher *w)
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)RING_SIZE) != 0 || stat("/proc/self/ns/mnt", &ns) != 0 ||
-	    stat("/", &root) != 0) {
+	    stat("/", &root) != 0 || stat("/proc/self/ns/user", &userns) != 0) {
 		close(fd);
 		return -errno;
 	}
@@ -212,6 +212,8 @@ static int make_ring(struct watcher *w)
 	w->ring->mntns_ino = ns.st_ino;
 	w->ring->root_dev = root.st_dev;
 	w->ring->root_ino = root.st_ino;
+	w->ring->userns_dev = userns.st_dev;
+	w->ring->userns_ino = userns.st_ino;
 	__atomic_store_n(&w->ring->magic, RING_MAGIC, __ATOMIC_RELEASE); /* last */
 	return 0;
 }
@@ -292,11 +294,12 @@ static int make_socket(struct watcher *w)
  * =================================================
  * A watcher started with keep > 0 also listens on RING_HOLD in its
  * directory and publishes a link to that directory, named after the mount
- * namespace and root it serves, in a private directory of the user's
- * (keep_link_path()).  A later launcher of the same user, namespace and root
- * follows the link, checks the directory as an attach does, connects to
- * RING_HOLD and sends how long it wants the session kept; the watcher takes
- * the caller's pid (SO_PEERCRED) as a holder (a pidfd) and answers 'K'.
+ * namespace, root and user namespace it serves, in a private directory of
+ * the user's (keep_link_path()).  A later launcher of the same user,
+ * namespaces and root follows the link, checks the directory as an attach
+ * does, connects to RING_HOLD and sends how long it wants the session kept;
+ * the watcher takes the caller's pid (SO_PEERCRED) as a holder (a pidfd)
+ * and answers 'K'.
  * The launcher exports RCUWALK_SESSION only after that 'K': a session that
  * answered it lives until that launcher's process (the command it becomes or
  * waits for) has exited, and then for `keep` more seconds unless another
@@ -313,7 +316,7 @@ static int make_socket(struct watcher *w)
 static int keep_link_path(char *out, size_t size)
 {
 	const char *x = getenv("XDG_RUNTIME_DIR");
-	struct stat st, ns, root;
+	struct stat st, ns, root, userns;
 	char base[PATH_MAX];
 	int n;
 
@@ -327,10 +330,13 @@ static int keep_link_path(char *out, size_t size)
 		return -errno;
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
 		return -EPERM;
-	if (stat("/proc/self/ns/mnt", &ns) != 0 || stat("/", &root) != 0)
+	if (stat("/proc/self/ns/mnt", &ns) != 0 || stat("/", &root) != 0 ||
+	    stat("/proc/self/ns/user", &userns) != 0)
 		return -errno;
-	n = snprintf(out, size, "%s/%llx-%llx-%llx", base, (unsigned long long)ns.st_ino,
-		     (unsigned long long)root.st_dev, (unsigned long long)root.st_ino);
+	/* The user namespace too: its processes could not attach (session.c). */
+	n = snprintf(out, size, "%s/%llx-%llx-%llx-%llx", base, (unsigned long long)ns.st_ino,
+		     (unsigned long long)root.st_dev, (unsigned long long)root.st_ino,
+		     (unsigned long long)userns.st_ino);
 	return n > 0 && (size_t)n < size ? 0 : -ENAMETOOLONG;
 }
 

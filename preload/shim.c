@@ -382,6 +382,11 @@ static int try_cache(const struct kpath *kp, unsigned int q, int amode, struct s
 		count_unusable();
 		return 0;
 	}
+	/* Here, once the cache is in use: the warm-up pays nothing for it. */
+	if ((q & DCACHE_Q_ACCESS) && !preload_access_as_lookup()) {
+		preload_count_pass(PRELOAD_PASS_FORM);
+		return 0;
+	}
 	preload_in_shim++;
 	apply_epochs();
 	inval_sync();
@@ -700,8 +705,10 @@ static int do_faccessat(int dirfd, const char *path, int mode, int flags)
 {
 	int ret;
 
-	/* access() checks with the real ids; the cache's permission facts were
-	 * learned with the effective ones: only equal ids make them the same. */
+	/* access() checks with the real ids and, for a non-root user, no
+	 * capabilities; the cache's permission facts were learned with the
+	 * process's own credentials: only where those are the same (ids here,
+	 * capabilities in try_cache: creds.c). */
 	struct kpath kp;
 	int why = path_in(dirfd, path, &kp);
 

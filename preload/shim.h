@@ -45,6 +45,13 @@ int preload_cache_usable(void);
 /* ids_equal again, from getuid() and the others (shim.c). */
 void preload_refresh_ids(void);
 
+/* Whether the cache may answer access(2) or faccessat() without AT_EACCESS:
+ * 1 if the kernel would check it with the credentials the cache's lookups
+ * use (no access_override_creds() change: creds.c), else 0 (pass through).
+ * Any thread, outside or inside the shim; raw syscalls at the first call of
+ * a credential epoch, then one load.  Preserves errno. */
+int preload_access_as_lookup(void);
+
 /* The warm-up's clock (shim.c): armed by a lookup passed through during a
  * warm-up by time; the next CALL_REAL of the thread is timed and its time
  * spent from the budget (preload_warm_spent). */

@@ -39,6 +39,7 @@
 #include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -738,6 +739,28 @@ CRED(setfsgid, (gid_t g), g)
 /* capset(2) has no glibc declaration (libcap's header has one). */
 int capset(void *hdr, const void *data);
 CRED(capset, (void *h, const void *d), h, d)
+
+/* prctl(PR_SET_SECUREBITS): SECBIT_NO_SETUID_FIXUP decides with which
+ * capabilities access() checks (creds.c); no other option changes what a
+ * permission check of this process reads now (ambient capabilities, the
+ * bounding set and PR_SET_KEEPCAPS act at a later execve or setuid).
+ * Variadic: forwarded with the four further arguments glibc's own reads. */
+REAL_DECL(prctl);
+EXPORT int prctl(int option, ...)
+{
+	unsigned long a[4];
+	va_list ap;
+	int r;
+
+	va_start(ap, option);
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	r = CALL_REAL(prctl, option, a[0], a[1], a[2], a[3]);
+	if (option == PR_SET_SECUREBITS)
+		__atomic_fetch_add(&preload_cred_epoch, 1, __ATOMIC_RELEASE);
+	return r;
+}
 
 /*
  * Root directory, mounts and namespaces.  After any of these "/" and what
