@@ -125,7 +125,7 @@ static void usage(FILE *f)
 		"  --no-negative    never cache absent names (RCUWALK_NO_NEGATIVE=1)\n"
 		"  --scratch-full   watch /tmp and other sticky directories writable by all\n"
 		"                   in full: their files' attributes cached (RCUWALK_SCRATCH_FULL=1)\n"
-		"  --exclude=DIR[:DIR...]  pass through below these directories\n"
+		"  --exclude=DIR[:DIR...]  pass through below these directories, at most 16\n"
 		"                   (RCUWALK_EXCLUDE; relative ones made absolute from here)\n"
 		"  --ttl-ms=N       NFS/FUSE/CIFS/9p names live N ms (RCUWALK_TTL_MS; default\n"
 		"                   1000, 0 = pass through)\n"
@@ -747,7 +747,7 @@ static char *absolute_dirs(const char *spec)
 static const char *envopt_value(const struct envopt *o, const char *v)
 {
 	char *e;
-	unsigned long n;
+	unsigned long n = 0;
 
 	switch (o->kind) {
 	case OPT_FLAG:
@@ -755,6 +755,24 @@ static const char *envopt_value(const struct envopt *o, const char *v)
 	case OPT_DIRS:
 		if (!v || !*v || !v[strspn(v, ":")]) {
 			fatal("%s needs DIR[:DIR...]", o->name);
+			return NULL;
+		}
+		/* The library keeps DCACHE_MAX_EXCLUDES directories; a list it
+		 * cannot keep whole would leave the escape hatch open. */
+		for (const char *p = v; *p;) {
+			size_t len = strcspn(p, ":");
+
+			if (len >= PATH_MAX) {
+				fatal("%s: a directory name of %zu bytes: the limit is PATH_MAX (%d)",
+				      o->name, len, PATH_MAX);
+				return NULL;
+			}
+			n += len > 0;
+			p += len + (p[len] == ':');
+		}
+		if (n > DCACHE_MAX_EXCLUDES) {
+			fatal("%s: %lu directories: the limit is %d", o->name, n,
+			      DCACHE_MAX_EXCLUDES);
 			return NULL;
 		}
 		return v;

@@ -751,6 +751,102 @@ static void test_launcher_bad_option_values_exit_125(void **state)
 	}
 }
 
+static void self_path(char *out);
+
+/* "D1:...:Dn" of n directories in the scratch directory (made). */
+static void exclude_list(char *out, size_t size, int n)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++) {
+		char d[PLEN];
+
+		sp(d, "%s/excl%d", g_scratch, i);
+		if (mkdir(d, 0755) != 0)
+			assert_int_equal(errno, EEXIST);
+		len += (size_t)snprintf(out + len, size - len, "%s%s", i ? ":" : "", d);
+		assert_true(len < size);
+	}
+}
+
+/* The library keeps 16 excluded directories (DCACHE_MAX_EXCLUDES): a 17th
+ * given to the launcher is an error naming the limit, not a directory
+ * silently cached. */
+static void test_launcher_exclude_past_its_limit_exits_125(void **state)
+{
+	char list[16 * 1024], opt[16 * 1024 + 16];
+	char *argv[] = { (char *)g_launcher, opt, "--", "true", NULL };
+	struct run r;
+
+	(void)state;
+	exclude_list(list, sizeof(list), 16);
+	snprintf(opt, sizeof(opt), "--exclude=%s", list);
+	run(argv, NULL, &r);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	exclude_list(list, sizeof(list), 17);
+	snprintf(opt, sizeof(opt), "--exclude=%s", list);
+	run(argv, NULL, &r);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 125);
+	if (!strstr(r.err, "limit is 16"))
+		fail_msg("no limit named: %s", r.err);
+	run_free(&r);
+}
+
+/* RCUWALK_EXCLUDE read without the launcher (plain LD_PRELOAD): a list the
+ * library cannot honour whole makes it cache nothing, and say so once per
+ * process in $TMPDIR/rcuwalk-config.<euid>.log; 16 directories are kept
+ * and the cache answers. */
+static void test_preload_exclude_past_its_limit_caches_nothing_and_says_so(void **state)
+{
+	char list[16 * 1024], excl[16 * 1024 + 32], self[PLEN], records[PLEN],
+		stats_env[PLEN + 32], tmpdir[PLEN], tmp_env[PLEN + 16], log[PLEN], n[16];
+	char *argv[] = { self, "--lookups-_exit", n, NULL };
+	const char *env[] = { excl, stats_env, tmp_env, "LD_PRELOAD", NULL };
+	struct rec recs[4];
+	struct run r;
+	char *txt;
+
+	(void)state;
+	self_path(self);
+	snprintf(n, sizeof(n), "%d", 200);
+	sp(records, "%s/excl-records", g_scratch);
+	snprintf(stats_env, sizeof(stats_env), "RCUWALK_STATS=%s", records);
+	sp(tmpdir, "%s/excl-tmp", g_scratch);
+	assert_int_equal(mkdir(tmpdir, 0700), 0);
+	snprintf(tmp_env, sizeof(tmp_env), "TMPDIR=%s", tmpdir);
+	sp(log, "%s/rcuwalk-config.%ld.log", tmpdir, (long)geteuid());
+	for (int k = 16; k <= 17; k++) {
+		char pre[PLEN + 16];
+
+		exclude_list(list, sizeof(list), k);
+		snprintf(excl, sizeof(excl), "RCUWALK_EXCLUDE=%s", list);
+		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", g_shim);
+		env[3] = pre;
+		unlink(records);
+		run(argv, env, &r);
+		assert_int_equal(r.status, 0);
+		assert_int_equal(r.err_len, 0);
+		run_free(&r);
+		if (k == 16) {
+			assert_int_equal(read_recs(records, recs, 4), 1);
+			assert_true(recs[0].v[I_neg_hits] > 0);
+			assert_int_equal(access(log, F_OK), -1);
+		} else {
+			if (read_recs(records, recs, 4) == 1)
+				assert_int_equal(recs[0].v[I_hits] + recs[0].v[I_neg_hits], 0);
+			txt = slurp(log, NULL);
+			assert_int_equal(count_substr(txt, "RCUWALK_EXCLUDE="), 1);
+			assert_non_null(strstr(txt, "nothing is cached"));
+			free(txt);
+		}
+	}
+	unlink(log);
+	unlink(records);
+	rmdir(tmpdir);
+}
+
 /* Without --stats nothing but the command's own output; --log gets the
  * diagnostics. */
 static void test_launcher_prints_only_the_commands_output_and_logs_to_log_file(void **state)
@@ -1634,6 +1730,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_session_is_the_default_and_no_session_opts_out),
 		cmocka_unit_test(test_launcher_verify_sets_verify_and_its_log_file),
 		cmocka_unit_test(test_launcher_bad_option_values_exit_125),
+		cmocka_unit_test(test_launcher_exclude_past_its_limit_exits_125),
+		cmocka_unit_test(test_preload_exclude_past_its_limit_caches_nothing_and_says_so),
 		cmocka_unit_test(test_launcher_prints_only_the_commands_output_and_logs_to_log_file),
 		cmocka_unit_test(test_launcher_finds_library_installed_to_temporary_prefix),
 		cmocka_unit_test(test_launcher_uses_dollar_lib_when_library_is_in_loaders_lib_dir),
