@@ -932,8 +932,9 @@ int main(int argc, char **argv)
 			printf("LD_PRELOAD entry: %s\n", entry);
 		return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER;
 	}
-	if (i >= argc) {
-		usage(stderr);
+	if (i >= argc) { /* one line, not the whole --help */
+		fputs("usage: rcuwalk [options] [--] command [args...]  (rcuwalk --help for more)\n",
+		      stderr);
 		return EXIT_LAUNCHER;
 	}
 	if (set_ld_preload(&lib) != 0)

@@ -452,6 +452,26 @@ static void test_launcher_unknown_option_exits_125(void **state)
 	run_free(&r);
 }
 
+/* `rcuwalk` with no command: one line of usage on stderr, status 125. */
+static void test_launcher_without_a_command_prints_one_line_and_exits_125(void **state)
+{
+	char *alone[] = { (char *)g_launcher, NULL };
+	char *opts[] = { (char *)g_launcher, "--stats", "--", NULL };
+	char **argvs[] = { alone, opts };
+	struct run r;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		run(argvs[i], NULL, &r);
+		assert_true(WIFEXITED(r.status));
+		assert_int_equal(WEXITSTATUS(r.status), 125);
+		assert_int_equal(r.out_len, 0);
+		assert_int_equal(count_substr(r.err, "\n"), 1);
+		assert_non_null(strstr(r.err, "usage: rcuwalk"));
+		run_free(&r);
+	}
+}
+
 static void test_launcher_help_and_version_go_to_stdout(void **state)
 {
 	char *help[] = { (char *)g_launcher, "--help", NULL };
@@ -1720,6 +1740,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_command_not_found_exits_127),
 		cmocka_unit_test(test_launcher_unknown_option_exits_125),
 		cmocka_unit_test(test_launcher_help_and_version_go_to_stdout),
+		cmocka_unit_test(test_launcher_without_a_command_prints_one_line_and_exits_125),
 		cmocka_unit_test(test_launcher_sets_ld_preload_to_the_library),
 		cmocka_unit_test(test_launcher_keeps_ld_preload_and_appends_library),
 		cmocka_unit_test(test_launcher_nested_does_not_duplicate_library),
