@@ -21,6 +21,7 @@
  *   --lookups-_exit N  N absent-name stat() calls, then _exit(0)
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -427,6 +428,54 @@ static void test_launcher_stats_mode_forwards_sigterm_to_command(void **state)
 	assert_int_equal(WTERMSIG(status), SIGTERM);
 }
 
+static void self_path(char *out);
+
+/* Run in a session: print "COMM|CMDLINE" (NULs as '|') of the process
+ * whose command line names $RCUWALK_SESSION, or "none". */
+static int find_watcher_main(void)
+{
+	const char *dir = getenv("RCUWALK_SESSION");
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+
+	if (!dir || !proc)
+		return 2;
+	while ((e = readdir(proc))) {
+		char p[PLEN], comm[64] = "", cmd[PLEN];
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || atol(e->d_name) == getpid())
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/cmdline", e->d_name);
+		fd = open(p, O_RDONLY);
+		n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		for (ssize_t i = 0; i < n; i++)
+			if (!cmd[i])
+				cmd[i] = '|';
+		cmd[n] = '\0';
+		if (!strstr(cmd, dir))
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/comm", e->d_name);
+		fd = open(p, O_RDONLY);
+		n = fd >= 0 ? read(fd, comm, sizeof(comm) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		comm[n > 0 ? n : 0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		printf("%s|%s\n", comm, cmd);
+		closedir(proc);
+		return 0;
+	}
+	closedir(proc);
+	printf("none\n");
+	return 0;
+}
+
 static void test_launcher_command_not_found_exits_127(void **state)
 {
 	char *argv[] = { (char *)g_launcher, "--", "rcuwalk-no-such-command-xyz", NULL };
@@ -450,6 +499,45 @@ static void test_launcher_unknown_option_exits_125(void **state)
 	assert_int_equal(WEXITSTATUS(r.status), 125);
 	assert_non_null(strstr(r.err, "unknown option"));
 	run_free(&r);
+}
+
+/* ps shows the session's watcher as "rcuwalk-watcher <session dir>" (comm
+ * and command line), not as the launcher's command line, whose command may
+ * have ended while the watcher is kept.  Short and long launcher command
+ * lines: the name fits the launcher's argv area, or runs on past it. */
+static void test_launcher_watcher_names_itself_with_its_session(void **state)
+{
+	char self[PLEN], want[PLEN + 64], log[PLEN], logopt[PLEN + 16], pad[600], *text;
+	char *shortv[] = { (char *)g_launcher, "--", self, "--find-watcher", NULL };
+	char *longv[] = { (char *)g_launcher, logopt, "--", self, "--find-watcher", pad, NULL };
+	char **argvs[] = { shortv, longv };
+	struct run r;
+
+	(void)state;
+	self_path(self);
+	sp(log, "%s/watcher-name.log", g_scratch);
+	sp(logopt, "--log=%s", log);
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	for (size_t i = 0; i < 2; i++) {
+		char dir[PLEN];
+
+		run(argvs[i], NULL, &r);
+		if (r.status == 512) { /* no RCUWALK_SESSION: no watcher could start */
+			text = slurp(log, NULL);
+			print_message("no session here: skipping (%s)\n", text);
+			free(text);
+			run_free(&r);
+			skip();
+		}
+		assert_int_equal(r.status, 0);
+		assert_true(sscanf(r.out, "rcuwalk-watcher|rcuwalk-watcher %1000[^|\n]", dir) == 1);
+		snprintf(want, sizeof(want), "rcuwalk-watcher|rcuwalk-watcher %s|\n", dir);
+		assert_string_equal(r.out, want);
+		assert_true(dir[0] == '/');
+		run_free(&r);
+	}
+	unlink(log);
 }
 
 /* `rcuwalk` with no command: one line of usage on stderr, status 125. */
@@ -770,8 +858,6 @@ static void test_launcher_bad_option_values_exit_125(void **state)
 		run_free(&r);
 	}
 }
-
-static void self_path(char *out);
 
 /* "D1:...:Dn" of n directories in the scratch directory (made). */
 static void exclude_list(char *out, size_t size, int n)
@@ -1714,6 +1800,8 @@ int main(int argc, char **argv)
 		execl("/proc/self/exe", argv[0], "--lookups-_exit", argv[2], (char *)NULL);
 		return 99;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "--find-watcher"))
+		return find_watcher_main();
 	if (argc == 3 && !strcmp(argv[1], "--lookups-_exit")) {
 		absent_lookups(atoi(argv[2]));
 		_exit(0);
@@ -1741,6 +1829,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_unknown_option_exits_125),
 		cmocka_unit_test(test_launcher_help_and_version_go_to_stdout),
 		cmocka_unit_test(test_launcher_without_a_command_prints_one_line_and_exits_125),
+		cmocka_unit_test(test_launcher_watcher_names_itself_with_its_session),
 		cmocka_unit_test(test_launcher_sets_ld_preload_to_the_library),
 		cmocka_unit_test(test_launcher_keeps_ld_preload_and_appends_library),
 		cmocka_unit_test(test_launcher_nested_does_not_duplicate_library),
