@@ -213,12 +213,13 @@ say "RCUWALK_STATS of the shim warm-up build, summed over all processes"
 if [[ -s $stats_file ]]; then
 	awk '
 		$1 == "rcuwalk-stats" {
-			procs++
+			records++
+			if ($NF != "end=exec") procs++
 			for (i = 3; i <= NF; i++) { split($i, kv, "="); sum[kv[1]] += kv[2] }
 		}
 		END {
-			printf "processes=%d hits=%d neg_hits=%d misses=%d passthrough=%d invalidations=%d saved=%d\n",
-				procs, sum["hits"], sum["neg_hits"], sum["misses"], sum["passthrough"],
+			printf "records=%d processes_ended=%d hits=%d neg_hits=%d misses=%d passthrough=%d invalidations=%d saved=%d\n",
+				records, procs, sum["hits"], sum["neg_hits"], sum["misses"], sum["passthrough"],
 				sum["invalidations"], sum["saved"]
 		}' "$stats_file"
 else

@@ -454,6 +454,7 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 {
 	const unsigned long long *v = s->v;
 	long long net = (long long)v[F_saved] - (long long)v[F_misses] - (long long)v[F_watches];
+	unsigned long procs;
 	char p[16];
 
 	/* Values end in one column, whatever the name's length. */
@@ -461,10 +462,14 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	fprintf(f, "%-15s %*llu %6s  %s\n", key,                                        \
 		strlen(key) > 15 ? 14 - (int)(strlen(key) - 15) : 14, (unsigned long long)(val), \
 		pc, text)
-	fprintf(f, "rcuwalk summary: %lu processes, %lu records (%lu exit(), %lu _exit(), "
-		   "%lu before exec), %lu unreadable\n",
-		s->dtor + s->exit + s->other_end, s->records, s->dtor, s->exit, s->exec,
-		s->unreadable);
+	/* What each count counts: processes that ended with a record (an
+	 * exec'd process writes one before its exec and one at its end, and
+	 * counts once), and the records read. */
+	procs = s->dtor + s->exit + s->other_end;
+	fprintf(f, "rcuwalk summary: %lu process%s ended (%lu by exit(), %lu by _exit()), "
+		   "%lu record%s (%lu written before an exec), %lu unreadable\n",
+		procs, procs == 1 ? "" : "es", s->dtor, s->exit, s->records,
+		s->records == 1 ? "" : "s", s->exec, s->unreadable);
 	LINE("lookups", v[F_lookups], "", "path lookups through the shim");
 	pct(p, sizeof(p), v[F_hits], v[F_lookups]);
 	LINE("hits", v[F_hits], p, "answered from the cache: success");
