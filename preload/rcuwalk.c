@@ -16,7 +16,8 @@
  *  - A library path with ':' or ' ' (a checkout in "My Projects/") goes
  *    into LD_PRELOAD through a symbolic link in /tmp/rcuwalk-links.<euid>/
  *    (ldlink.h), made or checked before the command runs and left in place
- *    for the processes it starts later.
+ *    for the processes it starts later; links whose directory is gone are
+ *    removed then.
  *  - Without --stats the launcher execs the command: same pid, same
  *    signals, same exit status.  With --stats it forks, waits, prints one
  *    summary, then exits with the command's status or dies by its signal.

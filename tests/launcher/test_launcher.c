@@ -1080,6 +1080,47 @@ static void mkdirs(const char *path)
 	mkdir(p, 0755);
 }
 
+static int files_left;
+
+static int count_file(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)p;
+	(void)st;
+	(void)ftw;
+	files_left += type == FTW_F || type == FTW_SL;
+	return 0;
+}
+
+/* `cmake --build BUILD --target uninstall` removes every file that
+ * `cmake --install BUILD` wrote (build/install_manifest.txt). */
+static void test_launcher_uninstall_target_removes_what_install_wrote(void **state)
+{
+	const char *cmake = env_or_skip("RCUWALK_CMAKE");
+	const char *build = env_or_skip("RCUWALK_BUILD_DIR");
+	char prefix[PLEN], path[PLEN];
+	char *inst[] = { (char *)cmake, "--install", (char *)build, "--prefix", prefix, NULL };
+	char *uninst[] = { (char *)cmake, "--build", (char *)build, "--target", "uninstall", NULL };
+	struct run r;
+
+	(void)state;
+	sp(prefix, "%s/uninstall-prefix", g_scratch);
+	run(inst, NULL, &r);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	sp(path, "%s/bin/rcuwalk", prefix);
+	assert_int_equal(access(path, X_OK), 0);
+	run(uninst, NULL, &r);
+	if (r.status != 0)
+		print_message("uninstall: %s%s\n", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	files_left = 0;
+	assert_int_equal(nftw(prefix, count_file, 16, FTW_PHYS), 0);
+	assert_int_equal(files_left, 0);
+	sp(path, "%s/share/doc/rcuwalk", prefix);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
 /* The Debian package's layout: <prefix>/bin/rcuwalk and
  * <prefix>/<$LIB>/librcuwalk.so: LD_PRELOAD names <prefix>/$LIB/, which the
  * loader expands back, and the library runs. */
@@ -1288,6 +1329,33 @@ static void test_launcher_dollar_lib_entry_below_a_space_keeps_dollar_lib(void *
 
 /* The link is named after the directory's dev/ino: moved, the directory
  * keeps its name, and the link is made to follow it (atomically replaced). */
+/* A link whose directory is gone (the prefix was removed) is removed by the
+ * next launcher that makes a link: it would dangle in /tmp otherwise. */
+static void test_launcher_link_to_a_removed_directory_is_cleaned_up(void **state)
+{
+	char bin[PLEN], lib[PLEN], entry[PLEN], other[PLEN], gone[PLEN], link[PLEN];
+	char *rm[] = { "rm", "-rf", gone, NULL };
+	struct stat st;
+	struct run r;
+
+	(void)state;
+	copy_pair("removed prefix/bin", bin, lib);
+	check_preloaded_through_link(bin, lib, entry);
+	/* the link itself: /tmp/rcuwalk-links.<euid>/<dev>-<ino> */
+	sp(link, "/tmp/rcuwalk-links.%ld/", (long)geteuid());
+	assert_true(!strncmp(entry, link, strlen(link)));
+	snprintf(link, sizeof(link), "%.*s", (int)(strchr(entry + strlen(link), '/') - entry), entry);
+	assert_int_equal(lstat(link, &st), 0);
+	sp(gone, "%s/removed prefix", g_scratch);
+	run(rm, NULL, &r);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	copy_pair("another prefix/bin", bin, lib);
+	check_preloaded_through_link(bin, lib, other);
+	assert_int_equal(lstat(link, &st), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
 static void test_launcher_link_follows_its_directory_when_moved(void **state)
 {
 	char bin[PLEN], lib[PLEN], from[PLEN], to[PLEN], entry[PLEN], moved[PLEN];
@@ -1848,12 +1916,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_preload_exclude_past_its_limit_caches_nothing_and_says_so),
 		cmocka_unit_test(test_launcher_prints_only_the_commands_output_and_logs_to_log_file),
 		cmocka_unit_test(test_launcher_finds_library_installed_to_temporary_prefix),
+		cmocka_unit_test(test_launcher_uninstall_target_removes_what_install_wrote),
 		cmocka_unit_test(test_launcher_uses_dollar_lib_when_library_is_in_loaders_lib_dir),
 		cmocka_unit_test(test_launcher_32bit_child_prints_no_loader_error),
 		cmocka_unit_test(test_launcher_library_path_with_space_goes_in_through_a_link),
 		cmocka_unit_test(test_launcher_library_path_with_colon_goes_in_through_a_link),
 		cmocka_unit_test(test_launcher_dollar_lib_entry_below_a_space_keeps_dollar_lib),
 		cmocka_unit_test(test_launcher_link_follows_its_directory_when_moved),
+		cmocka_unit_test(test_launcher_link_to_a_removed_directory_is_cleaned_up),
 		cmocka_unit_test(test_launcher_link_dir_not_ours_or_a_symlink_is_not_used),
 		cmocka_unit_test(test_stats_make_tree_summary_equals_sum_of_process_records),
 		cmocka_unit_test(test_stats_summary_on_stderr_is_the_only_addition),
