@@ -15,7 +15,7 @@
 # --stats fields: the record's fields are RCUWALK_RECORD_FIELDS
 # (preload/stats.h).  The summary that `rcuwalk --stats -- true` prints names
 # them plus net_saved, syscall_ns and time_saved_ms; the same names appear in
-# README's sample summary and as the man page's STATISTICS entries; the
+# README's sample summary (whose first line is worded as the real one's) and as the man page's STATISTICS entries; the
 # record format in the man page and doc/statistics.md's table name the
 # record's fields (and end).
 #
@@ -170,6 +170,15 @@ for t in real readme man; do
 	if ! cmp -s "$tmp/summary-want" "$tmp/summary-$t"; then
 		echo "FAIL: summary names: the record's fields + net_saved, syscall_ns, time_saved_ms (<), $t (>)"
 		diff "$tmp/summary-want" "$tmp/summary-$t"
+		fail=1
+	fi
+done
+# The first line: README's sample is worded as the real one.
+head_re='^rcuwalk summary: [0-9][0-9]* process(es)? ended \([0-9][0-9]* by exit\(\), [0-9][0-9]* by _exit\(\)\), [0-9][0-9]* records? \([0-9][0-9]* written before an exec\), [0-9][0-9]* unreadable$'
+for f in "$tmp/summary.txt" "$src/README.md"; do
+	if ! grep -Eq "$head_re" "$f"; then
+		echo "FAIL: no summary line worded as preload/rcuwalk.c prints it in $f:"
+		grep '^rcuwalk summary' "$f"
 		fail=1
 	fi
 done
