@@ -613,8 +613,8 @@ static int parse_excludes(const char *spec, char **out, char *buf, size_t size)
 		size_t len = strcspn(spec, ":");
 		char dir[PATH_MAX];
 
-		if (len >= sizeof(dir) || (len > 0 && n == DCACHE_MAX_EXCLUDES) ||
-		    used + PATH_MAX > size)
+		if (len >= sizeof(dir) ||
+		    (len > 0 && (n == DCACHE_MAX_EXCLUDES || used + PATH_MAX > size)))
 			return -1;
 		if (len > 0) {
 			memcpy(dir, spec, len);
