@@ -229,7 +229,8 @@ int dcache_init(const struct dcache_ops *ops, size_t max_bytes);
  * non-directory whose mtime/ctime is that recent keeps no cached attributes
  * (0 = off; default 2 s).  no_negative: absent names are never cached.
  * exclude: canonical absolute directories whose contents pass through.
- * Returns 0, or -EINVAL/-E2BIG (more than 16 prefixes). */
+ * Returns 0, or -EINVAL/-E2BIG (more than DCACHE_MAX_EXCLUDES prefixes). */
+#define DCACHE_MAX_EXCLUDES 16
 int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exclude,
 		      unsigned int nexclude);
 

@@ -62,7 +62,7 @@ static uint64_t dc_ttl_ns = 1000000000ULL;
 static uint64_t dc_neg_ttl_ns = 1000000000ULL;
 static bool dc_no_negative;
 static bool dc_scratch = true; /* dcache_set_scratch() */
-#define MAX_EXCLUDES 16
+#define MAX_EXCLUDES DCACHE_MAX_EXCLUDES
 static char *dc_exclude[MAX_EXCLUDES];
 static size_t dc_exclude_len[MAX_EXCLUDES];
 static unsigned int dc_nexclude;

@@ -11,6 +11,16 @@
 # Steps: (a) build rcuwalk if build/preload/librcuwalk.so is missing,
 # (b) generate the project (examples/gen-include-project.sh) in a temp dir,
 # (c) time `make -jN` without and with `build/preload/rcuwalk --`, alternating,
+#     in pairs (one build each way); print each pair's ratio (shim / no shim),
+#     their median and range, the load average before and after, and a
+#     verdict by this rule, where "most" is at least 4 of 5 pairs (80%,
+#     rounded up, of DEMO_RUNS):
+#       faster  the median ratio is below 0.97 and most pairs are below 1.0
+#       slower  the median ratio is above 1.03 and most pairs are above 1.0
+#       within noise: the pairs disagree   neither 80% of pairs one way
+#       within noise: about even           the pairs agree, the median within 3%
+#     A ratio of the medians would hide disagreeing pairs: under load it said
+#     0.912 ("9% faster") while 4 of 5 pairs were slower.
 # (d) count path syscalls of one build of each with strace -f -c (if present),
 # (e) check that the objects are byte-identical, (f) sum RCUWALK_STATS.
 set -euo pipefail
@@ -128,14 +138,18 @@ median() {
 		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown; }
+
 stats_file=$tmp/rcuwalk-stats.txt
 say "timing make -j$jobs: without the shim vs with $shim_desc"
+load_before=$(loadavg)
 t=$(build none)
 echo "warm-up   no shim   ${t} s"
 t=$(build shim "RCUWALK_STATS=$stats_file")
 echo "warm-up   shim      ${t} s   (RCUWALK_STATS collected from this build)"
 times_none=()
 times_shim=()
+ratios=()
 for ((i = 1; i <= runs; i++)); do
 	t=$(build none)
 	times_none+=("$t")
@@ -143,13 +157,36 @@ for ((i = 1; i <= runs; i++)); do
 	t=$(build shim)
 	times_shim+=("$t")
 	save_objects shim
-	printf 'run %d     no shim   %s s   shim   %s s\n' "$i" "${times_none[-1]}" "${times_shim[-1]}"
+	ratios+=("$(awk -v a="${times_shim[-1]}" -v b="${times_none[-1]}" 'BEGIN { printf "%.3f", a / b }')")
+	printf 'pair %d    no shim   %s s   shim   %s s   shim/no-shim %s\n' "$i" "${times_none[-1]}" \
+		"${times_shim[-1]}" "${ratios[-1]}"
 done
+load_after=$(loadavg)
 med_none=$(median "${times_none[@]}")
 med_shim=$(median "${times_shim[@]}")
 echo
-printf 'median    no shim   %s s   shim   %s s   shim/no-shim = %s\n' "$med_none" "$med_shim" \
-	"$(awk -v a="$med_shim" -v b="$med_none" 'BEGIN { printf "%.3f", a / b }')"
+printf 'median    no shim   %s s   shim   %s s\n' "$med_none" "$med_shim"
+# The verdict (the rule is in this file's header).
+printf '%s\n' "${ratios[@]}" | sort -g | awk -v before="$load_before" -v after="$load_after" '
+	{ r[NR] = $1; if ($1 < 1.0) below++; if ($1 > 1.0) above++ }
+	END {
+		n = NR
+		med = n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+		most = int((4 * n + 4) / 5) # 80%, rounded up: 4 of 5
+		printf "pairs     %d; shim/no-shim median %.3f, range %.3f-%.3f; %d below 1.0, %d above\n",
+			n, med, r[1], r[n], below, above
+		printf "load      %s before, %s after (1, 5, 15 min)\n", before, after
+		if (med < 0.97 && below >= most)
+			v = sprintf("faster (median %.3f < 0.97, %d of %d pairs below 1.0)", med, below, n)
+		else if (med > 1.03 && above >= most)
+			v = sprintf("slower (median %.3f > 1.03, %d of %d pairs above 1.0)", med, above, n)
+		else if (below < most && above < most)
+			v = sprintf("within noise: the pairs disagree (%d below 1.0, %d above; %d needed either way)",
+				below, above, most)
+		else
+			v = sprintf("within noise: about even (median %.3f, within 3%%)", med)
+		printf "verdict   %s\n", v
+	}'
 
 # ---------------------------------------------------------------- (d) strace
 # strace_build VARIANT: one build under strace -f -c; the summary goes to a file.
@@ -213,12 +250,13 @@ say "RCUWALK_STATS of the shim warm-up build, summed over all processes"
 if [[ -s $stats_file ]]; then
 	awk '
 		$1 == "rcuwalk-stats" {
-			procs++
+			records++
+			if ($NF != "end=exec") procs++
 			for (i = 3; i <= NF; i++) { split($i, kv, "="); sum[kv[1]] += kv[2] }
 		}
 		END {
-			printf "processes=%d hits=%d neg_hits=%d misses=%d passthrough=%d invalidations=%d saved=%d\n",
-				procs, sum["hits"], sum["neg_hits"], sum["misses"], sum["passthrough"],
+			printf "records=%d processes_ended=%d hits=%d neg_hits=%d misses=%d passthrough=%d invalidations=%d saved=%d\n",
+				records, procs, sum["hits"], sum["neg_hits"], sum["misses"], sum["passthrough"],
 				sum["invalidations"], sum["saved"]
 		}' "$stats_file"
 else

@@ -52,6 +52,7 @@
 #include <linux/futex.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -686,6 +687,64 @@ static void short_slice(void)
 	syscall(SYS_sched_setattr, 0, &a, 0);
 }
 
+/*
+ * Name the watcher in ps(1) "rcuwalk-watcher <session dir>": its comm
+ * (PR_SET_NAME, 15 bytes: exactly "rcuwalk-watcher") and its command line,
+ * which would otherwise be the launcher's whole argv (`rcuwalk --keep=20
+ * -- make -j2`), as if make still ran after it ended.  /proc/PID/cmdline
+ * reads the memory between arg_start and arg_end (/proc/self/stat): the
+ * name is written there in place, running on into the environment strings
+ * when longer (env_start == arg_end; the kernel then reads up to the first
+ * NUL because the byte at arg_end - 1 is not one), after each environment
+ * string is copied to the heap so that getenv() still finds them.
+ * PR_SET_MM_ARG_START would need CAP_SYS_RESOURCE.  Called once in the
+ * watcher, before its answering thread starts; any failure leaves the old
+ * name (cosmetic only).
+ */
+static void name_self(const char *dir)
+{
+	unsigned long long f[4];
+	char stat[4096], title[PATH_MAX + 32], *p;
+	size_t len, room;
+	int fd, n;
+
+	prctl(PR_SET_NAME, "rcuwalk-watcher", 0, 0, 0);
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = (int)read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	stat[n] = '\0';
+	p = strrchr(stat, ')'); /* comm may hold spaces; field 3 follows */
+	/* fields 48-51: arg_start, arg_end, env_start, env_end */
+	for (int field = 2; p && field < 48; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3]) != 4 ||
+	    !f[0] || f[1] <= f[0])
+		return;
+	len = (size_t)snprintf(title, sizeof(title), "rcuwalk-watcher %s", dir);
+	room = (size_t)(f[1] - f[0]);
+	if (len + 1 > room && f[2] == f[1] && f[3] > f[2]) {
+		for (char **e = environ; e && *e; e++) {
+			char *c = strdup(*e);
+
+			if (!c)
+				return;
+			*e = c;
+		}
+		room = (size_t)(f[3] - f[0]);
+	}
+	if (len + 1 > room)
+		len = room - 1;
+	p = (char *)(uintptr_t)f[0];
+	memcpy(p, title, len);
+	memset(p + len, 0, room - len);
+	if (len + 1 < (size_t)(f[1] - f[0]))
+		p[f[1] - f[0] - 1] = ' '; /* the kernel then stops at our NUL */
+}
+
 /* In the watcher: set everything up, say the directory's name on `out`, loop. */
 static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 {
@@ -743,6 +802,7 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 		return 1;
 	}
 
+	name_self(w.dir);
 	/* The answering thread before the name goes out: a session that
 	 * cannot answer is never announced. */
 	if (start_answering(&w) != 0) {

@@ -599,18 +599,24 @@ static int canonical_dir(const char *dir, char *out, size_t size)
 	return 0;
 }
 
-/* Split "A:B:..." into canonical directories in buf; returns how many.  A
- * directory that does not exist (yet) is kept as written if absolute. */
-static unsigned int parse_excludes(const char *spec, char **out, char *buf, size_t size)
+/* Split "A:B:..." into canonical directories in buf; returns how many, or
+ * -1 if the list cannot be honoured whole: more than DCACHE_MAX_EXCLUDES
+ * directories, or one whose name is PATH_MAX long or more.  A directory that
+ * does not exist (yet) is kept as written if absolute; a relative one that
+ * does not exist from here names nothing here and is left out. */
+static int parse_excludes(const char *spec, char **out, char *buf, size_t size)
 {
 	unsigned int n = 0;
 	size_t used = 0;
 
-	while (*spec && n < 16) {
+	while (*spec) {
 		size_t len = strcspn(spec, ":");
 		char dir[PATH_MAX];
 
-		if (len > 0 && len < sizeof(dir) && used + PATH_MAX <= size) {
+		if (len >= sizeof(dir) ||
+		    (len > 0 && (n == DCACHE_MAX_EXCLUDES || used + PATH_MAX > size)))
+			return -1;
+		if (len > 0) {
 			memcpy(dir, spec, len);
 			dir[len] = '\0';
 			if (canonical_dir(dir, buf + used, PATH_MAX) == 0 || dir[0] == '/') {
@@ -624,7 +630,40 @@ static unsigned int parse_excludes(const char *spec, char **out, char *buf, size
 		if (*spec == ':')
 			spec++;
 	}
-	return n;
+	return (int)n;
+}
+
+/*
+ * Say, once per process and in a file a user can find, that RCUWALK_EXCLUDE
+ * could not be honoured and nothing is cached (the library never writes to the
+ * program's stderr).  The file is rcuwalk-config.log in the user's own
+ * directory (preload_private_dir: $XDG_RUNTIME_DIR if ours, else
+ * $TMPDIR/rcuwalk-<euid>, 0700), created 0600 with O_EXCL | O_NOFOLLOW or
+ * reopened only as a regular file of ours (preload_open_append): never a
+ * name another user could plant in /tmp.  Each process appends its one line
+ * with one O_APPEND write, while the file is under 64 KiB, so a build of
+ * thousands of processes cannot fill a disk.  Raw syscalls: this runs inside
+ * preload_init.
+ */
+static void say_exclude_refused(const char *spec)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32], line[512];
+	struct stat st;
+	int fd, n;
+
+	if (preload_private_dir(dir, sizeof(dir)) != 0)
+		return;
+	snprintf(path, sizeof(path), "%s/rcuwalk-config.log", dir);
+	fd = preload_open_append(path, 1);
+	if (fd < 0)
+		return;
+	n = snprintf(line, sizeof(line),
+		     "rcuwalk[%ld]: RCUWALK_EXCLUDE=%.200s%s: more than %d directories, or one "
+		     "name too long: nothing is cached, every call passes through\n",
+		     (long)getpid(), spec, strlen(spec) > 200 ? "..." : "", DCACHE_MAX_EXCLUDES);
+	if (syscall(SYS_fstat, fd, &st) == 0 && st.st_size < 65536 && n > 0)
+		(void)syscall(SYS_write, fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	syscall(SYS_close, fd);
 }
 
 /* RCUWALK_WARMUP's default: a time, in microseconds (see preload_init). */
@@ -657,11 +696,25 @@ void preload_init(void)
 	unsigned long long warmup_ns = PRELOAD_WARMUP_DEFAULT_US * 1000ULL;
 	unsigned long ttl_ms = 1000, neg_ttl_ms;
 	int no_negative, scratch;
-	char *excludes[16];
-	static char excl_buf[16 * PATH_MAX] DCACHE_COLD_BSS;
+	int nexcl = 0;
+	char *excludes[DCACHE_MAX_EXCLUDES];
+	static char excl_buf[DCACHE_MAX_EXCLUDES * PATH_MAX] DCACHE_COLD_BSS;
 
 	if (s && *s && strcmp(s, "0") != 0)
 		return;
+	/* RCUWALK_EXCLUDE=DIR[:DIR...]: what lies below DIR passes through (at
+	 * most DCACHE_MAX_EXCLUDES directories).  An exclusion the cache cannot
+	 * honour whole is a correctness escape hatch left open: then nothing is
+	 * cached (the launcher refuses such a list with status 125 instead). */
+	s = getenv("RCUWALK_EXCLUDE");
+	if (s && *s) {
+		nexcl = parse_excludes(s, excludes, excl_buf, sizeof(excl_buf));
+		if (nexcl < 0) {
+			say_exclude_refused(s);
+			return;
+		}
+		nexclude = (unsigned int)nexcl;
+	}
 	preload_attrs_faked = attrs_faked_here();
 	preload_stats_init(getenv("RCUWALK_STATS"));
 	/* RCUWALK_VERIFY=1: every cached answer is checked against the kernel's
@@ -685,8 +738,7 @@ void preload_init(void)
 		max_entries = (unsigned int)strtoul(s, NULL, 10);
 	/* RCUWALK_RACY_MS: attributes of files changed this recently are not
 	 * kept (default 2000, 0 = off).  RCUWALK_NO_NEGATIVE=1: absent names are
-	 * never cached.  RCUWALK_EXCLUDE=DIR[:DIR...]: what lies below DIR
-	 * passes through (at most 16 directories). */
+	 * never cached. */
 	s = getenv("RCUWALK_RACY_MS");
 	if (s && *s)
 		racy_ns = (long long)strtoul(s, NULL, 10) * 1000000LL;
@@ -708,9 +760,6 @@ void preload_init(void)
 	 * are watched in full like any other (dcache_set_scratch). */
 	s = getenv("RCUWALK_SCRATCH_FULL");
 	scratch = !(s && *s && strcmp(s, "0") != 0);
-	s = getenv("RCUWALK_EXCLUDE");
-	if (s && *s)
-		nexclude = parse_excludes(s, excludes, excl_buf, sizeof(excl_buf));
 	/* RCUWALK_STRICT=1: before every cached answer, one poll() asks
 	 * whether inotify events or a mount table change are pending, and
 	 * applies them first.  RCUWALK_WATCH_BUDGET=N: at most N directory

@@ -8,10 +8,12 @@
  * the use changes nothing we act on.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -94,6 +96,43 @@ static int make_link(int dirfd, const char *name, const char *target, char *err,
 	return 0;
 }
 
+/* Remove the links of dirfd that can no longer name what they were made
+ * for: the target is gone (a prefix removed) or is another directory now
+ * (its dev/ino are not those of the link's name).  Nothing can be loaded
+ * through such a link; a launcher for the directory, wherever it is now,
+ * makes its link again.  Best effort: errors leave a link in place. */
+static void prune_links(int dirfd)
+{
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		unsigned long long dev, ino;
+		char target[4096], end;
+		struct stat st;
+		ssize_t n;
+
+		if (e->d_name[0] == '.' ||
+		    sscanf(e->d_name, "%llx-%llx%c", &dev, &ino, &end) != 2)
+			continue;
+		n = readlinkat(dirfd, e->d_name, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (stat(target, &st) == 0 ? (unsigned long long)st.st_dev != dev ||
+						     (unsigned long long)st.st_ino != ino
+					   : errno == ENOENT || errno == ENOTDIR)
+			unlinkat(dirfd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
 int ldlink_entry(const char *entry, int make, char *out, size_t outsize, char *err, size_t errsize)
 {
 	const char *last = NULL, *rest;
@@ -134,6 +173,8 @@ int ldlink_entry(const char *entry, int make, char *out, size_t outsize, char *e
 	if (fd < 0)
 		return -1;
 	r = make_link(fd, name, target, err, errsize);
+	if (r == 0)
+		prune_links(fd);
 	close(fd);
 	return r;
 }

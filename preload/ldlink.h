@@ -26,11 +26,15 @@
  *  - A link is replaced only by an atomic rename of a new one, so a process
  *    starting meanwhile sees the old link or the new one, never no link.
  *    Two launchers for the same DIR write the same link.
- *  - Links are never removed: a launcher execs its command, and any process
- *    of the tree may exec again later and need the name.  One link per
- *    directory ever linked (dev/ino are unique among existing directories,
- *    and a link found pointing elsewhere is replaced); tmp cleaners or a
- *    reboot remove them, and the next launcher makes them again.
+ *  - A link that can still serve is never removed: a launcher execs its
+ *    command, and any process of the tree may exec again later and need
+ *    the name.  One link per directory linked (dev/ino are unique among
+ *    existing directories, and a link found pointing elsewhere is
+ *    replaced).  Each launcher that makes or checks a link removes the
+ *    links whose target is gone (a prefix removed) or is another directory
+ *    than the one their name identifies: nothing can be loaded through
+ *    them.  tmp cleaners or a reboot remove the rest, and the next launcher
+ *    makes them again.
  */
 #ifndef RCUWALK_LDLINK_H
 #define RCUWALK_LDLINK_H

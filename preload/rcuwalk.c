@@ -16,7 +16,8 @@
  *  - A library path with ':' or ' ' (a checkout in "My Projects/") goes
  *    into LD_PRELOAD through a symbolic link in /tmp/rcuwalk-links.<euid>/
  *    (ldlink.h), made or checked before the command runs and left in place
- *    for the processes it starts later.
+ *    for the processes it starts later; links whose directory is gone are
+ *    removed then.
  *  - Without --stats the launcher execs the command: same pid, same
  *    signals, same exit status.  With --stats it forks, waits, prints one
  *    summary, then exits with the command's status or dies by its signal.
@@ -49,6 +50,9 @@
 #define LIBNAME "librcuwalk.so"
 #ifndef RCUWALK_VERSION
 #define RCUWALK_VERSION "unknown"
+#endif
+#ifndef RCUWALK_BUG_URL /* set at configure time (CMakeLists.txt) */
+#define RCUWALK_BUG_URL "the project's issue tracker"
 #endif
 #ifndef RCUWALK_REL_LIBDIR
 #define RCUWALK_REL_LIBDIR "../lib"
@@ -125,11 +129,12 @@ static void usage(FILE *f)
 		"  --no-negative    never cache absent names (RCUWALK_NO_NEGATIVE=1)\n"
 		"  --scratch-full   watch /tmp and other sticky directories writable by all\n"
 		"                   in full: their files' attributes cached (RCUWALK_SCRATCH_FULL=1)\n"
-		"  --exclude=DIR[:DIR...]  pass through below these directories\n"
+		"  --exclude=DIR[:DIR...]  pass through below these directories, at most 16\n"
 		"                   (RCUWALK_EXCLUDE; relative ones made absolute from here)\n"
 		"  --ttl-ms=N       NFS/FUSE/CIFS/9p names live N ms (RCUWALK_TTL_MS; default\n"
 		"                   1000, 0 = pass through)\n"
-		"  --neg-ttl-ms=N   absent names there live N ms (RCUWALK_NEG_TTL_MS)\n"
+		"  --neg-ttl-ms=N   absent names there live N ms (RCUWALK_NEG_TTL_MS;\n"
+		"                   default: the TTL; 0 = the kernel's answer every time)\n"
 		"  --strict         before each cached answer, apply pending inotify events\n"
 		"                   and mount changes first: one poll() per lookup\n"
 		"                   (RCUWALK_STRICT=1)\n"
@@ -453,6 +458,7 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 {
 	const unsigned long long *v = s->v;
 	long long net = (long long)v[F_saved] - (long long)v[F_misses] - (long long)v[F_watches];
+	unsigned long procs;
 	char p[16];
 
 	/* Values end in one column, whatever the name's length. */
@@ -460,10 +466,14 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	fprintf(f, "%-15s %*llu %6s  %s\n", key,                                        \
 		strlen(key) > 15 ? 14 - (int)(strlen(key) - 15) : 14, (unsigned long long)(val), \
 		pc, text)
-	fprintf(f, "rcuwalk summary: %lu processes, %lu records (%lu exit(), %lu _exit(), "
-		   "%lu before exec), %lu unreadable\n",
-		s->dtor + s->exit + s->other_end, s->records, s->dtor, s->exit, s->exec,
-		s->unreadable);
+	/* What each count counts: processes that ended with a record (an
+	 * exec'd process writes one before its exec and one at its end, and
+	 * counts once), and the records read. */
+	procs = s->dtor + s->exit + s->other_end;
+	fprintf(f, "rcuwalk summary: %lu process%s ended (%lu by exit(), %lu by _exit()), "
+		   "%lu record%s (%lu written before an exec), %lu unreadable\n",
+		procs, procs == 1 ? "" : "es", s->dtor, s->exit, s->records,
+		s->records == 1 ? "" : "s", s->exec, s->unreadable);
 	LINE("lookups", v[F_lookups], "", "path lookups through the shim");
 	pct(p, sizeof(p), v[F_hits], v[F_lookups]);
 	LINE("hits", v[F_hits], p, "answered from the cache: success");
@@ -752,7 +762,7 @@ static char *absolute_dirs(const char *spec)
 static const char *envopt_value(const struct envopt *o, const char *v)
 {
 	char *e;
-	unsigned long n;
+	unsigned long n = 0;
 
 	switch (o->kind) {
 	case OPT_FLAG:
@@ -760,6 +770,24 @@ static const char *envopt_value(const struct envopt *o, const char *v)
 	case OPT_DIRS:
 		if (!v || !*v || !v[strspn(v, ":")]) {
 			fatal("%s needs DIR[:DIR...]", o->name);
+			return NULL;
+		}
+		/* The library keeps DCACHE_MAX_EXCLUDES directories; a list it
+		 * cannot keep whole would leave the escape hatch open. */
+		for (const char *p = v; *p;) {
+			size_t len = strcspn(p, ":");
+
+			if (len >= PATH_MAX) {
+				fatal("%s: a directory name of %zu bytes: the limit is PATH_MAX (%d)",
+				      o->name, len, PATH_MAX);
+				return NULL;
+			}
+			n += len > 0;
+			p += len + (p[len] == ':');
+		}
+		if (n > DCACHE_MAX_EXCLUDES) {
+			fatal("%s: %lu directories: the limit is %d", o->name, n,
+			      DCACHE_MAX_EXCLUDES);
 			return NULL;
 		}
 		return v;
@@ -916,7 +944,8 @@ int main(int argc, char **argv)
 		return report(report_file);
 	if (find_library(&lib) != 0) {
 		if (version) {
-			printf("rcuwalk %s\nlibrary: not found\n", RCUWALK_VERSION);
+			printf("rcuwalk %s\nlibrary: not found\nreport problems to: %s\n",
+			       RCUWALK_VERSION, RCUWALK_BUG_URL);
 			return EXIT_LAUNCHER;
 		}
 		fatal("cannot find " LIBNAME " next to the launcher or in " RCUWALK_REL_LIBDIR "/");
@@ -926,15 +955,17 @@ int main(int argc, char **argv)
 	if (version) {
 		char entry[PATH_MAX], why[PATH_MAX + 128];
 
-		printf("rcuwalk %s\nlibrary: %s\n", RCUWALK_VERSION, lib.path);
+		printf("rcuwalk %s\nlibrary: %s\nreport problems to: %s\n", RCUWALK_VERSION,
+		       lib.path, RCUWALK_BUG_URL);
 		if (ldlink_entry(lib.entry, 0, entry, sizeof(entry), why, sizeof(why)) != 0)
 			printf("LD_PRELOAD entry: none: %s\n", why);
 		else if (strcmp(entry, lib.path))
 			printf("LD_PRELOAD entry: %s\n", entry);
 		return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER;
 	}
-	if (i >= argc) {
-		usage(stderr);
+	if (i >= argc) { /* one line, not the whole --help */
+		fputs("usage: rcuwalk [options] [--] command [args...]  (rcuwalk --help for more)\n",
+		      stderr);
 		return EXIT_LAUNCHER;
 	}
 	if (set_ld_preload(&lib) != 0)

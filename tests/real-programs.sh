@@ -473,7 +473,7 @@ if [ -f "$STATS" ]; then
   saved=$(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^saved=/) s += substr($i, 7)} END {print s + 0}' "$STATS")
 fi
 procs=$(wc -l <"$STATS" 2>/dev/null || echo 0)
-echo "real-programs: $checks comparisons, $failures different; shim: $procs processes, $saved lookups answered from the cache"
+echo "real-programs: $checks comparisons, $failures different; shim: $procs stats records, $saved lookups answered from the cache"
 if [ "$saved" -eq 0 ]; then
   echo "real-programs: the shim answered nothing from its cache: was it loaded?"
   exit 1

@@ -21,6 +21,7 @@
  *   --lookups-_exit N  N absent-name stat() calls, then _exit(0)
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -427,6 +428,54 @@ static void test_launcher_stats_mode_forwards_sigterm_to_command(void **state)
 	assert_int_equal(WTERMSIG(status), SIGTERM);
 }
 
+static void self_path(char *out);
+
+/* Run in a session: print "COMM|CMDLINE" (NULs as '|') of the process
+ * whose command line names $RCUWALK_SESSION, or "none". */
+static int find_watcher_main(void)
+{
+	const char *dir = getenv("RCUWALK_SESSION");
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+
+	if (!dir || !proc)
+		return 2;
+	while ((e = readdir(proc))) {
+		char p[PLEN], comm[64] = "", cmd[PLEN];
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || atol(e->d_name) == getpid())
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/cmdline", e->d_name);
+		fd = open(p, O_RDONLY);
+		n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		for (ssize_t i = 0; i < n; i++)
+			if (!cmd[i])
+				cmd[i] = '|';
+		cmd[n] = '\0';
+		if (!strstr(cmd, dir))
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/comm", e->d_name);
+		fd = open(p, O_RDONLY);
+		n = fd >= 0 ? read(fd, comm, sizeof(comm) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		comm[n > 0 ? n : 0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		printf("%s|%s\n", comm, cmd);
+		closedir(proc);
+		return 0;
+	}
+	closedir(proc);
+	printf("none\n");
+	return 0;
+}
+
 static void test_launcher_command_not_found_exits_127(void **state)
 {
 	char *argv[] = { (char *)g_launcher, "--", "rcuwalk-no-such-command-xyz", NULL };
@@ -452,6 +501,65 @@ static void test_launcher_unknown_option_exits_125(void **state)
 	run_free(&r);
 }
 
+/* ps shows the session's watcher as "rcuwalk-watcher <session dir>" (comm
+ * and command line), not as the launcher's command line, whose command may
+ * have ended while the watcher is kept.  Short and long launcher command
+ * lines: the name fits the launcher's argv area, or runs on past it. */
+static void test_launcher_watcher_names_itself_with_its_session(void **state)
+{
+	char self[PLEN], want[PLEN + 64], log[PLEN], logopt[PLEN + 16], pad[600], *text;
+	char *shortv[] = { (char *)g_launcher, "--", self, "--find-watcher", NULL };
+	char *longv[] = { (char *)g_launcher, logopt, "--", self, "--find-watcher", pad, NULL };
+	char **argvs[] = { shortv, longv };
+	struct run r;
+
+	(void)state;
+	self_path(self);
+	sp(log, "%s/watcher-name.log", g_scratch);
+	sp(logopt, "--log=%s", log);
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	for (size_t i = 0; i < 2; i++) {
+		char dir[PLEN];
+
+		run(argvs[i], NULL, &r);
+		if (r.status == 512) { /* no RCUWALK_SESSION: no watcher could start */
+			text = slurp(log, NULL);
+			print_message("no session here: skipping (%s)\n", text);
+			free(text);
+			run_free(&r);
+			skip();
+		}
+		assert_int_equal(r.status, 0);
+		assert_true(sscanf(r.out, "rcuwalk-watcher|rcuwalk-watcher %1000[^|\n]", dir) == 1);
+		snprintf(want, sizeof(want), "rcuwalk-watcher|rcuwalk-watcher %s|\n", dir);
+		assert_string_equal(r.out, want);
+		assert_true(dir[0] == '/');
+		run_free(&r);
+	}
+	unlink(log);
+}
+
+/* `rcuwalk` with no command: one line of usage on stderr, status 125. */
+static void test_launcher_without_a_command_prints_one_line_and_exits_125(void **state)
+{
+	char *alone[] = { (char *)g_launcher, NULL };
+	char *opts[] = { (char *)g_launcher, "--stats", "--", NULL };
+	char **argvs[] = { alone, opts };
+	struct run r;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		run(argvs[i], NULL, &r);
+		assert_true(WIFEXITED(r.status));
+		assert_int_equal(WEXITSTATUS(r.status), 125);
+		assert_int_equal(r.out_len, 0);
+		assert_int_equal(count_substr(r.err, "\n"), 1);
+		assert_non_null(strstr(r.err, "usage: rcuwalk"));
+		run_free(&r);
+	}
+}
+
 static void test_launcher_help_and_version_go_to_stdout(void **state)
 {
 	char *help[] = { (char *)g_launcher, "--help", NULL };
@@ -469,6 +577,8 @@ static void test_launcher_help_and_version_go_to_stdout(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(!strncmp(r.out, "rcuwalk ", 8));
 	assert_non_null(strstr(r.out, g_shim));
+	/* where to report problems (RCUWALK_BUG_URL, set at configure time) */
+	assert_non_null(strstr(r.out, "\nreport problems to: "));
 	assert_int_equal(r.err_len, 0);
 	run_free(&r);
 }
@@ -751,6 +861,107 @@ static void test_launcher_bad_option_values_exit_125(void **state)
 	}
 }
 
+/* "D1:...:Dn" of n directories in the scratch directory (made). */
+static void exclude_list(char *out, size_t size, int n)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++) {
+		char d[PLEN];
+
+		sp(d, "%s/excl%d", g_scratch, i);
+		if (mkdir(d, 0755) != 0)
+			assert_int_equal(errno, EEXIST);
+		len += (size_t)snprintf(out + len, size - len, "%s%s", i ? ":" : "", d);
+		assert_true(len < size);
+	}
+}
+
+/* The library keeps 16 excluded directories (DCACHE_MAX_EXCLUDES): a 17th
+ * given to the launcher is an error naming the limit, not a directory
+ * silently cached. */
+static void test_launcher_exclude_past_its_limit_exits_125(void **state)
+{
+	char list[16 * 1024], opt[16 * 1024 + 16];
+	char *argv[] = { (char *)g_launcher, opt, "--", "true", NULL };
+	struct run r;
+
+	(void)state;
+	exclude_list(list, sizeof(list), 16);
+	snprintf(opt, sizeof(opt), "--exclude=%s", list);
+	run(argv, NULL, &r);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	exclude_list(list, sizeof(list), 17);
+	snprintf(opt, sizeof(opt), "--exclude=%s", list);
+	run(argv, NULL, &r);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 125);
+	if (!strstr(r.err, "limit is 16"))
+		fail_msg("no limit named: %s", r.err);
+	run_free(&r);
+}
+
+/* RCUWALK_EXCLUDE read without the launcher (plain LD_PRELOAD): a list the
+ * library cannot honour whole makes it cache nothing, and say so once per
+ * process in the user's own directory ($TMPDIR/rcuwalk-<euid>/rcuwalk-config.log
+ * without XDG_RUNTIME_DIR); 16 directories are kept
+ * and the cache answers. */
+static void test_preload_exclude_past_its_limit_caches_nothing_and_says_so(void **state)
+{
+	char list[16 * 1024], excl[16 * 1024 + 32], self[PLEN], records[PLEN],
+		stats_env[PLEN + 32], tmpdir[PLEN], tmp_env[PLEN + 16], log[PLEN], n[16];
+	char *argv[] = { self, "--lookups-_exit", n, NULL };
+	const char *env[] = { excl, stats_env, tmp_env, "LD_PRELOAD", NULL };
+	struct rec recs[4];
+	struct run r;
+	char *txt;
+
+	(void)state;
+	self_path(self);
+	snprintf(n, sizeof(n), "%d", 200);
+	sp(records, "%s/excl-records", g_scratch);
+	snprintf(stats_env, sizeof(stats_env), "RCUWALK_STATS=%s", records);
+	sp(tmpdir, "%s/excl-tmp", g_scratch);
+	assert_int_equal(mkdir(tmpdir, 0700), 0);
+	snprintf(tmp_env, sizeof(tmp_env), "TMPDIR=%s", tmpdir);
+	sp(log, "%s/rcuwalk-%ld/rcuwalk-config.log", tmpdir, (long)geteuid());
+	for (int k = 16; k <= 17; k++) {
+		char pre[PLEN + 16];
+
+		exclude_list(list, sizeof(list), k);
+		snprintf(excl, sizeof(excl), "RCUWALK_EXCLUDE=%s", list);
+		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", g_shim);
+		env[3] = pre;
+		unlink(records);
+		run(argv, env, &r);
+		assert_int_equal(r.status, 0);
+		assert_int_equal(r.err_len, 0);
+		run_free(&r);
+		if (k == 16) {
+			assert_int_equal(read_recs(records, recs, 4), 1);
+			assert_true(recs[0].v[I_neg_hits] > 0);
+			assert_int_equal(access(log, F_OK), -1);
+		} else {
+			if (read_recs(records, recs, 4) == 1)
+				assert_int_equal(recs[0].v[I_hits] + recs[0].v[I_neg_hits], 0);
+			txt = slurp(log, NULL);
+			assert_int_equal(count_substr(txt, "RCUWALK_EXCLUDE="), 1);
+			assert_non_null(strstr(txt, "nothing is cached"));
+			free(txt);
+		}
+	}
+	assert_int_equal(unlink(log), 0);
+	unlink(records);
+	{
+		char own[PLEN];
+
+		sp(own, "%s/rcuwalk-%ld", tmpdir, (long)geteuid());
+		rmdir(own);
+	}
+	rmdir(tmpdir);
+}
+
 /* Without --stats nothing but the command's own output; --log gets the
  * diagnostics. */
 static void test_launcher_prints_only_the_commands_output_and_logs_to_log_file(void **state)
@@ -876,6 +1087,47 @@ static void mkdirs(const char *path)
 			*s = '/';
 		}
 	mkdir(p, 0755);
+}
+
+static int files_left;
+
+static int count_file(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)p;
+	(void)st;
+	(void)ftw;
+	files_left += type == FTW_F || type == FTW_SL;
+	return 0;
+}
+
+/* `cmake --build BUILD --target uninstall` removes every file that
+ * `cmake --install BUILD` wrote (build/install_manifest.txt). */
+static void test_launcher_uninstall_target_removes_what_install_wrote(void **state)
+{
+	const char *cmake = env_or_skip("RCUWALK_CMAKE");
+	const char *build = env_or_skip("RCUWALK_BUILD_DIR");
+	char prefix[PLEN], path[PLEN];
+	char *inst[] = { (char *)cmake, "--install", (char *)build, "--prefix", prefix, NULL };
+	char *uninst[] = { (char *)cmake, "--build", (char *)build, "--target", "uninstall", NULL };
+	struct run r;
+
+	(void)state;
+	sp(prefix, "%s/uninstall-prefix", g_scratch);
+	run(inst, NULL, &r);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	sp(path, "%s/bin/rcuwalk", prefix);
+	assert_int_equal(access(path, X_OK), 0);
+	run(uninst, NULL, &r);
+	if (r.status != 0)
+		print_message("uninstall: %s%s\n", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	files_left = 0;
+	assert_int_equal(nftw(prefix, count_file, 16, FTW_PHYS), 0);
+	assert_int_equal(files_left, 0);
+	sp(path, "%s/share/doc/rcuwalk", prefix);
+	assert_int_equal(access(path, F_OK), -1);
 }
 
 /* The Debian package's layout: <prefix>/bin/rcuwalk and
@@ -1086,6 +1338,45 @@ static void test_launcher_dollar_lib_entry_below_a_space_keeps_dollar_lib(void *
 
 /* The link is named after the directory's dev/ino: moved, the directory
  * keeps its name, and the link is made to follow it (atomically replaced). */
+/* A link whose directory is gone (the prefix was removed) is removed by the
+ * next launcher that makes a link: it would dangle in /tmp otherwise. */
+static void test_launcher_link_to_a_removed_directory_is_cleaned_up(void **state)
+{
+	char bin[PLEN], lib[PLEN], entry[PLEN], other[PLEN], gone[PLEN], link[PLEN];
+	char *rm[] = { "rm", "-rf", gone, NULL };
+	struct stat st;
+	struct run r;
+
+	(void)state;
+	copy_pair("removed prefix/bin", bin, lib);
+	check_preloaded_through_link(bin, lib, entry);
+	/* the link itself: /tmp/rcuwalk-links.<euid>/<dev>-<ino> */
+	sp(link, "/tmp/rcuwalk-links.%ld/", (long)geteuid());
+	assert_true(!strncmp(entry, link, strlen(link)));
+	snprintf(link, sizeof(link), "%.*s", (int)(strchr(entry + strlen(link), '/') - entry), entry);
+	assert_int_equal(lstat(link, &st), 0);
+	sp(gone, "%s/removed prefix", g_scratch);
+	run(rm, NULL, &r);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	copy_pair("another prefix/bin", bin, lib);
+	check_preloaded_through_link(bin, lib, other);
+	/* Gone, or (the new directory reusing the removed one's inode number,
+	 * hence the link's name) replaced by a link that leads somewhere. */
+	if (lstat(link, &st) == 0) {
+		char to[PLEN];
+		ssize_t n = readlink(link, to, sizeof(to) - 1);
+
+		assert_true(n > 0);
+		to[n] = '\0';
+		if (strstr(to, "removed prefix"))
+			fail_msg("%s still leads to the removed %s", link, to);
+		assert_int_equal(stat(link, &st), 0);
+	} else {
+		assert_int_equal(errno, ENOENT);
+	}
+}
+
 static void test_launcher_link_follows_its_directory_when_moved(void **state)
 {
 	char bin[PLEN], lib[PLEN], from[PLEN], to[PLEN], entry[PLEN], moved[PLEN];
@@ -1335,10 +1626,12 @@ static void test_stats_make_tree_summary_equals_sum_of_process_records(void **st
 			fail_msg("summary %s = %lld, records sum to %llu", fnames[k], got, total[k]);
 	}
 	{
-		char head[64];
+		char head[128];
 
-		snprintf(head, sizeof(head), "rcuwalk summary: %d processes, %d records", procs, n);
+		snprintf(head, sizeof(head), "rcuwalk summary: %d processes ended (", procs);
 		assert_true(!strncmp(summary, head, strlen(head)));
+		snprintf(head, sizeof(head), "), %d records (", n);
+		assert_non_null(strstr(summary, head));
 	}
 	assert_int_equal(summary_value(summary, "net_saved"),
 			 (long long)total[I_saved] - (long long)total[I_misses] -
@@ -1503,9 +1796,9 @@ static void test_stats_report_sums_a_records_file(void **state)
 	char *argv[] = { (char *)g_launcher, opt, NULL };
 	run(argv, NULL, &r);
 	assert_int_equal(r.status, 0);
-	assert_true(!strncmp(r.out, "rcuwalk summary: 2 processes, 2 records (1 exit(), 1 _exit(), "
-				    "0 before exec), 1 unreadable",
-			     80));
+	if (strncmp(r.out, "rcuwalk summary: 2 processes ended (1 by exit(), 1 by _exit()), "
+			   "2 records (0 written before an exec), 1 unreadable\n", 115))
+		fail_msg("summary line: %s", r.out);
 	assert_int_equal(summary_value(r.out, "hits"), 15);
 	assert_int_equal(summary_value(r.out, "neg_hits"), 4);
 	assert_int_equal(summary_value(r.out, "lookups"), 12 + 13);
@@ -1586,7 +1879,9 @@ static void test_package_deb_declares_dependencies_and_runs_from_scratch_root(vo
 	{
 		char *s = slurp(sum, NULL);
 
-		assert_true(!strncmp(s, "rcuwalk summary: 1 processes", 28));
+		/* one process, said in the singular */
+		if (strncmp(s, "rcuwalk summary: 1 process ended (1 by exit(), 0 by _exit()), ", 62))
+			fail_msg("summary line: %s", s);
 		free(s);
 	}
 }
@@ -1625,6 +1920,8 @@ int main(int argc, char **argv)
 		execl("/proc/self/exe", argv[0], "--lookups-_exit", argv[2], (char *)NULL);
 		return 99;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "--find-watcher"))
+		return find_watcher_main();
 	if (argc == 3 && !strcmp(argv[1], "--lookups-_exit")) {
 		absent_lookups(atoi(argv[2]));
 		_exit(0);
@@ -1651,6 +1948,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_command_not_found_exits_127),
 		cmocka_unit_test(test_launcher_unknown_option_exits_125),
 		cmocka_unit_test(test_launcher_help_and_version_go_to_stdout),
+		cmocka_unit_test(test_launcher_without_a_command_prints_one_line_and_exits_125),
+		cmocka_unit_test(test_launcher_watcher_names_itself_with_its_session),
 		cmocka_unit_test(test_launcher_sets_ld_preload_to_the_library),
 		cmocka_unit_test(test_launcher_keeps_ld_preload_and_appends_library),
 		cmocka_unit_test(test_launcher_nested_does_not_duplicate_library),
@@ -1661,14 +1960,18 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_session_is_the_default_and_no_session_opts_out),
 		cmocka_unit_test(test_launcher_verify_sets_verify_and_its_log_file),
 		cmocka_unit_test(test_launcher_bad_option_values_exit_125),
+		cmocka_unit_test(test_launcher_exclude_past_its_limit_exits_125),
+		cmocka_unit_test(test_preload_exclude_past_its_limit_caches_nothing_and_says_so),
 		cmocka_unit_test(test_launcher_prints_only_the_commands_output_and_logs_to_log_file),
 		cmocka_unit_test(test_launcher_finds_library_installed_to_temporary_prefix),
+		cmocka_unit_test(test_launcher_uninstall_target_removes_what_install_wrote),
 		cmocka_unit_test(test_launcher_uses_dollar_lib_when_library_is_in_loaders_lib_dir),
 		cmocka_unit_test(test_launcher_32bit_child_prints_no_loader_error),
 		cmocka_unit_test(test_launcher_library_path_with_space_goes_in_through_a_link),
 		cmocka_unit_test(test_launcher_library_path_with_colon_goes_in_through_a_link),
 		cmocka_unit_test(test_launcher_dollar_lib_entry_below_a_space_keeps_dollar_lib),
 		cmocka_unit_test(test_launcher_link_follows_its_directory_when_moved),
+		cmocka_unit_test(test_launcher_link_to_a_removed_directory_is_cleaned_up),
 		cmocka_unit_test(test_launcher_link_dir_not_ours_or_a_symlink_is_not_used),
 		cmocka_unit_test(test_stats_make_tree_summary_equals_sum_of_process_records),
 		cmocka_unit_test(test_stats_summary_on_stderr_is_the_only_addition),
