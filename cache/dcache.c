@@ -242,6 +242,22 @@ __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")))
 __thread unsigned char tls_pass_why __attribute__((tls_model("initial-exec")));
 static __thread unsigned char tls_last_pass_why __attribute__((tls_model("initial-exec")));
 
+void dcache_stat_add(enum dcache_stat_id id, uint64_t n)
+{
+	struct stat_block *b = tls_stats;
+
+	if (caa_unlikely(!b)) {
+		unsigned int i = __atomic_fetch_add(&stat_pool_used, 1, __ATOMIC_RELAXED);
+
+		b = &stat_pool[i < STAT_BLOCKS ? i : STAT_BLOCKS];
+		tls_stats = b;
+	}
+	if (caa_likely(b != &stat_pool[STAT_BLOCKS]))
+		STORE_RELAXED(b->c[id], b->c[id] + n); /* owner-only writer */
+	else
+		__atomic_fetch_add(&b->c[id], n, __ATOMIC_RELAXED);
+}
+
 void dcache_stat_inc(enum dcache_stat_id id)
 {
 	struct stat_block *b = tls_stats;
@@ -271,6 +287,11 @@ void dcache_stat_inc(enum dcache_stat_id id)
 	}
 }
 
+int dcache_last_lookup_filled(void)
+{
+	return tls_populated;
+}
+
 int dcache_last_pass_classified(void)
 {
 	return tls_last_pass_why != PASS_WHY_NONE;
@@ -293,6 +314,7 @@ void dcache_stats_sum(struct dcache_stats *out)
 	out->pass_attr = c[DCACHE_STAT_PASS_ATTR];
 	out->pass_racy = c[DCACHE_STAT_PASS_RACY];
 	out->index_hits = c[DCACHE_STAT_INDEX];
+	out->fill_ns = c[DCACHE_STAT_FILL_NS];
 }
 
 

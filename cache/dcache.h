@@ -205,6 +205,10 @@ struct dcache_stats {
 	uint64_t pass_racy;     /* of passthrough: mtime/ctime too recent (RCUWALK_RACY_MS) */
 	uint64_t index_hits;    /* walks the path index resolved in one step (whole name
 				 * to final dentry); their answers count as hits/neg_hits */
+	uint64_t fill_ns;       /* ns spent filling the cache on misses: CLOCK_MONOTONIC
+				 * around each dc_populate_rcu() that the lookup made for
+				 * the cache (not one whose kernel answer went to the caller
+				 * as a pass-through: the caller would have made that call) */
 };
 
 enum dcache_stat_id {
@@ -218,6 +222,7 @@ enum dcache_stat_id {
 	DCACHE_STAT_PASS_ATTR,  /* likewise: attributes never kept (hard links, FIFOs, devices) */
 	DCACHE_STAT_PASS_RACY,  /* likewise: racy timestamps, the kernel's answer not kept */
 	DCACHE_STAT_INDEX,      /* a walk resolved by the path index */
+	DCACHE_STAT_FILL_NS,    /* ns, added by the lookups themselves (dcache_stat_add) */
 	DCACHE_STAT_N_
 };
 
@@ -349,10 +354,16 @@ void dcache_fork_child(void);
 /* Add one to this thread's counter `id`.  Any thread; writes thread-local
  * memory only. */
 void dcache_stat_inc(enum dcache_stat_id id);
+/* Add n to this thread's counter `id` (DCACHE_STAT_FILL_NS); not for
+ * DCACHE_STAT_PASS.  Any thread; writes thread-local memory only. */
+void dcache_stat_add(enum dcache_stat_id id, uint64_t n);
 /* Whether this thread's last lookup that passed through was counted under a
  * reason of the cache's own (DCACHE_STAT_PASS_WATCH/_FS/_ATTR/_RACY).  Any
  * thread; reads thread-local memory only. */
 int dcache_last_pass_classified(void);
+/* Whether this thread's last lookup asked the kernel to fill the cache (a
+ * miss) before it answered.  Any thread; reads thread-local memory only. */
+int dcache_last_lookup_filled(void);
 /* Sum every thread's counters into *out (racy snapshot).  Any thread. */
 void dcache_stats_sum(struct dcache_stats *out);
 

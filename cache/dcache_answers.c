@@ -44,6 +44,7 @@ static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
 {
 	int r = DCACHE_PASS;
 	bool answered = false;
+	uint64_t t0, fill_ns = 0;
 
 	/* As dcache_lookup_len(): a program that only calls statx, readlink or
 	 * realpath (coreutils' ls -l, cp) must still grow the table and free
@@ -68,12 +69,16 @@ static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
 			break;
 		}
 		tls_populated = true;
+		t0 = now_fine();
 		r = dc_populate_rcu(&m);
 		if (r != 0)
 			break; /* DCACHE_PASS, or a kernel answer that is not cached */
+		fill_ns += now_fine() - t0;
 		dcache_stat_inc(DCACHE_STAT_MISS);
 	}
 	rcu_read_unlock();
+	if (fill_ns)
+		dcache_stat_add(DCACHE_STAT_FILL_NS, fill_ns);
 	if (!answered)
 		r = DCACHE_PASS; /* includes running out of attempts */
 	dcache_stat_inc(r == 0 ? DCACHE_STAT_HIT : r > 0 ? DCACHE_STAT_NEG_HIT : DCACHE_STAT_PASS);

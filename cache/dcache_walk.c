@@ -392,6 +392,7 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 		r = DCACHE_PASS;
 	else {
 		bool kernel_answered = false;
+		uint64_t t0, fill_ns = 0;
 
 		tls_populated = false;
 		rcu_read_lock();
@@ -405,7 +406,9 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 			if (r != WALK_MISS)
 				break;
 			tls_populated = true;
+			t0 = now_fine();
 			r = dc_populate_rcu(&m);
+			fill_ns += now_fine() - t0;
 			if (r == POP_MISS_ANSWERED) {
 				dcache_stat_inc(DCACHE_STAT_MISS);
 				r = m.err;
@@ -433,6 +436,10 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 		if (r < 0)
 			r = DCACHE_PASS;
 		rcu_read_unlock();
+		/* The cache's fills, not a kernel answer the caller would have
+		 * had to ask for anyway (a pass-through). */
+		if (fill_ns && !kernel_answered)
+			dcache_stat_add(DCACHE_STAT_FILL_NS, fill_ns);
 		if (kernel_answered) {
 			dcache_stat_inc(DCACHE_STAT_PASS);
 			return r;

@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cost.h"
 #include "inval.h"
 #include "ldlink.h"
 #include "stats.h"
@@ -65,7 +66,6 @@
 #endif
 
 #define EXIT_LAUNCHER 125 /* the launcher's own failure, as env(1), timeout(1) */
-#define COST_SAMPLES 2000
 
 static FILE *log_fp;
 
@@ -412,40 +412,6 @@ static int read_records(const char *path, struct summary *s, const char *forward
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Median ns of one raw failed stat(2) here: a name that does not exist in
- * the current directory, by absolute path (so every component of the cwd
- * is walked, as a build's lookups are). */
-static double measure_syscall_ns(void)
-{
-	static double ns[COST_SAMPLES];
-	char cwd[PATH_MAX], probe[PATH_MAX + 64];
-	struct stat st;
-
-	if (!getcwd(cwd, sizeof(cwd)))
-		strcpy(cwd, "/");
-	snprintf(probe, sizeof(probe), "%s/.rcuwalk-cost-probe-%ld-absent",
-		 strcmp(cwd, "/") ? cwd : "", (long)getpid());
-	for (int i = 0; i < COST_SAMPLES; i++) {
-		struct timespec a, b;
-
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		(void)syscall(SYS_newfstatat, AT_FDCWD, probe, &st, 0);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		ns[i] = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
-	}
-	qsort(ns, COST_SAMPLES, sizeof(ns[0]), cmp_double);
-	logmsg("syscall cost: failed stat(\"%s\"): median %.0f ns, min %.0f, max %.0f over %d",
-	       probe, ns[COST_SAMPLES / 2], ns[0], ns[COST_SAMPLES - 1], COST_SAMPLES);
-	return ns[COST_SAMPLES / 2];
-}
-
 static void pct(char *buf, size_t size, unsigned long long part, unsigned long long whole)
 {
 	if (whole)
@@ -454,7 +420,90 @@ static void pct(char *buf, size_t size, unsigned long long part, unsigned long l
 		snprintf(buf, size, "%6s", "");
 }
 
-static void print_summary(FILE *f, const struct summary *s, double cost_ns)
+/* What the launcher knows of the run: its times (--stats; not --report)
+ * and the per-filesystem costs measured from the samples (cost.h). */
+struct run_info {
+	int timed;                /* wall_ns and cpu_ns are known */
+	unsigned long long wall_ns, cpu_ns;
+	struct cost_fs fs[COST_MAX_FS + 1];
+	int nfs;
+	unsigned long long weight; /* of all samples */
+	size_t samples;
+};
+
+static void print_costs(FILE *f, const struct summary *s, const struct run_info *run)
+{
+	unsigned long long answers = s->v[F_hits] + s->v[F_neg_hits];
+	double kernel_ns = 0, answer_ns = 0, measured_share = 0, shim_ms, kernel_ms, net_ms;
+	char p[16];
+
+	if (run->timed) {
+		fprintf(f, "%-15s %14.0f %6s  %s\n", "wall_ms", (double)run->wall_ns / 1e6, "",
+			"the command's wall time, from its start to its end");
+		fprintf(f, "%-15s %14.0f %6s  %s\n", "cpu_ms", (double)run->cpu_ns / 1e6, "",
+			"CPU time of the command's processes (user + system, those waited for)");
+	} else {
+		fprintf(f, "%-15s %14s %6s  %s\n", "wall_ms", "-", "", "not known to --report");
+		fprintf(f, "%-15s %14s %6s  %s\n", "cpu_ms", "-", "", "not known to --report");
+	}
+	if (!run->nfs)
+		fprintf(f, "%-15s %14d %6s  %s\n", "fs", 0, "",
+			"no cached answer was sampled: kernel time not measured");
+	for (int i = 0; i < run->nfs; i++) {
+		const struct cost_fs *fs = &run->fs[i];
+		double share = (double)fs->weight / (double)run->weight;
+		unsigned long long n = (unsigned long long)((double)answers * share + 0.5);
+		char where[320], raw[48], ans[48];
+
+		if (fs->other)
+			snprintf(where, sizeof(where), "other filesystems (%s)", fs->mountpoint);
+		else
+			snprintf(where, sizeof(where), "%s on %s (%u:%u)", fs->fstype, fs->mountpoint,
+				 fs->major, fs->minor);
+		if (fs->names)
+			snprintf(raw, sizeof(raw), "raw lookup %.0f ns", fs->raw_ns);
+		else
+			snprintf(raw, sizeof(raw), "raw lookup not measured");
+		if (fs->timed_answers)
+			snprintf(ans, sizeof(ans), "cached answer %.0f ns", fs->answer_ns);
+		else
+			snprintf(ans, sizeof(ans), "cached answer not timed");
+		pct(p, sizeof(p), n, answers);
+		fprintf(f, "%-15s %14llu %6s  %s: %s, %s (%u names timed at the end, %u answers timed)\n",
+			"fs", n, p, where, raw, ans, fs->names, fs->timed_answers);
+		if (fs->names)
+			measured_share += share;
+		kernel_ns += (double)n * fs->raw_ns;
+		answer_ns += (double)n * fs->answer_ns;
+	}
+	kernel_ms = kernel_ns / 1e6;
+	shim_ms = answer_ns / 1e6 + (double)s->v[F_fill_ns] / 1e6 + (double)s->v[F_start_ns] / 1e6;
+	net_ms = kernel_ms - shim_ms;
+	fprintf(f, "%-15s %14.3f %6s  %s\n", "kernel_ms", kernel_ms, "",
+		"kernel time the cached answers spared: answers x raw lookup, per filesystem");
+	fprintf(f, "%-15s %14.3f %6s  answers %.1f + fills %.1f + start-up %.1f ms (not counted: loading the library, wrapping pass-through calls, events, the watcher)\n",
+		"shim_ms", shim_ms, "", answer_ns / 1e6, (double)s->v[F_fill_ns] / 1e6,
+		(double)s->v[F_start_ns] / 1e6);
+	if (!run->nfs || measured_share == 0) {
+		fprintf(f, "%-15s %14s %6s  %s\n", "verdict", "-", "",
+			"no cached answer was sampled: nothing measured to judge by");
+		return;
+	}
+	{
+		char ran[128] = "";
+
+		if (run->timed && run->wall_ns)
+			snprintf(ran, sizeof(ran), " (%.0f%% of the %.0f ms wall, %.0f ms CPU)",
+				 kernel_ms * 1e8 / (double)run->wall_ns, (double)run->wall_ns / 1e6,
+				 (double)run->cpu_ns / 1e6);
+		fprintf(f, "%-15s %14.1f %6s  lookups the kernel was spared: ~%.1f ms summed over the processes%s; "
+			   "the shim spent ~%.1f ms: net ~%.1f ms. Not the wall-clock effect (parallel jobs overlap): "
+			   "time a run without rcuwalk for that\n",
+			"verdict", net_ms, "", kernel_ms, ran, shim_ms, net_ms);
+	}
+}
+
+static void print_summary(FILE *f, const struct summary *s, const struct run_info *run)
 {
 	const unsigned long long *v = s->v;
 	long long net = (long long)v[F_saved] - (long long)v[F_misses] - (long long)v[F_watches];
@@ -511,23 +560,46 @@ static void print_summary(FILE *f, const struct summary *s, double cost_ns)
 	LINE("mismatches", v[F_mismatches], "", "--verify: cached answers that differed from the kernel's (see the verify log)");
 	LINE("saved", v[F_saved], "", "syscalls avoided (hits + neg_hits)");
 	fprintf(f, "%-15s %14lld %6s  %s\n", "net_saved", net, "", "saved - misses - watches");
-	fprintf(f, "%-15s %14.0f %6s  %s\n", "syscall_ns", cost_ns, "",
-		"one failed stat(2) here: median of 2000, measured at start");
-	fprintf(f, "%-15s %14.3f %6s  %s\n", "time_saved_ms", (double)net * cost_ns / 1e6, "",
-		net >= 0 ? "estimate: net_saved x syscall_ns (not counted: inotify teardown, reader thread)"
-			 : "negative: the shim made more syscalls than it avoided");
+	LINE("fill_ns", v[F_fill_ns], "", "time the shim spent filling the cache on misses (measured)");
+	LINE("start_ns", v[F_start_ns], "", "time the shim spent starting its cache (measured)");
+	print_costs(f, s, run);
 #undef LINE
+}
+
+/* The samples beside `records` (stats.h, "Samples"): read, forwarded to
+ * `outer`.samples if set, removed if `remove`, and timed (cost.h). */
+static void measure_costs(const char *records, const char *outer, struct run_info *run)
+{
+	char path[PATH_MAX + 16], fwd[PATH_MAX + 16];
+	struct cost_samples cs = { 0 };
+
+	snprintf(path, sizeof(path), "%s%s", records, RCUWALK_SAMPLES_SUFFIX);
+	if (outer)
+		snprintf(fwd, sizeof(fwd), "%s%s", outer, RCUWALK_SAMPLES_SUFFIX);
+	if (cost_read_samples(path, &cs, outer ? fwd : NULL) != 0)
+		logmsg("cannot read samples %s: %s", path, strerror(errno));
+	logmsg("%zu samples, %zu unreadable", cs.n, cs.unreadable);
+	run->samples = cs.n;
+	run->nfs = cost_measure(&cs, run->fs, &run->weight);
+	for (int i = 0; i < run->nfs; i++)
+		logmsg("fs %s on %s: weight %llu, %u names, raw %.0f ns, answer %.0f ns",
+		       run->fs[i].fstype, run->fs[i].mountpoint, run->fs[i].weight, run->fs[i].names,
+		       run->fs[i].raw_ns, run->fs[i].answer_ns);
+	cost_free(&cs);
 }
 
 static int report(const char *path)
 {
 	struct summary s;
 
+	static struct run_info run;
+
 	if (read_records(path, &s, NULL) != 0) {
 		fatal("%s: %s", path, strerror(errno));
 		return EXIT_LAUNCHER;
 	}
-	print_summary(stdout, &s, measure_syscall_ns());
+	measure_costs(path, NULL, &run);
+	print_summary(stdout, &s, &run);
 	return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER;
 }
 
@@ -591,13 +663,15 @@ static int run_with_stats(char **argv, const char *stats_file)
 	char records[PATH_MAX + 16], recdir[PATH_MAX];
 	struct sigaction sa;
 	sigset_t all, old;
+	char samples[PATH_MAX + 32];
 	struct summary s;
-	double cost;
+	static struct run_info run;
+	struct timespec t0, t1;
+	struct rusage ru;
 	int fd, status = 0;
 	pid_t pid;
 	FILE *out;
 
-	cost = measure_syscall_ns();
 	if (!tmpdir || tmpdir[0] != '/' || strlen(tmpdir) > PATH_MAX - 64)
 		tmpdir = "/tmp";
 	/* In a directory of its own: the processes of the build watch the
@@ -610,6 +684,7 @@ static int run_with_stats(char **argv, const char *stats_file)
 		return EXIT_LAUNCHER;
 	}
 	snprintf(records, sizeof(records), "%s/records", recdir);
+	snprintf(samples, sizeof(samples), "%s%s", records, RCUWALK_SAMPLES_SUFFIX);
 	fd = open(records, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 || setenv("RCUWALK_STATS", records, 1) != 0) {
 		fatal("records file %s: %s", records, strerror(errno));
@@ -635,6 +710,7 @@ static int run_with_stats(char **argv, const char *stats_file)
 			sigaction(forwarded[i], &sa, NULL);
 	}
 	fflush(NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid = fork();
 	if (pid == 0) {
 		for (size_t i = 0; i < NFORWARDED; i++)
@@ -654,10 +730,21 @@ static int run_with_stats(char **argv, const char *stats_file)
 	logmsg("command running as pid %ld", (long)pid);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	run.timed = 1;
+	run.wall_ns = (unsigned long long)(t1.tv_sec - t0.tv_sec) * 1000000000ULL +
+		      (unsigned long long)t1.tv_nsec - (unsigned long long)t0.tv_nsec;
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
+		run.cpu_ns = ((unsigned long long)ru.ru_utime.tv_sec + (unsigned long long)ru.ru_stime.tv_sec) *
+				     1000000000ULL +
+			     ((unsigned long long)ru.ru_utime.tv_usec + (unsigned long long)ru.ru_stime.tv_usec) *
+				     1000ULL;
 
 	if (read_records(records, &s, outer) != 0)
 		logmsg("cannot read records %s: %s", records, strerror(errno));
+	measure_costs(records, outer, &run);
 	unlink(records);
+	unlink(samples);
 	rmdir(recdir);
 	free(outer);
 	logmsg("%lu records, %lu unreadable", s.records, s.unreadable);
@@ -673,12 +760,12 @@ static int run_with_stats(char **argv, const char *stats_file)
 			/* Asked-for output that cannot go where asked: say so. */
 			fatal("--stats=%s: %s", stats_file, strerror(errno));
 		} else {
-			print_summary(out, &s, cost);
+			print_summary(out, &s, &run);
 			if (fclose(out) != 0)
 				fatal("--stats=%s: %s", stats_file, strerror(errno));
 		}
 	} else {
-		print_summary(stderr, &s, cost);
+		print_summary(stderr, &s, &run);
 	}
 	return pass_status(status);
 }

@@ -203,11 +203,15 @@ static __attribute__((noinline, cold)) int start_cache(void)
 {
 	int w = PRELOAD_LOAD;
 
+	unsigned long long t0;
+
 	if (__atomic_load_n(&preload_warm_forks, __ATOMIC_SEQ_CST) != 0)
 		return 0; /* a fork() of the warm-up is in flight: later */
+	t0 = preload_mono_ns1();
 	__atomic_compare_exchange_n(&preload_enabled, &w,
 				    preload_load_urcu() ? PRELOAD_ON : PRELOAD_OFF, 0,
 				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	preload_count_start_ns(preload_mono_ns1() - t0); /* the records' start_ns */
 	return __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) == PRELOAD_ON;
 }
 
@@ -375,7 +379,8 @@ static void test_corrupt(unsigned int q, int *r, struct stat *st)
 static int try_cache(const struct kpath *kp, unsigned int q, int amode, struct stat *st, int *ret)
 {
 	const char *path = kp->s;
-	int saved = errno, r;
+	int saved = errno, r, sample;
+	unsigned long long t0 = 0;
 	struct stat cst;
 
 	if (!cache_usable()) {
@@ -387,6 +392,11 @@ static int try_cache(const struct kpath *kp, unsigned int q, int amode, struct s
 		preload_count_pass(PRELOAD_PASS_FORM);
 		return 0;
 	}
+	/* --stats: one lookup in many is timed and its name kept (stats.h,
+	 * "Samples"); the others pay one thread-local increment. */
+	sample = preload_sample_due();
+	if (__builtin_expect(sample, 0))
+		t0 = preload_mono_ns1();
 	preload_in_shim++;
 	apply_epochs();
 	inval_sync();
@@ -395,6 +405,11 @@ static int try_cache(const struct kpath *kp, unsigned int q, int amode, struct s
 	if (__builtin_expect(inval_recovering(), 0))
 		inval_recover(); /* the inotify fd was given up: start afresh */
 	r = dcache_lookup_len(path, kp->len, q & ~Q_SHIM_OPEN, amode, preload_verify && st ? &cst : st);
+	/* A lookup that filled the cache first is sampled with ns 0: its
+	 * time is mostly the fill's, counted in fill_ns. */
+	if (__builtin_expect(sample, 0) && r != DCACHE_PASS && !preload_verify)
+		preload_sample_answer(path, kp->len, !!(q & DCACHE_Q_FOLLOW),
+				      dcache_last_lookup_filled() ? 0 : preload_mono_ns1() - t0);
 	preload_in_shim--;
 	errno = saved;
 	if (r == DCACHE_PASS) {

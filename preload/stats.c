@@ -77,6 +77,84 @@ static void pass_sum(uint64_t out[PRELOAD_PASS_N_])
 }
 
 /* ---------------------------------------------------------------------- */
+/* Samples of the cache's answers (stats.h, "Samples")
+ *
+ * A systematic sample: each thread counts the lookups that reach the cache
+ * (tls_sample_n) and samples those at multiples of the process's interval
+ * (sample_mask + 1, a power of two).  When the RCUWALK_SAMPLES slots are
+ * full, every other sample is dropped (those at odd multiples) and the
+ * interval doubles, so that the kept ones stay every interval-th lookup:
+ * each stands for `interval` lookups.  A record writes and clears them.
+ * sample_lock: one writer of the slots at a time (a try-lock: a sample is
+ * skipped, never waited for: signal handlers and vfork children get here).
+ */
+struct sample {
+	uint64_t ns;
+	unsigned short len;
+	unsigned char follow;
+	char path[RCUWALK_SAMPLE_PATH];
+};
+static struct sample samples[RCUWALK_SAMPLES] DCACHE_COLD_BSS;
+static unsigned int nsamples;
+static unsigned long sample_mask; /* interval - 1 */
+static int sample_lock;
+static __thread unsigned long tls_sample_n __attribute__((tls_model("initial-exec")));
+static uint64_t start_ns_total; /* preload_count_start_ns() */
+static int stats_on; /* stats_path is set: read at every exit, on a hot page */
+
+int preload_sample_due(void)
+{
+	if (!stats_on)
+		return 0;
+	return (++tls_sample_n & __atomic_load_n(&sample_mask, __ATOMIC_RELAXED)) == 0;
+}
+
+void preload_sample_answer(const char *path, size_t len, int follow, uint64_t ns)
+{
+	struct sample *sp;
+	size_t pre = 0;
+
+	if (memchr(path, '\n', len) || len >= RCUWALK_SAMPLE_PATH)
+		return;
+	if (__atomic_exchange_n(&sample_lock, 1, __ATOMIC_ACQUIRE))
+		return;
+	if (nsamples == RCUWALK_SAMPLES) {
+		/* Keep the even multiples of the interval, double it. */
+		for (unsigned int i = 1, j = 0; i < RCUWALK_SAMPLES; i += 2, j++)
+			samples[j] = samples[i];
+		nsamples = RCUWALK_SAMPLES / 2;
+		sample_mask = sample_mask * 2 + 1;
+		if (tls_sample_n & sample_mask)
+			goto out; /* an odd multiple of the new interval */
+	}
+	sp = &samples[nsamples];
+	if (path[0] != '/') {
+		long n = syscall(SYS_getcwd, sp->path, sizeof(sp->path));
+
+		/* n counts the NUL; "(unreachable)" names are not absolute */
+		if (n <= 1 || sp->path[0] != '/' || (size_t)n + len + 1 >= sizeof(sp->path))
+			goto out;
+		pre = (size_t)n - 1;
+		if (pre > 1)
+			sp->path[pre++] = '/';
+		else
+			pre = 1; /* the cwd is "/" */
+	}
+	memcpy(sp->path + pre, path, len);
+	sp->len = (unsigned short)(pre + len);
+	sp->follow = (unsigned char)!!follow;
+	sp->ns = ns;
+	nsamples++;
+out:
+	__atomic_store_n(&sample_lock, 0, __ATOMIC_RELEASE);
+}
+
+void preload_count_start_ns(uint64_t ns)
+{
+	__atomic_fetch_add(&start_ns_total, ns, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Snapshots and records */
 
 /* Monotonic counters, summed over threads.  The pass reasons are read
@@ -87,6 +165,7 @@ struct counters {
 	struct dcache_stats dc;
 	uint64_t events, watch_fail, overflows, mismatches, pass_watch, pass_fs, pass_attr, pass_racy;
 	uint64_t listings_shared, watches_shared, names_shared, searches_shared;
+	uint64_t start_ns;
 	uint64_t watches; /* a level: watches held now */
 };
 
@@ -110,10 +189,10 @@ static void snapshot(struct counters *c)
 	c->overflows = is.overflows;
 	c->watches = is.watches;
 	c->mismatches = preload_verify_mismatches();
+	c->start_ns = __atomic_load_n(&start_ns_total, __ATOMIC_RELAXED);
 }
 
 static char stats_path[PATH_MAX] DCACHE_COLD_BSS;
-static int stats_on; /* stats_path is set: read at every exit, on a hot page */
 static struct counters base; /* what this image's earlier records counted */
 static int record_lock;      /* one record at a time (exec racing _exit) */
 
@@ -136,6 +215,46 @@ static char *put_num(char *p, uint64_t v, int digits)
 static uint64_t delta(uint64_t now, uint64_t before)
 {
 	return now > before ? now - before : 0;
+}
+
+/* Append this image's samples to stats_path + ".samples" and clear them.
+ * Called with record_lock held; async-signal-safe. */
+static void write_samples(void)
+{
+	static char buf[RCUWALK_SAMPLES * (RCUWALK_SAMPLE_PATH + 128)] DCACHE_COLD_BSS;
+	static char path[PATH_MAX + sizeof(RCUWALK_SAMPLES_SUFFIX)] DCACHE_COLD_BSS;
+	char *p = buf, *q;
+	unsigned long weight;
+	int fd;
+
+	if (__atomic_exchange_n(&sample_lock, 1, __ATOMIC_ACQUIRE))
+		return; /* a signal handler's _exit() inside a sample: next time */
+	weight = sample_mask + 1;
+	for (unsigned int i = 0; i < nsamples; i++) {
+		p = put_str(p, RCUWALK_SAMPLE_TAG " pid=");
+		p = put_num(p, (uint64_t)syscall(SYS_getpid), RCUWALK_RECORD_PID_DIGITS);
+		p = put_str(p, " weight=");
+		p = put_num(p, weight, RCUWALK_RECORD_NUM_DIGITS);
+		p = put_str(p, " ns=");
+		p = put_num(p, samples[i].ns, RCUWALK_RECORD_NUM_DIGITS);
+		p = put_str(p, samples[i].follow ? " follow=1 path=" : " follow=0 path=");
+		memcpy(p, samples[i].path, samples[i].len);
+		p += samples[i].len;
+		*p++ = '\n';
+	}
+	if (p > buf) {
+		q = put_str(path, stats_path);
+		q = put_str(q, RCUWALK_SAMPLES_SUFFIX);
+		*q = '\0';
+		fd = preload_open_append(path, 0);
+		if (fd >= 0) {
+			(void)!syscall(SYS_write, fd, buf, (size_t)(p - buf));
+			syscall(SYS_close, fd);
+		}
+	}
+	nsamples = 0;
+	sample_mask = 0;
+	__atomic_store_n(&sample_lock, 0, __ATOMIC_RELEASE);
 }
 
 void preload_write_record(const char *end)
@@ -216,6 +335,8 @@ void preload_write_record(const char *end)
 		v[n++] = delta(now.watches_shared, base.watches_shared);
 		v[n++] = delta(now.names_shared, base.names_shared);
 		v[n++] = delta(now.searches_shared, base.searches_shared);
+		v[n++] = delta(now.dc.fill_ns, base.dc.fill_ns);
+		v[n++] = delta(now.start_ns, base.start_ns);
 	}
 	/* An exec record only if this image's own calls counted something
 	 * (lookups, misses); what the inotify thread counts meanwhile (events,
@@ -232,7 +353,7 @@ void preload_write_record(const char *end)
 			RCUWALK_RECORD_FIELDS(RCUWALK_NAME_)
 #undef RCUWALK_NAME_
 		};
-		_Static_assert(sizeof(names) / sizeof(names[0]) == 27, "field count");
+		_Static_assert(sizeof(names) / sizeof(names[0]) == 29, "field count");
 
 		for (int i = 0; i < n; i++) {
 			*p++ = ' ';
@@ -252,6 +373,7 @@ void preload_write_record(const char *end)
 			(void)!syscall(SYS_write, fd, rec, (size_t)(p - rec));
 		syscall(SYS_close, fd);
 	}
+	write_samples();
 	base = now;
 out:
 	__atomic_store_n(&record_lock, 0, __ATOMIC_RELEASE);
@@ -275,6 +397,10 @@ static void stats_fork_child(void)
 
 	memset(pass_pool, 0, sizeof(pass_pool));
 	memset(&base, 0, sizeof(base));
+	nsamples = 0;
+	sample_mask = 0;
+	sample_lock = 0;
+	start_ns_total = 0;
 	preload_verify_fork_child();
 	inval_stats_get(&is);
 	base.events = is.events;
@@ -323,7 +449,7 @@ void preload_stats_resolve_exec(void)
 void preload_stats_init(const char *path)
 {
 	if (!path || !*path || strlen(path) >= sizeof(stats_path))
-		return;
+		return; /* (+ ".samples": write_samples() has room for both) */
 	strcpy(stats_path, path);
 	stats_on = 1;
 	pthread_atfork(NULL, NULL, stats_fork_child);

@@ -67,6 +67,11 @@
  *   searches_shared  directories this process's credentials may search,
  *                 taken from the session's shared entries instead of an
  *                 lstat of a name in them (phase 2)
+ *   fill_ns       ns spent filling the cache on misses (the kernel calls
+ *                 the cache made for itself, and their bookkeeping),
+ *                 measured around each (DCACHE_STAT_FILL_NS)
+ *   start_ns      ns spent starting the cache (start_cache(): loading
+ *                 liburcu), measured; appended last
  *
  * end= says which end of the process image wrote it:
  *   dtor  exit() or return from main (the library destructor)
@@ -78,9 +83,28 @@
  * process image, so a tree's totals are the plain sum of its records.
  * Not covered: death by a signal, raw exit_group/execve syscalls, glibc's
  * internal exec in posix_spawn children (they run no lookups).
+ *
+ * Samples.  With each record, a process appends to FILE.samples (one
+ * write(2), O_APPEND) the names it sampled among the lookups the cache
+ * answered since its previous record, at most RCUWALK_SAMPLES, one line
+ * each (variable length; a name with a newline is never sampled):
+ *
+ *   rcuwalk-sample v1 pid=<10 digits> weight=<20> ns=<20> follow=<0|1> path=<absolute path>\n
+ *
+ * weight: how many lookups that reached the cache each sample of this
+ * record stands for (a systematic sample: every weight-th such lookup of a
+ * thread, the interval doubled whenever the slots fill); ns: that lookup's
+ * own time in the shim (CLOCK_MONOTONIC around the cache's answer, the
+ * clock's cost included); follow: 0 for an lstat-type lookup.  The
+ * launcher (rcuwalk --stats) times a raw stat/lstat of these names on each
+ * filesystem after the command ended (preload/cost.c).  Records stay
+ * exactly as above: a reader of records never sees a sample line.
  */
 #ifndef RCUWALK_STATS_H
 #define RCUWALK_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #define RCUWALK_RECORD_TAG "rcuwalk-stats v1"
 
@@ -90,7 +114,7 @@
 	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows) \
 	X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)    \
 	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared)    \
-	X(searches_shared)
+	X(searches_shared) X(fill_ns) X(start_ns)
 
 #define RCUWALK_RECORD_PID_DIGITS 10
 #define RCUWALK_RECORD_NUM_DIGITS 20
@@ -101,6 +125,11 @@
 #define RCUWALK_RECORD_LEN                                                         \
 	(sizeof(RCUWALK_RECORD_TAG " pid=") - 1 + RCUWALK_RECORD_PID_DIGITS +      \
 	 RCUWALK_RECORD_FIELDS(RCUWALK_FIELD_LEN_) sizeof(" end=") - 1 + RCUWALK_RECORD_END_LEN + 1)
+
+#define RCUWALK_SAMPLE_TAG "rcuwalk-sample v1"
+#define RCUWALK_SAMPLES 16         /* sampled names per record, at most */
+#define RCUWALK_SAMPLE_PATH 1024   /* longer names are not sampled */
+#define RCUWALK_SAMPLES_SUFFIX ".samples"
 
 /* Why a lookup passed through, as the wrappers tell it (per-thread counts). */
 enum preload_pass {
@@ -116,6 +145,19 @@ enum preload_pass {
 /* Count one pass-through of kind `why` in this thread's block: no shared
  * write, no lock, async-signal-safe. */
 void preload_count_pass(enum preload_pass why);
+
+/* Sampling the cache's answers (FILE.samples, above).  Before a lookup
+ * that reaches the cache: 1 if this one is to be sampled (then time it and
+ * call preload_sample_answer() if the cache answered it), else 0.  One
+ * thread-local increment; async-signal-safe. */
+int preload_sample_due(void);
+/* Keep `path` (len bytes; relative ones are made absolute with the raw
+ * getcwd) as a sample that took `ns`, for a lookup that follows a final
+ * symlink or not.  Skipped if another thread is adding one.  Async-signal-
+ * safe: raw syscalls, atomics. */
+void preload_sample_answer(const char *path, size_t len, int follow, uint64_t ns);
+/* Add the time start_cache() took.  Any thread; one atomic add. */
+void preload_count_start_ns(uint64_t ns);
 
 /* Records go to `path` (absolute or not; NULL/"" = no records).  Called once
  * by preload_init(). */
