@@ -32,6 +32,7 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -438,22 +439,34 @@ static int helper_limit_child(const char *d)
 	return 0;
 }
 
-/* This session's ring header, copied into *h.  0 or -1. */
+/* This session's ring header, copied into *h.  0 or -1.  The ring is a
+ * memfd of the watcher's (RCUWALK_SESSION_FDS: "PID:RING:ARENA"), opened
+ * through /proc/PID/fd/RING and mapped at the first call, kept mapped (a
+ * later call still reads it after the watcher's death). */
 static int session_header(struct ring_hdr *h)
 {
+	static const struct ring_hdr *map;
+	const char *fds = getenv("RCUWALK_SESSION_FDS");
+	unsigned int pid;
+	int rfd, afd, f;
 	char p[PLEN];
-	int f;
 
-	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
-	f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return -1;
-	if (pread(f, h, sizeof(*h), 0) != (ssize_t)sizeof(*h) || h->magic != RING_MAGIC) {
+	if (!map) {
+		if (!fds || sscanf(fds, "%u:%d:%d", &pid, &rfd, &afd) != 3)
+			return -1;
+		snprintf(p, sizeof(p), "/proc/%u/fd/%d", pid, rfd);
+		f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
+		if (f < 0)
+			return -1;
+		map = mmap(NULL, sizeof(*h), PROT_READ, MAP_SHARED, f, 0);
 		close(f);
-		return -1;
+		if (map == MAP_FAILED) {
+			map = NULL;
+			return -1;
+		}
 	}
-	close(f);
-	return 0;
+	memcpy(h, map, sizeof(*h));
+	return h->magic == RING_MAGIC ? 0 : -1;
 }
 
 /* The pid of this session's watcher.  0 or -1. */
@@ -588,7 +601,7 @@ static int helper_kill_leave(const char *base)
  * before, and with it the directory: 1,892 of them after a 300 s loop.) */
 static void remove_dead_session(void)
 {
-	static const char *const files[] = { RING_FILE, RING_SOCKET, ARENA_FILE, RING_HOLD };
+	static const char *const files[] = { RING_SOCKET, RING_HOLD };
 	const char *dir = getenv("RCUWALK_SESSION");
 	char p[PLEN];
 
