@@ -268,8 +268,9 @@ static int make_memfd(struct watcher *w, const char *name, uint64_t size, uint64
 	if (r != 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
 		r = -errno;
-		set_note(w, "%s of %llu KiB not allocated: %s", name,
-			 (unsigned long long)(alloc >> 10), strerror(-r));
+		set_note(w, "%s (%llu KiB, %llu allocated now) not made: %s", name,
+			 (unsigned long long)(size >> 10), (unsigned long long)(alloc >> 10),
+			 strerror(-r));
 		close(fd);
 		return r;
 	}
