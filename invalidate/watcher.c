@@ -280,14 +280,15 @@ static int make_memfd(struct watcher *w, const char *name, uint64_t size, uint64
 /*
  * How much is allocated up front, and then at a time.  All of it at once
  * (17.8 MiB of ring, 32 MiB of arena) made `rcuwalk -- true` 8.7 ms
- * against 2.5 ms (hyperfine, 40 runs): zeroing 50 MiB of pages.  The ring
+ * against 2.5 ms (hyperfine, 40 runs): zeroing 50 MiB of pages.  With
+ * these, 2.96-3.18 ms against 2.55-2.74 ms (doc/session.md).  The ring
  * grows ahead of the watcher's writes (it alone writes it, and readers read
  * only published records); the arena ahead of the processes' takes
  * (dcache_arena.c, A6).
  */
-#define RING_FIRST ((uint64_t)1 << 20)
+#define RING_FIRST ((uint64_t)64 << 10)
 #define RING_CHUNK ((uint64_t)1 << 20)
-#define ARENA_FIRST ((uint64_t)2 << 20)
+#define ARENA_FIRST ((uint64_t)640 << 10) /* the header (576 KiB) and a little */
 #define ARENA_CHUNK ((uint64_t)2 << 20)
 
 /* Allocate the ring up to `end` bytes (a chunk at least).  0 or -1. */
@@ -946,8 +947,6 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 	 * cannot answer is never announced. */
 	if ((r = start_thread(answer_main, &w)) != 0)
 		return refuse(&w, out, "the answering thread", r);
-	if (w.arena)
-		(void)start_thread(grow_main, &w); /* without: full at ARENA_FIRST */
 	/* --keep: findable by later launchers (not fatal: then it is not). */
 	if (keep_s && make_hold(&w) != 0)
 		unpublish(&w);
@@ -958,6 +957,11 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 		return 1;
 	}
 	close(out);
+	/* After the announcement (not on the command's start-up path); until
+	 * it runs, takes past ARENA_FIRST are refused.  Without it the arena
+	 * is full at ARENA_FIRST. */
+	if (w.arena)
+		(void)start_thread(grow_main, &w);
 	/* Beside the loop (a user's own leftovers never delay the first
 	 * event either); the command runs meanwhile. */
 	if (start_thread(reap_main, w.dir) != 0)
