@@ -596,10 +596,11 @@ static int helper_kill_leave(const char *base)
 	return 0;
 }
 
-/* A killed watcher leaves its directory behind until the next session's
- * watcher removes it (watcher.c, reap_dead_sessions): the kill loop's
- * last one would stay, so each is removed here.  (The arena was left
- * before, and with it the directory: 1,892 of them after a 300 s loop.) */
+/* A killed watcher leaves its directory (its sockets; its memory went with
+ * it: memfds) behind until the next session's watcher removes it
+ * (watcher.c, reap_dead_sessions): the kill loop's last one would stay, so
+ * each is removed here.  (Before, the arena in /dev/shm was left, and with
+ * it the directory: 1,892 of them after a 300 s loop.) */
 static void remove_dead_session(void)
 {
 	static const char *const files[] = { RING_SOCKET, RING_HOLD };
