@@ -446,6 +446,24 @@ int dcache_arena_put_search(void *mem, int wd, uint64_t gen, uint64_t cred);
 /* 0 if a valid answer says credentials `cred` may search directory `wd`,
  * else -ENOENT (none, or a corrupt arena).  Any thread. */
 int dcache_arena_get_search(const void *mem, int wd, uint64_t cred);
+/*
+ * Memory behind the arena (dcache_arena.c, A6): entries are taken only
+ * below a limit that the watcher raises as it allocates memory in chunks
+ * (from dcache_arena_format: the whole size).  A take that leaves less
+ * than DCACHE_ARENA_MARGIN below the limit, or is refused, bumps `wants`.
+ */
+#define DCACHE_ARENA_MARGIN ((uint64_t)1 << 20)
+/* Entries may now end at `bytes` (at least the header, at most the size);
+ * memory up to it must be allocated first.  The watcher only: lowered only
+ * before any process maps the arena, raised after. */
+void dcache_arena_set_limit(void *mem, uint64_t bytes);
+/* The current limit, and the bytes left below it.  Any thread. */
+uint64_t dcache_arena_limit(const void *mem);
+uint64_t dcache_arena_room(const void *mem);
+/* The count of requests for room (acquire), and a wait (up to ns) for it
+ * to move past `seen`.  The watcher's growing thread. */
+uint32_t dcache_arena_wants(const void *mem);
+void dcache_arena_wait_wants(void *mem, uint32_t seen, long ns);
 /* How many puts the arena refused for want of space.  Any thread. */
 uint64_t dcache_arena_refused(const void *mem);
 

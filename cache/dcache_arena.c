@@ -73,6 +73,15 @@
  *     A corrupt arena (a process of the same user can write it, as it can
  *     ptrace the session's processes: README, "Security") gives wrong
  *     listings, never a fault or an overrun.
+ *  A6 Memory: the watcher backs the arena with allocated memory in chunks
+ *     (watcher.c, grow_main: fallocate, then a release store of `limit`);
+ *     no entry is taken past `limit` (a CAS of `bump` below it, not a
+ *     blind add), and readers look at nothing past it, so no access ever
+ *     touches a page that was not allocated (that page could fault: SIGBUS
+ *     where memory cannot be had).  A writer whose take leaves less than
+ *     DCACHE_ARENA_MARGIN below `limit`, or is refused, bumps `wants` and
+ *     wakes the watcher's thread, which allocates the next chunk.  `limit`
+ *     only grows once processes map the arena, never past `size`.
  *  A5 Why a valid entry is exact (doc/session.md): any change to the
  *     listing after `gen` was sampled queues an event on the watch (the
  *     watch was in place before the sample), and the watcher bumps gens[wd]
@@ -89,11 +98,15 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
 
 #include "dcache.h"
 
 #define ARENA_MAGIC 0x31414e4552415752ULL /* "RWARENA1" */
-#define ARENA_VERSION 3u
+#define ARENA_VERSION 4u
 #define ARENA_GENS 65536u
 #define ARENA_BUCKETS 16384u
 #define ARENA_CHAIN_MAX 64 /* entries a reader looks at in one chain */
@@ -105,6 +118,8 @@ struct arena_hdr {
 	_Alignas(64) uint64_t bump;  /* next free byte (A2) */
 	uint64_t refused;            /* puts refused for want of space */
 	uint32_t mounts_done;        /* the mount count whose bump is complete */
+	uint32_t wants;              /* futex: bumped when room runs short (A6) */
+	uint64_t limit;              /* bytes backed by memory: entries end below it (A6) */
 	_Alignas(64) uint64_t gens[ARENA_GENS];
 	uint32_t heads[ARENA_BUCKETS];
 };
@@ -158,6 +173,7 @@ int dcache_arena_format(void *mem, size_t size)
 	a->ngens = ARENA_GENS;
 	a->nbuckets = ARENA_BUCKETS;
 	a->size = size;
+	a->limit = size;
 	a->bump = ARENA_DATA;
 	__atomic_store_n(&a->magic, ARENA_MAGIC, __ATOMIC_RELEASE); /* last */
 	return 0;
@@ -226,17 +242,76 @@ static bool names_valid(const char *names, size_t len, size_t count)
 	return n == count;
 }
 
-/* Space for an entry with `len` bytes of names, or NULL (A2). */
+/* The bytes entries may occupy (A6): below `limit` and `size`. */
+static uint64_t arena_extent(const struct arena_hdr *a)
+{
+	uint64_t l = __atomic_load_n(&a->limit, __ATOMIC_ACQUIRE);
+
+	return l < a->size ? l : a->size;
+}
+
+/* Ask the watcher for room (A6). */
+static void arena_want_room(struct arena_hdr *a)
+{
+	__atomic_fetch_add(&a->wants, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &a->wants, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* Space for an entry with `len` bytes of names, or NULL (A2, A6). */
 static struct arena_ent *arena_alloc(struct arena_hdr *a, size_t len)
 {
 	uint64_t need = (sizeof(struct arena_ent) + len + 7) & ~(uint64_t)7;
-	uint64_t off = __atomic_fetch_add(&a->bump, need, __ATOMIC_RELAXED);
+	uint64_t lim = arena_extent(a), off = __atomic_load_n(&a->bump, __ATOMIC_RELAXED);
 
-	if (off < ARENA_DATA || off % 8 || off > a->size || a->size - off < need) {
-		__atomic_fetch_add(&a->refused, 1, __ATOMIC_RELAXED);
-		return NULL; /* the bump stays past the end; nothing else moves */
-	}
+	do {
+		if (off < ARENA_DATA || off % 8 || off > lim || lim - off < need) {
+			__atomic_fetch_add(&a->refused, 1, __ATOMIC_RELAXED);
+			if (lim < a->size)
+				arena_want_room(a);
+			return NULL;
+		}
+	} while (!__atomic_compare_exchange_n(&a->bump, &off, off + need, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	/* This take crossed into the margin: the next chunk, now. */
+	if (lim < a->size && lim - off >= DCACHE_ARENA_MARGIN && lim - off - need < DCACHE_ARENA_MARGIN)
+		arena_want_room(a);
 	return (struct arena_ent *)((char *)a + off);
+}
+
+void dcache_arena_set_limit(void *mem, uint64_t bytes)
+{
+	struct arena_hdr *a = mem;
+
+	if (bytes > a->size)
+		bytes = a->size;
+	if (bytes < ARENA_DATA)
+		bytes = ARENA_DATA;
+	__atomic_store_n(&a->limit, bytes, __ATOMIC_RELEASE);
+}
+
+uint64_t dcache_arena_limit(const void *mem)
+{
+	return arena_extent(mem);
+}
+
+uint64_t dcache_arena_room(const void *mem)
+{
+	const struct arena_hdr *a = mem;
+	uint64_t lim = arena_extent(a), used = __atomic_load_n(&a->bump, __ATOMIC_RELAXED);
+
+	return used < lim ? lim - used : 0;
+}
+
+uint32_t dcache_arena_wants(const void *mem)
+{
+	return __atomic_load_n(&((const struct arena_hdr *)mem)->wants, __ATOMIC_ACQUIRE);
+}
+
+void dcache_arena_wait_wants(void *mem, uint32_t seen, long ns)
+{
+	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+
+	syscall(SYS_futex, &((struct arena_hdr *)mem)->wants, FUTEX_WAIT, seen, &ts, NULL, 0);
 }
 
 /* Publish filled entry e at the head of `head` (A1). */
@@ -340,7 +415,7 @@ static int arena_find(const struct arena_hdr *a, const uint32_t *head, uint32_t 
 		      int (*take)(const struct arena_ent *e, const struct arena_ent *h, void *arg),
 		      void *arg)
 {
-	uint64_t size = a->size, gen;
+	uint64_t size = arena_extent(a), gen;
 	uint32_t cur;
 
 	if (wd < 0)

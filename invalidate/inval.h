@@ -15,6 +15,8 @@
 #ifndef RCUWALK_INVAL_H
 #define RCUWALK_INVAL_H
 
+#include <limits.h>
+
 #include "dcache.h"
 
 #ifdef __cplusplus
@@ -166,18 +168,27 @@ void inval_shutdown(void);
  * leaves today's per-process instance (invalidate/session.c).
  */
 
+/* A session as the launcher names it to the command. */
+struct inval_session_id {
+	char dir[PATH_MAX]; /* RCUWALK_SESSION: the directory of its sockets */
+	char fds[64];       /* RCUWALK_SESSION_FDS: "PID:RING:ARENA", the watcher's pid
+			     * and its memfds' numbers (ARENA -1: none); "": ask the socket */
+	char note[192];     /* one line for --log: why it did not start, or what it
+			     * left out (no arena); "" if nothing */
+};
+
 /* The launcher's side (invalidate/watcher.c, library rcuwalk_watcher): start
  * a watcher for the calling process (which then execs or waits for the
- * command) by a double fork, and write its directory into dir[size]; with
- * keep_s > 0 the session outlives the command by keep_s seconds and later
- * launchers can find it (inval_session_hold).  Returns 0 or -errno (no
- * watcher then).  Not for preloaded code. */
-int inval_watcher_spawn(char *dir, size_t size, unsigned int keep_s);
+ * command) by a double fork, and fill *id; with keep_s > 0 the session
+ * outlives the command by keep_s seconds and later launchers can find it
+ * (inval_session_hold).  Returns 0 or -errno (no watcher then; id->note
+ * says why if the watcher could tell).  Not for preloaded code. */
+int inval_watcher_spawn(struct inval_session_id *id, unsigned int keep_s);
 /* The launcher's side: find a kept session of this user, mount namespace
  * and root, and hold it for the calling process's life and keep_s seconds
- * after (the watcher's --keep: the longer of the two); its directory into
- * dir[size].  0, or -errno: no such session (start one). */
-int inval_session_hold(char *dir, size_t size, unsigned int keep_s);
+ * after (the watcher's --keep: the longer of the two); fill *id.  0, or
+ * -errno: no such session (start one). */
+int inval_session_hold(struct inval_session_id *id, unsigned int keep_s);
 
 /* Counters: watches currently held, events read, watch failures. */
 struct inval_stats {

@@ -2,7 +2,9 @@
  * ring.h - the session's event ring (doc/session.md, phase 1).  Private to
  * invalidate/: the layout that watcher.c writes and session.c reads.
  *
- * One file, mapped shared: a header, then RING_RECORDS fixed-size records.
+ * One memfd (watcher.c, make_memfd: allocated whole, sealed against
+ * shrinking and growing; no file in any directory), mapped shared: a
+ * header, then RING_RECORDS fixed-size records.
  * One writer (the watcher); readers map it read-only and never write, so a
  * reader killed at any instruction leaves nothing half-done.
  *  tail   records appended so far (64 bit, never wraps); record i lives in
@@ -41,6 +43,10 @@
  *         state and alive at once (futex_waitv); the one woken wakes the
  *         others (FUTEX_WAKE on alive) and each gives the session up before
  *         its next answer (inval.c, reader_session).
+ *  dir_dev, dir_ino  the session's directory: a process that took the
+ *         ring with pidfd_getfd (RCUWALK_SESSION_FDS) checks that it is the
+ *         one of the directory it opened (RCUWALK_SESSION), and so of the
+ *         socket it may ask later.  Set before magic.
  *  mounts bumped (release) by the watcher whenever its /proc/self/mountinfo
  *         says the mount table changed (the session's mount namespace: an
  *         attach checks it), then FUTEX_WAKE on state (state itself does not
@@ -59,7 +65,7 @@
 #include <stdint.h>
 
 #define RING_MAGIC 0x31474e49525752ULL /* "RWRING1" */
-#define RING_VERSION 5u /* 5: userns_dev, userns_ino */
+#define RING_VERSION 6u /* 5: userns_dev, userns_ino; 6: memfds, dir_dev, dir_ino */
 #define RING_RECORDS 65536u /* > 4x the kernel's default max_queued_events */
 /* 250 us, not the per-process reader's 2 ms (inval.c, READER_BATCH_NS): a
  * session's processes do not read the instance, so clause 4's delay is this
@@ -70,8 +76,6 @@
 #define RING_BATCH_NS 250000L
 #define RING_SOCKET "sock"
 #define RING_HOLD "hold" /* --keep: launchers holding the session (watcher.c) */
-#define RING_FILE "ring"
-#define ARENA_FILE "listings" /* shared entries: cache/dcache_arena.c */
 
 struct ring_rec {
 	int32_t wd;
@@ -88,6 +92,7 @@ struct ring_hdr {
 	uint64_t mntns_dev, mntns_ino; /* stat of /proc/self/ns/mnt */
 	uint64_t root_dev, root_ino;   /* stat of "/" */
 	uint64_t userns_dev, userns_ino; /* stat of /proc/self/ns/user (session.c) */
+	uint64_t dir_dev, dir_ino;     /* the session's directory (RCUWALK_SESSION) */
 	_Alignas(64) uint32_t state;  /* futex; see above */
 	uint32_t exited;
 	uint64_t tail;

@@ -6,6 +6,9 @@
  * =====
  *  session_dir   RCUWALK_SESSION, copied by the constructor (a program may
  *                change its environment later); "" = no session.
+ *  env_pid, env_rfd, env_afd  RCUWALK_SESSION_FDS ("PID:RING:ARENA"): the
+ *                watcher's pid and its memfds' numbers, for pidfd_getfd;
+ *                env_pid 0 without it (then the socket).
  *  ring          the mapping, once per process image, never unmapped.
  *  read_pos      the next ring index to apply; written under inval.c's
  *                read_mutex (release: after the record's effects on the
@@ -20,14 +23,16 @@
  * Attach checks (a session is a rendezvous by name in a directory that
  * another user could try to imitate): the process's real and effective ids
  * agree (a setuid program or `sudo` does not attach); the directory is ours,
- * 0700, opened O_NOFOLLOW; the ring is a regular file of ours, 0600, of the
- * expected size, with our uid, mount namespace, root and user namespace in
- * its header.  The user namespace: the shared attributes hold owners as the
- * watcher's namespace shows them (another one shows 65534 for an unmapped
- * owner, or other ids), and the same euid may be another user there (a
- * namespace that maps the user to itself passes every other check); a
- * process of another namespace keeps its own cache (doc/coherence.md,
- * "Identity").
+ * 0700, opened O_NOFOLLOW; the ring and the arena are memfds (never a file
+ * of a directory: nothing can truncate them under us, and no page of them
+ * can fault: watcher.c, make_memfd), sealed against shrinking and growing,
+ * of the expected size (memfd_ok); the ring has our uid, mount namespace,
+ * root, user namespace and the directory we opened in its header.  The user
+ * namespace: the shared attributes hold owners as the watcher's namespace
+ * shows them (another one shows 65534 for an unmapped owner, or other ids),
+ * and the same euid may be another user there (a namespace that maps the
+ * user to itself passes every other check); a process of another namespace
+ * keeps its own cache (doc/coherence.md, "Identity").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,6 +56,8 @@
 #include "session.h"
 
 static char session_dir[PATH_MAX];
+static unsigned int env_pid;
+static int env_rfd = -1, env_afd = -1;
 static int env_read;
 static struct ring_hdr *ring;
 static uint64_t read_pos;
@@ -69,6 +76,9 @@ __attribute__((constructor)) static void session_env(void)
 	d = getenv("RCUWALK_SESSION");
 	if (d && d[0] == '/' && strlen(d) < sizeof(session_dir) - 16)
 		strcpy(session_dir, d);
+	d = getenv("RCUWALK_SESSION_FDS");
+	if (d && sscanf(d, "%u:%d:%d", &env_pid, &env_rfd, &env_afd) != 3)
+		env_pid = 0;
 	env_read = 1;
 }
 
@@ -89,19 +99,22 @@ static int raw_close(int fd)
 	return (int)syscall(SYS_close, fd);
 }
 
-/* Receive the instance's fd over the session's socket.  fd or -errno. */
-static int receive_fd(int dfd)
+/* Receive the watcher's answer over the session's socket: the instance's
+ * fd, the ring's memfd and the arena's (if it has one) into fds[3] (-1 for
+ * any not sent).  0 or -errno. */
+static int receive_fds(int dfd, int fds[3])
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	struct timeval tv = { 1, 0 };
-	char cbuf[CMSG_SPACE(sizeof(int))], byte;
+	char cbuf[CMSG_SPACE(3 * sizeof(int))], byte;
 	struct iovec iov = { &byte, 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			    .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c;
-	int s, fd = -EPROTO;
+	int s, r = -EPROTO;
 	long n;
 
+	fds[0] = fds[1] = fds[2] = -1;
 	/* Through /proc/self/fd/<dfd>: the directory we checked, not a name
 	 * that could have been swapped since. */
 	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/" RING_SOCKET, dfd);
@@ -111,19 +124,42 @@ static int receive_fd(int dfd)
 	syscall(SYS_setsockopt, s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	syscall(SYS_setsockopt, s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (syscall(SYS_connect, s, &a, sizeof(a)) != 0) {
-		fd = -errno;
+		r = -errno;
 		raw_close(s);
-		return fd;
+		return r;
 	}
 	do
 		n = syscall(SYS_recvmsg, s, &m, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-	    c->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	    c->cmsg_len >= CMSG_LEN(sizeof(int)) && c->cmsg_len <= CMSG_LEN(3 * sizeof(int))) {
+		memcpy(fds, CMSG_DATA(c), c->cmsg_len - CMSG_LEN(0));
+		r = 0;
+	}
 	raw_close(s);
-	return fd;
+	return r;
+}
+
+/* Whether fd is one of the session's memfds of `size` bytes: a memfd
+ * (/proc/self/fd/N reads "/memfd:..."), ours, sealed against shrinking and
+ * growing (no page of a mapping of it can ever be cut off: SIGBUS), of
+ * exactly that size. */
+static int memfd_ok(int fd, uint64_t size)
+{
+	char p[64], t[64];
+	struct stat st;
+	long n, seals;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	n = syscall(SYS_readlinkat, AT_FDCWD, p, t, sizeof(t));
+	if (n < (long)sizeof("/memfd:") - 1 || memcmp(t, "/memfd:", sizeof("/memfd:") - 1))
+		return 0;
+	seals = syscall(SYS_fcntl, fd, F_GET_SEALS);
+	if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW))
+		return 0;
+	return syscall(SYS_fstat, fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	       st.st_uid == geteuid() && (uint64_t)st.st_size == size;
 }
 
 /*
@@ -166,22 +202,16 @@ static int take_fd(void)
 	return fd;
 }
 
-/* Map the ring in dfd and check it.  0 or -errno. */
-static int map_ring(int dfd)
+/* Map the ring's memfd `f` and check it (memfd_ok, then its header: ours,
+ * our mount namespace and root, the directory dir_st).  0 or -errno. */
+static int map_ring(int f, const struct stat *dir_st)
 {
-	struct stat st, ns, root, userns;
+	struct stat ns, root, userns;
 	struct ring_hdr *r;
-	int f = (int)syscall(SYS_openat, dfd, RING_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (f < 0)
-		return -errno;
-	if (syscall(SYS_fstat, f, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 07777) != 0600 || (uint64_t)st.st_size < RING_SIZE) {
-		raw_close(f);
+	if (!memfd_ok(f, RING_SIZE))
 		return -EPERM;
-	}
 	r = mmap(NULL, RING_SIZE, PROT_READ, MAP_SHARED, f, 0);
-	raw_close(f);
 	if (r == MAP_FAILED)
 		return -ENOMEM;
 	if (syscall(SYS_newfstatat, AT_FDCWD, "/proc/self/ns/mnt", &ns, 0) != 0 ||
@@ -191,7 +221,8 @@ static int map_ring(int dfd)
 	    r->version != RING_VERSION || r->nrec != RING_RECORDS || r->uid != geteuid() ||
 	    r->mntns_dev != ns.st_dev || r->mntns_ino != ns.st_ino ||
 	    r->root_dev != root.st_dev || r->root_ino != root.st_ino ||
-	    r->userns_dev != userns.st_dev || r->userns_ino != userns.st_ino) {
+	    r->userns_dev != userns.st_dev || r->userns_ino != userns.st_ino ||
+	    r->dir_dev != dir_st->st_dev || r->dir_ino != dir_st->st_ino) {
 		munmap(r, RING_SIZE);
 		return -EPERM;
 	}
@@ -199,23 +230,15 @@ static int map_ring(int dfd)
 	return 0;
 }
 
-/* Map the shared entries in dfd, checked as the ring is (ours, 0600, a
- * regular file of the expected size, formatted).  NULL if not. */
-static void *map_arena(int dfd)
+/* Map the arena's memfd `f`, checked as the ring's is, formatted.  NULL
+ * if not. */
+static void *map_arena(int f)
 {
-	struct stat st;
 	void *m;
-	int f = (int)syscall(SYS_openat, dfd, ARENA_FILE, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 
-	if (f < 0)
+	if (f < 0 || !memfd_ok(f, DCACHE_ARENA_SIZE))
 		return NULL;
-	if (syscall(SYS_fstat, f, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 07777) != 0600 || (uint64_t)st.st_size != DCACHE_ARENA_SIZE) {
-		raw_close(f);
-		return NULL;
-	}
 	m = mmap(NULL, DCACHE_ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
-	raw_close(f);
 	if (m == MAP_FAILED)
 		return NULL;
 	if (dcache_arena_check(m, DCACHE_ARENA_SIZE) != 0) {
@@ -225,10 +248,50 @@ static void *map_arena(int dfd)
 	return m;
 }
 
+/*
+ * Map the ring and the arena taken from the watcher with pidfd_getfd
+ * (RCUWALK_SESSION_FDS): no round trip to its answering thread.  The ring
+ * must name env_pid as its watcher and the directory we opened, and its
+ * death notice (set by the kernel before a pid can be reused) must be clear
+ * after the pidfd was made: then the pidfd is the watcher's, and so is the
+ * arena taken through it.  0, or -1 (refused: Yama, seccomp, an old kernel,
+ * a stale variable): the caller asks over the socket.
+ */
+static int map_direct(const struct stat *dir_st)
+{
+	int pfd, f;
+
+	if (!env_pid || env_rfd < 0)
+		return -1;
+	pfd = (int)syscall(SYS_pidfd_open, (pid_t)env_pid, 0);
+	if (pfd < 0)
+		return -1;
+	f = (int)syscall(SYS_pidfd_getfd, pfd, env_rfd, 0);
+	if (f < 0 || map_ring(f, dir_st) != 0) {
+		if (f >= 0)
+			raw_close(f);
+		raw_close(pfd);
+		return -1;
+	}
+	raw_close(f);
+	if (ring->pid != env_pid || session_watcher_died()) {
+		munmap(ring, RING_SIZE);
+		ring = NULL;
+		raw_close(pfd);
+		return -1;
+	}
+	if (env_afd >= 0 && (f = (int)syscall(SYS_pidfd_getfd, pfd, env_afd, 0)) >= 0) {
+		arena = map_arena(f);
+		raw_close(f);
+	}
+	raw_close(pfd);
+	return 0;
+}
+
 int session_attach(void)
 {
 	struct stat st;
-	int dfd, fd, r;
+	int dfd, fd, r, got[3] = { -1, -1, -1 };
 
 	if (!session_wanted())
 		return -ENOENT;
@@ -243,20 +306,38 @@ int session_attach(void)
 		raw_close(dfd);
 		return -EPERM;
 	}
-	if (!ring) {
-		if ((r = map_ring(dfd)) != 0) {
+	/* The ring and the arena: once per image, never unmapped. */
+	if (!ring && map_direct(&st) != 0) {
+		if ((r = receive_fds(dfd, got)) != 0 || got[1] < 0 || map_ring(got[1], &st) != 0) {
+			for (int i = 0; i < 3; i++)
+				if (got[i] >= 0)
+					raw_close(got[i]);
 			raw_close(dfd);
-			return r;
+			return r ? r : -EPERM;
 		}
-		arena = map_arena(dfd); /* with the ring, once per image */
+		arena = map_arena(got[2]);
+		raw_close(got[1]);
+		if (got[2] >= 0)
+			raw_close(got[2]);
+		got[1] = got[2] = -1;
 	}
 	if (__atomic_load_n(&ring->exited, __ATOMIC_ACQUIRE)) {
+		if (got[0] >= 0)
+			raw_close(got[0]);
 		raw_close(dfd);
 		return -ESRCH;
 	}
-	fd = take_fd();
-	if (fd < 0)
-		fd = receive_fd(dfd);
+	/* The instance: from the answer just received, else directly, else
+	 * over the socket. */
+	fd = got[0] >= 0 ? got[0] : take_fd();
+	if (fd < 0 && (r = receive_fds(dfd, got)) == 0) {
+		fd = got[0];
+		for (int i = 1; i < 3; i++)
+			if (got[i] >= 0)
+				raw_close(got[i]);
+	} else if (fd < 0) {
+		fd = r;
+	}
 	raw_close(dfd);
 	if (fd < 0)
 		return fd;

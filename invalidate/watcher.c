@@ -45,18 +45,18 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
-#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -71,6 +71,10 @@
 struct watcher {
 	char dir[PATH_MAX];
 	int ifd, lfd, pidfd;
+	int dfd;      /* the directory, flock()ed for the watcher's life (reap_dead_sessions) */
+	int rfd, afd; /* the ring's and the arena's memfds (make_memfd); -1: none */
+	uint64_t ring_alloc; /* bytes of the ring allocated so far (ring_room) */
+	char note[160]; /* what went wrong or was left out, for the launcher's --log */
 	int mfd; /* /proc/self/mountinfo, polled for POLLPRI (ring.h, mounts) */
 	struct ring_hdr *ring;
 	void *arena; /* shared entries (cache/dcache_arena.c); NULL: none */
@@ -84,35 +88,83 @@ struct watcher {
 };
 
 /*
- * Where the session's private directory goes (0 or -errno): $XDG_RUNTIME_DIR if it is ours, else
- * /dev/shm if it is a tmpfs shared as /tmp is (root's, sticky), else /tmp.
- * Why not /tmp first: the ring and the shared entries are written through
- * shared mappings, and on a disk filesystem the first write to a fresh file
- * costs a journal transaction and later writeback.  `rcuwalk -- true` took
- * 6.2 ms with the files in /tmp on ext4 against 3.0 ms in /dev/shm (2.2 ms
- * without a session; hyperfine, 40 runs), 2.2 ms of it in each first write
- * fault of the ring and of the arena.
+ * Where the session lives (doc/session.md, "Hostile ground")
+ * ==========================================================
+ * Memory: the ring and the arena are memfds (make_memfd), their whole size
+ * allocated up front (fallocate) and sealed against shrinking and growing:
+ * no page of them can fault later, whatever happens to /dev/shm (full, tiny,
+ * filled by another user), and no file of a directory can be truncated under
+ * a process that maps them.  Processes take them with pidfd_getfd (their fd
+ * numbers are in RCUWALK_SESSION_FDS) or receive them over the socket, check
+ * them (session.c, memfd_ok), map them and close them.  A fallocate refused
+ * (ENOSPC, ENOMEM, EFBIG under RLIMIT_FSIZE): no arena (the session works as
+ * in phase 1), or, for the ring, no session; said in one --log line.
+ *
+ * Names: the sockets alone are in a directory, session.XXXXXX, under a
+ * directory of the user's own, <$XDG_RUNTIME_DIR or /tmp>/rcuwalk-<euid>:
+ * made 0700 if absent, used only if it is a directory (O_NOFOLLOW) of ours,
+ * mode 0700 (else no session, and a --log line saying so): nobody else
+ * can put a name there, and nothing of anybody else's is ever scanned.
  */
-static int shm_usable(void)
-{
-	struct statfs fs;
-	struct stat st;
 
-	return statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC &&
-	       lstat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
-	       (st.st_mode & S_ISVTX);
+/* w->note = the formatted line (truncated: it is for the --log). */
+static void set_note(struct watcher *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_note(struct watcher *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->note, sizeof(w->note), fmt, ap);
+	va_end(ap);
+}
+
+/* The base directory: <X>/rcuwalk-<euid>, X = $XDG_RUNTIME_DIR if it is a
+ * directory of ours that nobody else may write, else /tmp.  0, or -errno
+ * with w->note set. */
+static int user_base(struct watcher *w, char *base, size_t size)
+{
+	const char *x = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	int fd, n;
+
+	if (!(x && x[0] == '/' && strlen(x) + 64 < size && stat(x, &st) == 0 &&
+	      S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022)))
+		x = "/tmp";
+	n = snprintf(base, size, "%s/rcuwalk-%u", x, (unsigned)geteuid());
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	if (mkdir(base, 0700) != 0 && errno != EEXIST) {
+		n = -errno;
+		set_note(w, "mkdir %s: %s", base, strerror(-n));
+		return n;
+	}
+	fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & 07777) != 0700) {
+		if (fd >= 0)
+			set_note(w, "%s is owned by uid %u, mode %04o, not ours 0700: refused", base,
+				 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		else
+			set_note(w, "%s: %s (not our directory): refused",
+				 base, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EPERM;
+	}
+	close(fd);
+	return 0;
 }
 
 /*
- * A watcher killed (SIGKILL, the OOM killer) cannot remove its directory,
- * and in /dev/shm its files hold memory (the ring's and the arena's pages
- * written).  So each new watcher, once its command runs, removes those of
- * dead ones beside its own: a directory named rcuwalk-session.*, ours, 0700,
- * no symlink, whose ring is ours, of this version, and carries the death
- * notice that the kernel sets when its watcher dies without having left
- * (alive & FUTEX_OWNER_DIED, ring.h): never the directory of a watcher that
- * may live.  The processes still attached keep their mappings; one that
- * attaches later finds no directory and keeps a cache of its own.
+ * A watcher killed (SIGKILL, the OOM killer) cannot remove its directory
+ * (two sockets; its memory went with it: memfds).  So each new watcher, in
+ * a thread of its own once its command runs, removes those of dead ones in
+ * the user's base directory: session.*, ours, 0700, no symlink, that nobody
+ * holds locked (a watcher flock()s its directory for its life; the kernel
+ * drops the lock however it dies).  Only the user's own directory is read:
+ * another user's names (200,000 rcuwalk-session.* in /dev/shm delayed each
+ * session's first event by 0.4 s when the reaper read /dev/shm before its
+ * loop) are never looked at.
  */
 static void reap_dead_sessions(const char *own)
 {
@@ -126,34 +178,24 @@ static void reap_dead_sessions(const char *own)
 		return;
 	memcpy(base, own, (size_t)(slash - own));
 	base[slash - own] = '\0';
-	bfd = open(base[0] ? base : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bfd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (bfd < 0 || !(d = fdopendir(bfd))) {
 		if (bfd >= 0)
 			close(bfd);
 		return;
 	}
 	while ((e = readdir(d))) {
-		static const char *const files[] = { RING_FILE, ARENA_FILE, RING_SOCKET, RING_HOLD };
-		struct ring_hdr h;
+		static const char *const files[] = { RING_SOCKET, RING_HOLD };
 		struct stat st;
-		int dfd, rfd, dead;
+		int dfd;
 
-		if (strncmp(e->d_name, "rcuwalk-session.", 16) != 0 || !strcmp(e->d_name, slash + 1))
-			continue;
-		if (fstatat(bfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-		    st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
+		if (strncmp(e->d_name, "session.", 8) != 0 || !strcmp(e->d_name, slash + 1))
 			continue;
 		dfd = openat(bfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (dfd < 0)
 			continue;
-		rfd = openat(dfd, RING_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		dead = rfd >= 0 && fstat(rfd, &st) == 0 && S_ISREG(st.st_mode) &&
-		       st.st_uid == geteuid() && pread(rfd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-		       h.magic == RING_MAGIC && h.version == RING_VERSION &&
-		       (h.alive & FUTEX_OWNER_DIED);
-		if (rfd >= 0)
-			close(rfd);
-		if (dead) {
+		if (fstat(dfd, &st) == 0 && st.st_uid == geteuid() &&
+		    (st.st_mode & 07777) == 0700 && flock(dfd, LOCK_EX | LOCK_NB) == 0) {
 			for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 				unlinkat(dfd, files[i], 0);
 			unlinkat(bfd, e->d_name, AT_REMOVEDIR);
@@ -163,47 +205,130 @@ static void reap_dead_sessions(const char *own)
 	closedir(d);
 }
 
-static int make_dir(char *dir, size_t size)
+static void *reap_main(void *arg)
 {
-	const char *x = getenv("XDG_RUNTIME_DIR");
-	struct stat st;
+	reap_dead_sessions(arg);
+	return NULL;
+}
 
-	if (x && x[0] == '/' && strlen(x) + 32 < size && stat(x, &st) == 0 &&
-	    S_ISDIR(st.st_mode) && st.st_uid == geteuid()) {
-		snprintf(dir, size, "%s/rcuwalk-session.XXXXXX", x);
-		if (mkdtemp(dir) && chmod(dir, 0700) == 0)
+/* The session's directory, made last (after the memory: a session that
+ * cannot start leaves nothing), locked for the watcher's life.  0 or
+ * -errno (w->note set). */
+static int make_dir(struct watcher *w)
+{
+	char base[PATH_MAX];
+	struct stat st;
+	int r;
+
+	if ((r = user_base(w, base, sizeof(base) - 32)) != 0)
+		return r;
+	for (int tries = 0; tries < 3; tries++) {
+		if (snprintf(w->dir, sizeof(w->dir), "%s/session.XXXXXX", base) >= (int)sizeof(w->dir))
+			return -ENAMETOOLONG;
+		if (!mkdtemp(w->dir)) {
+			r = -errno;
+			set_note(w, "mkdtemp in %s: %s", base, strerror(-r));
+			w->dir[0] = '\0';
+			return r;
+		}
+		w->dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (w->dfd < 0)
+			continue;
+		/* A reaper that found it before the lock may have removed it
+		 * (nlink 0): make another. */
+		if (flock(w->dfd, LOCK_EX) == 0 && fstat(w->dfd, &st) == 0 && st.st_nlink > 0)
 			return 0;
+		close(w->dfd);
+		w->dfd = -1;
+		rmdir(w->dir);
 	}
-	if (shm_usable()) {
-		snprintf(dir, size, "/dev/shm/rcuwalk-session.XXXXXX");
-		if (mkdtemp(dir) && chmod(dir, 0700) == 0)
-			return 0;
+	w->dir[0] = '\0';
+	set_note(w, "cannot make a directory in %s", base);
+	return -EAGAIN;
+}
+
+/* A memfd of `size` bytes, its first `alloc` bytes allocated now (the
+ * rest in chunks as it fills: ring_room, grow_main; an access touches
+ * only allocated pages, so none can fault), sealed against shrinking and
+ * growing: the fd or -errno (w->note set to what failed). */
+static int make_memfd(struct watcher *w, const char *name, uint64_t size, uint64_t alloc)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING), r;
+
+	if (fd < 0) {
+		r = -errno;
+		set_note(w, "memfd_create: %s", strerror(-r));
+		return r;
 	}
-	snprintf(dir, size, "/tmp/rcuwalk-session.XXXXXX");
-	if (!mkdtemp(dir))
-		return -errno;
-	return chmod(dir, 0700) == 0 ? 0 : -errno;
+	if (ftruncate(fd, (off_t)size) != 0)
+		r = -1;
+	else
+		do
+			r = fallocate(fd, 0, 0, (off_t)alloc);
+		while (r != 0 && errno == EINTR);
+	if (r != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		r = -errno;
+		set_note(w, "%s (%llu KiB, %llu allocated now) not made: %s", name,
+			 (unsigned long long)(size >> 10), (unsigned long long)(alloc >> 10),
+			 strerror(-r));
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/*
+ * How much is allocated up front, and then at a time.  All of it at once
+ * (17.8 MiB of ring, 32 MiB of arena) made `rcuwalk -- true` 8.7 ms
+ * against 2.5 ms (hyperfine, 40 runs): zeroing 50 MiB of pages.  With
+ * these, 2.96-3.18 ms against 2.55-2.74 ms (doc/session.md).  The ring
+ * grows ahead of the watcher's writes (it alone writes it, and readers read
+ * only published records); the arena ahead of the processes' takes
+ * (dcache_arena.c, A6).
+ */
+#define RING_FIRST ((uint64_t)64 << 10)
+#define RING_CHUNK ((uint64_t)1 << 20)
+#define ARENA_FIRST ((uint64_t)640 << 10) /* the header (576 KiB) and a little */
+#define ARENA_CHUNK ((uint64_t)2 << 20)
+
+/* Allocate the ring up to `end` bytes (a chunk at least).  0 or -1. */
+static int ring_room(struct watcher *w, uint64_t end)
+{
+	uint64_t to = end > w->ring_alloc + RING_CHUNK ? end : w->ring_alloc + RING_CHUNK;
+	int r;
+
+	if (to > RING_SIZE)
+		to = RING_SIZE;
+	do
+		r = fallocate(w->rfd, 0, (off_t)w->ring_alloc, (off_t)(to - w->ring_alloc));
+	while (r != 0 && errno == EINTR);
+	if (r != 0)
+		return -1;
+	w->ring_alloc = to;
+	return 0;
 }
 
 static int make_ring(struct watcher *w)
 {
-	char path[PATH_MAX + 8];
 	struct stat ns, root, userns;
-	int fd;
+	int fd = make_memfd(w, "rcuwalk-ring", RING_SIZE, RING_FIRST);
 
-	snprintf(path, sizeof(path), "%s/" RING_FILE, w->dir);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)RING_SIZE) != 0 || stat("/proc/self/ns/mnt", &ns) != 0 ||
-	    stat("/", &root) != 0 || stat("/proc/self/ns/user", &userns) != 0) {
+		return fd;
+	if (stat("/proc/self/ns/mnt", &ns) != 0 || stat("/", &root) != 0 ||
+	    stat("/proc/self/ns/user", &userns) != 0) {
 		close(fd);
 		return -errno;
 	}
 	w->ring = mmap(NULL, RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (w->ring == MAP_FAILED)
+	if (w->ring == MAP_FAILED) {
+		w->ring = NULL;
+		close(fd);
 		return -errno;
+	}
+	w->rfd = fd;
+	w->ring_alloc = RING_FIRST;
 	w->ring->version = RING_VERSION;
 	w->ring->nrec = RING_RECORDS;
 	w->ring->uid = (uint32_t)geteuid();
@@ -215,36 +340,73 @@ static int make_ring(struct watcher *w)
 	w->ring->root_ino = root.st_ino;
 	w->ring->userns_dev = userns.st_dev;
 	w->ring->userns_ino = userns.st_ino;
-	__atomic_store_n(&w->ring->magic, RING_MAGIC, __ATOMIC_RELEASE); /* last */
 	return 0;
 }
 
-/* The shared entries (ring.h, ARENA_FILE), made like the ring, before any
+/* The directory's identity in the ring, then the magic (last): the ring
+ * is complete.  After make_dir. */
+static void publish_ring(struct watcher *w)
+{
+	struct stat st;
+
+	if (fstat(w->dfd, &st) == 0) {
+		w->ring->dir_dev = st.st_dev;
+		w->ring->dir_ino = st.st_ino;
+	}
+	__atomic_store_n(&w->ring->magic, RING_MAGIC, __ATOMIC_RELEASE);
+}
+
+/* The shared entries (ring.h, RING_ARENA), made like the ring, before any
  * process can attach.  Without them the session works as in phase 1. */
 static void make_arena(struct watcher *w)
 {
-	char path[PATH_MAX + 16];
 	void *m;
-	int fd;
+	int fd = make_memfd(w, "rcuwalk-arena", DCACHE_ARENA_SIZE, ARENA_FIRST);
 
-	snprintf(path, sizeof(path), "%s/" ARENA_FILE, w->dir);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
-	if (ftruncate(fd, (off_t)DCACHE_ARENA_SIZE) != 0) {
-		close(fd);
-		unlink(path);
-		return;
-	}
 	m = mmap(NULL, DCACHE_ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (m == MAP_FAILED || dcache_arena_format(m, DCACHE_ARENA_SIZE) != 0) {
 		if (m != MAP_FAILED)
 			munmap(m, DCACHE_ARENA_SIZE);
-		unlink(path);
+		close(fd);
 		return;
 	}
+	dcache_arena_set_limit(m, ARENA_FIRST);
+	w->afd = fd;
 	w->arena = m;
+}
+
+/* The arena's memory, a chunk ahead of the processes' takes (dcache_arena.c,
+ * A6): woken by a take that leaves less than DCACHE_ARENA_MARGIN, or is
+ * refused.  A chunk that cannot be allocated (memory short) ends it: the
+ * arena stays full at its limit (new entries refused, every answer the
+ * kernel's), nothing faults.  A thread of its own, every signal blocked:
+ * the main thread's loop never waits for an allocation. */
+static void *grow_main(void *arg)
+{
+	struct watcher *w = arg;
+
+	for (;;) {
+		uint32_t seen = dcache_arena_wants(w->arena);
+		uint64_t lim = dcache_arena_limit(w->arena), to = lim + ARENA_CHUNK;
+		int r;
+
+		if (lim >= DCACHE_ARENA_SIZE)
+			return NULL;
+		if (dcache_arena_room(w->arena) >= DCACHE_ARENA_MARGIN) {
+			dcache_arena_wait_wants(w->arena, seen, 1000000000L);
+			continue;
+		}
+		if (to > DCACHE_ARENA_SIZE)
+			to = DCACHE_ARENA_SIZE;
+		do
+			r = fallocate(w->afd, 0, (off_t)lim, (off_t)(to - lim));
+		while (r != 0 && errno == EINTR);
+		if (r != 0)
+			return NULL;
+		dcache_arena_set_limit(w->arena, to);
+	}
 }
 
 /* Whether event `ev` may change its watch's listing (dcache_arena.c, gens):
@@ -411,9 +573,24 @@ static void take_hold(struct watcher *w)
 		w->holders[w->nholders++] = pfd;
 		if ((long long)want * 1000000000LL > w->keep_ns)
 			w->keep_ns = (long long)want * 1000000000LL;
-		(void)send(s, "K", 1, MSG_NOSIGNAL);
+		char k[64];
+		int n = snprintf(k, sizeof(k), "K%u:%d:%d", (unsigned)getpid(), w->rfd, w->afd);
+
+		(void)send(s, k, (size_t)n, MSG_NOSIGNAL);
 	}
 	close(s);
+}
+
+static void cleanup(struct watcher *w);
+
+/* The ring cannot grow (no memory): events would be lost unrecorded.  The
+ * watcher removes its names and exits: the kernel sets its death notice
+ * (ring.h, alive) and every process gives the session up before its next
+ * answer, as after a SIGKILL mid-cycle (doc/session.md, the kill loop). */
+static void ring_lost(struct watcher *w)
+{
+	cleanup(w);
+	_exit(1);
 }
 
 /* One read cycle (ring.h): read until EAGAIN, publish, wake the waiters. */
@@ -436,6 +613,12 @@ static void read_cycle(struct watcher *w)
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 			struct ring_rec *rec = &r->recs[tail % RING_RECORDS];
 			uint32_t len = ev->len ? (uint32_t)strnlen(ev->name, ev->len) : 0;
+			uint64_t end = (uint64_t)((char *)(rec + 1) - (char *)r);
+
+			/* The record's page allocated before it is written;
+			 * if memory cannot be had, the watcher dies (ring_lost). */
+			if (end > w->ring_alloc && ring_room(w, end) != 0)
+				ring_lost(w);
 
 			if (len > NAME_MAX)
 				len = NAME_MAX;
@@ -467,14 +650,17 @@ static void read_cycle(struct watcher *w)
 	syscall(SYS_futex, &r->state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* Answer one connection: the instance's fd, then close.  Answering thread. */
+/* Answer one connection: the instance's fd, the ring's memfd and the
+ * arena's (if any), in one SCM_RIGHTS message, then close.  The caller
+ * takes what it lacks and closes the rest.  Answering thread. */
 static void answer(const struct watcher *w)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	int fds[3] = { w->ifd, w->rfd, w->afd }, nfd = w->afd >= 0 ? 3 : 2;
+	char cbuf[CMSG_SPACE(sizeof(fds))];
 	char byte = 'R';
 	struct iovec iov = { &byte, 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf) };
+			    .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd) };
 	struct cmsghdr *c;
 	int s = accept4(w->lfd, NULL, NULL, SOCK_CLOEXEC);
 
@@ -490,25 +676,24 @@ static void answer(const struct watcher *w)
 	c = CMSG_FIRSTHDR(&m);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &w->ifd, sizeof(int));
+	c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfd);
 	if (sendmsg(s, &m, MSG_NOSIGNAL | MSG_DONTWAIT) == 1)
 		__atomic_fetch_add(&w->ring->answers, 1, __ATOMIC_RELAXED);
 	close(s);
 }
 
+/* Remove the session's names (its memory goes with the last mapping). */
 static void cleanup(struct watcher *w)
 {
 	char path[PATH_MAX + 16];
 
 	unpublish(w);
+	if (!w->dir[0])
+		return;
 	snprintf(path, sizeof(path), "%s/" RING_SOCKET, w->dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/" RING_HOLD, w->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/" RING_FILE, w->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/" ARENA_FILE, w->dir);
 	unlink(path);
 	rmdir(w->dir);
 }
@@ -522,9 +707,9 @@ static void *answer_main(void *arg)
 	return NULL;
 }
 
-/* Start answer_main(), every signal blocked in it (they are the main
- * thread's).  0 or an errno. */
-static int start_answering(struct watcher *w)
+/* Start fn(w) in a detached thread, every signal blocked in it (they are
+ * the main thread's).  0 or an errno. */
+static int start_thread(void *(*fn)(void *), void *w)
 {
 	pthread_attr_t a;
 	pthread_t th;
@@ -536,7 +721,7 @@ static int start_answering(struct watcher *w)
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&a, 64 * 1024);
-	r = pthread_create(&th, &a, answer_main, w);
+	r = pthread_create(&th, &a, fn, w);
 	pthread_attr_destroy(&a);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
@@ -745,18 +930,37 @@ static void name_self(const char *dir)
 		p[f[1] - f[0] - 1] = ' '; /* the kernel then stops at our NUL */
 }
 
-/* In the watcher: set everything up, say the directory's name on `out`, loop. */
+/* Say why the session did not start ("!" and the note) on `out`. */
+static int refuse(struct watcher *w, int out, const char *what, int err)
+{
+	char msg[sizeof(w->note) + 64];
+	int n;
+
+	if (!w->note[0])
+		set_note(w, "%s: %s", what, strerror(err > 0 ? err : -err));
+	n = snprintf(msg, sizeof(msg), "!%s", w->note);
+	if (out >= 0 && n > 0)
+		(void)!write(out, msg, (size_t)n);
+	cleanup(w);
+	return 1;
+}
+
+/* In the watcher: set everything up, say the session's names on `out`
+ * ("DIR\nPID:RFD:AFD\nNOTE", or "!NOTE" if it cannot start), loop. */
 static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 {
 	struct watcher w = { .ifd = -1, .lfd = -1, .pidfd = -1, .hfd = -1, .mfd = -1,
+			     .dfd = -1, .rfd = -1, .afd = -1,
 			     .keep_ns = (long long)keep_s * 1000000000LL };
-	int devnull, r;
+	char msg[PATH_MAX + sizeof(w.note) + 64];
+	int devnull, r, n;
 
 	setsid(); /* the terminal's Ctrl-C is for the command */
 	short_slice();
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN); /* RLIMIT_FSIZE: fallocate fails with EFBIG */
 	{
 		struct sigaction sa = { .sa_handler = on_sigterm }; /* no SA_RESTART */
 		sigset_t term;
@@ -784,40 +988,52 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 	}
 	syscall(SYS_close_range, 4u, ~0u, 0u); /* nothing else of the command's */
 	w.pidfd = (int)syscall(SYS_pidfd_open, cmd, 0);
-	if (w.pidfd < 0 || make_dir(w.dir, sizeof(w.dir)) != 0)
-		return 1;
+	if (w.pidfd < 0)
+		return refuse(&w, out, "pidfd_open", errno);
 	w.mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC); /* -1: not said */
 	w.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	r = w.ifd < 0 ? -errno : make_ring(&w);
-	if (r == 0 && !getenv("RCUWALK_NO_ARENA"))
-		make_arena(&w);
+	if (w.ifd < 0)
+		return refuse(&w, out, "inotify_init1", errno);
+	/* The memory first, the directory last: a session that cannot start
+	 * leaves no name behind. */
+	if ((r = make_ring(&w)) != 0)
+		return refuse(&w, out, "the ring", r);
+	if (!getenv("RCUWALK_NO_ARENA"))
+		make_arena(&w); /* without it (w.note says why): phase 1 */
 	/* Without the death notice: the readers' slower checks, and no fd
 	 * taken with pidfd_getfd (its pid could be another's by then). */
-	if (r == 0 && arm_death_notice(&w) == 0)
+	if (arm_death_notice(&w) == 0)
 		__atomic_store_n(&w.ring->ifd, w.ifd, __ATOMIC_RELEASE);
-	if (r == 0)
-		r = make_socket(&w);
-	if (r != 0) {
-		cleanup(&w);
-		return 1;
-	}
+	if ((r = make_dir(&w)) != 0)
+		return refuse(&w, out, "the session's directory", r);
+	publish_ring(&w);
+	if ((r = make_socket(&w)) != 0)
+		return refuse(&w, out, "the session's socket", r);
 
 	name_self(w.dir);
 	/* The answering thread before the name goes out: a session that
 	 * cannot answer is never announced. */
-	if (start_answering(&w) != 0) {
-		cleanup(&w);
-		return 1;
-	}
+	if ((r = start_thread(answer_main, &w)) != 0)
+		return refuse(&w, out, "the answering thread", r);
 	/* --keep: findable by later launchers (not fatal: then it is not). */
 	if (keep_s && make_hold(&w) != 0)
 		unpublish(&w);
-	if (write(out, w.dir, strlen(w.dir)) != (ssize_t)strlen(w.dir)) {
+	n = snprintf(msg, sizeof(msg), "%s\n%u:%d:%d\n%s", w.dir, (unsigned)getpid(), w.rfd,
+		     w.afd, w.afd < 0 && !w.note[0] ? "no arena (RCUWALK_NO_ARENA)" : w.note);
+	if (n <= 0 || (size_t)n >= sizeof(msg) || write(out, msg, (size_t)n) != n) {
 		cleanup(&w);
 		return 1;
 	}
 	close(out);
-	reap_dead_sessions(w.dir); /* the command runs meanwhile */
+	/* After the announcement (not on the command's start-up path); until
+	 * it runs, takes past ARENA_FIRST are refused.  Without it the arena
+	 * is full at ARENA_FIRST. */
+	if (w.arena)
+		(void)start_thread(grow_main, &w);
+	/* Beside the loop (a user's own leftovers never delay the first
+	 * event either); the command runs meanwhile. */
+	if (start_thread(reap_main, w.dir) != 0)
+		reap_dead_sessions(w.dir);
 	r = watcher_loop(&w);
 	__atomic_store_n(&w.ring->exited, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &w.ring->state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
@@ -825,13 +1041,36 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 	return r;
 }
 
-int inval_watcher_spawn(char *dir, size_t size, unsigned int keep_s)
+/* Copy line `i` (0-based) of `msg` into out[size] (truncated). */
+static void msg_line(const char *msg, int i, char *out, size_t size)
 {
+	const char *e;
+	size_t n;
+
+	while (i-- > 0 && msg)
+		if ((msg = strchr(msg, '\n')))
+			msg++;
+	if (!msg) {
+		out[0] = '\0';
+		return;
+	}
+	e = strchr(msg, '\n');
+	n = e ? (size_t)(e - msg) : strlen(msg);
+	if (n >= size)
+		n = size - 1;
+	memcpy(out, msg, n);
+	out[n] = '\0';
+}
+
+int inval_watcher_spawn(struct inval_session_id *id, unsigned int keep_s)
+{
+	char msg[PATH_MAX + 512];
 	pid_t cmd = getpid(), mid;
 	int p[2], status;
 	ssize_t n, got = 0;
 
-	if (size < 2 || pipe2(p, O_CLOEXEC) != 0)
+	id->dir[0] = id->fds[0] = id->note[0] = '\0';
+	if (pipe2(p, O_CLOEXEC) != 0)
 		return -errno;
 	mid = fork();
 	if (mid == 0) {
@@ -850,38 +1089,45 @@ int inval_watcher_spawn(char *dir, size_t size, unsigned int keep_s)
 	}
 	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
 		;
-	while ((n = read(p[0], dir + got, size - 1 - (size_t)got)) != 0) {
+	while ((n = read(p[0], msg + got, sizeof(msg) - 1 - (size_t)got)) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			break;
 		got += n;
-		if ((size_t)got >= size - 1)
+		if ((size_t)got >= sizeof(msg) - 1)
 			break;
 	}
 	close(p[0]);
-	dir[got] = '\0';
-	return got > 0 && dir[0] == '/' ? 0 : -EAGAIN;
+	msg[got] = '\0';
+	if (msg[0] == '!') {
+		msg_line(msg + 1, 0, id->note, sizeof(id->note));
+		return -EAGAIN;
+	}
+	msg_line(msg, 0, id->dir, sizeof(id->dir));
+	msg_line(msg, 1, id->fds, sizeof(id->fds));
+	msg_line(msg, 2, id->note, sizeof(id->note));
+	return id->dir[0] == '/' ? 0 : -EAGAIN;
 }
 
-int inval_session_hold(char *dir, size_t size, unsigned int keep_s)
+int inval_session_hold(struct inval_session_id *id, unsigned int keep_s)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	struct timeval tv = { 1, 0 };
-	char link[PATH_MAX], t[PATH_MAX];
+	char link[PATH_MAX], t[PATH_MAX], k[64];
 	uint32_t want = keep_s;
 	struct stat st;
 	ssize_t n;
 	int dfd, s, r;
-	char k = 0;
 
+	id->dir[0] = id->fds[0] = id->note[0] = '\0';
 	if ((r = keep_link_path(link, sizeof(link))) != 0)
 		return r;
 	n = readlink(link, t, sizeof(t) - 1);
 	if (n <= 0)
 		return -ENOENT;
 	t[n] = '\0';
-	if (t[0] != '/' || (size_t)n >= size)
+	if (t[0] != '/' || (size_t)n >= sizeof(id->dir))
 		return -EINVAL;
 	/* The directory as an attach checks it (session.c): ours, 0700, no
 	 * symlink; the socket reached through that very directory. */
@@ -903,10 +1149,14 @@ int inval_session_hold(char *dir, size_t size, unsigned int keep_s)
 	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	r = connect(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
 		    send(s, &want, sizeof(want), MSG_NOSIGNAL) == (ssize_t)sizeof(want) &&
-		    recv(s, &k, 1, 0) == 1 && k == 'K' ? 0 : -ESRCH;
+		    (n = recv(s, k, sizeof(k) - 1, 0)) >= 1 && k[0] == 'K' ? 0 : -ESRCH;
 	close(s);
 	close(dfd);
+	if (r == 0) { /* "K" and the watcher's "PID:RFD:AFD" */
+		k[n] = '\0';
+		snprintf(id->fds, sizeof(id->fds), "%s", k + 1);
+	}
 	if (r == 0)
-		memcpy(dir, t, (size_t)n + 1);
+		snprintf(id->dir, sizeof(id->dir), "%s", t);
 	return r;
 }

@@ -903,11 +903,11 @@ static const char *envopt_value(const struct envopt *o, const char *v)
  * (said in the --log only). */
 static void start_session(unsigned int keep_s)
 {
-	char dir[PATH_MAX];
+	static struct inval_session_id id;
 	int r;
 
 	fflush(NULL);
-	r = inval_session_hold(dir, sizeof(dir), keep_s);
+	r = inval_session_hold(&id, keep_s);
 	if (r == -EPERM && keep_s) {
 		/* The links' directory (watcher.c, keep_link_path) is not
 		 * ours: another user made it first.  Said, not silent. */
@@ -923,19 +923,24 @@ static void start_session(unsigned int keep_s)
 		logmsg("--keep: the links' directory is not ours: not kept");
 	}
 	if (r == 0) {
-		logmsg("--session: kept session %s held", dir);
+		logmsg("--session: kept session %s held", id.dir);
 	} else {
-		r = inval_watcher_spawn(dir, sizeof(dir), keep_s);
+		r = inval_watcher_spawn(&id, keep_s);
 		if (r != 0) {
-			logmsg("--session: no watcher (%s): one instance per process", strerror(-r));
+			logmsg("--session: no watcher (%s): one instance per process",
+			       id.note[0] ? id.note : strerror(-r));
 			return;
 		}
+		if (id.note[0])
+			logmsg("--session: %s", id.note);
 	}
-	if (setenv("RCUWALK_SESSION", dir, 1) != 0) {
+	if (setenv("RCUWALK_SESSION", id.dir, 1) != 0 ||
+	    (id.fds[0] ? setenv("RCUWALK_SESSION_FDS", id.fds, 1) : unsetenv("RCUWALK_SESSION_FDS")) != 0) {
 		logmsg("setenv RCUWALK_SESSION: %s", strerror(errno));
+		unsetenv("RCUWALK_SESSION");
 		return;
 	}
-	logmsg("RCUWALK_SESSION=%s", dir);
+	logmsg("RCUWALK_SESSION=%s RCUWALK_SESSION_FDS=%s", id.dir, id.fds);
 }
 
 int main(int argc, char **argv)

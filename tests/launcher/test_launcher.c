@@ -744,6 +744,119 @@ static void test_launcher_session_is_the_default_and_no_session_opts_out(void **
 	unlink(log);
 }
 
+/* Whether directory `d` holds an entry whose name starts with `prefix`. */
+static int has_entry(const char *d, const char *prefix)
+{
+	DIR *dir = opendir(d);
+	struct dirent *e;
+	int found = 0;
+
+	if (!dir)
+		return 0;
+	while (!found && (e = readdir(dir)))
+		found = !strncmp(e->d_name, prefix, strlen(prefix));
+	closedir(dir);
+	return found;
+}
+
+/* A session whose memory cannot be allocated (issue 23, items 1 and 8):
+ * under RLIMIT_FSIZE (prlimit; the memfds' sizes count) of 4 MB the ring
+ * (17.8 MiB) is refused: no session, the command runs, one --log line says
+ * why, and no directory is left behind; of 24 MB the arena (32 MiB) is
+ * refused: a session without it (RCUWALK_SESSION_FDS names no arena), said
+ * in the --log.  Never a fault. */
+static void test_launcher_session_memory_refused_is_a_log_line_not_a_fault(void **state)
+{
+	char log[PLEN], logopt[PLEN + 16], xdg[PLEN], xenv[PLEN + 32], base[PLEN], v[PLEN], *text;
+	char *argv1[] = { "prlimit", "--fsize=4000000", "--", (char *)g_launcher, logopt, "--", "env", NULL };
+	char *argv2[] = { "prlimit", "--fsize=24000000", "--", (char *)g_launcher, logopt, "--", "env", NULL };
+	const char *env[] = { "RCUWALK_SESSION", "RCUWALK_SESSION_FDS", xenv, NULL };
+	struct run r;
+
+	(void)state;
+	if (access("/usr/bin/prlimit", X_OK) != 0 && access("/bin/prlimit", X_OK) != 0)
+		skip();
+	sp(log, "%s/mem.log", g_scratch);
+	sp(logopt, "--log=%s", log);
+	sp(xdg, "%s/xdg-mem", g_scratch);
+	assert_int_equal(mkdir(xdg, 0700), 0);
+	sp(xenv, "XDG_RUNTIME_DIR=%s", xdg);
+	sp(base, "%s/rcuwalk-%u", xdg, (unsigned)geteuid());
+	run(argv1, env, &r);
+	assert_int_equal(r.status, 0);
+	assert_null(env_value(r.out, "RCUWALK_SESSION", v, sizeof(v)));
+	text = slurp(log, NULL);
+	assert_non_null(text);
+	if (!strstr(text, "no watcher (rcuwalk-ring"))
+		print_message("log: %s\n", text);
+	assert_non_null(strstr(text, "no watcher (rcuwalk-ring"));
+	assert_non_null(strstr(text, "File too large"));
+	free(text);
+	run_free(&r);
+	assert_false(has_entry(base, "session."));
+	unlink(log);
+	run(argv2, env, &r);
+	assert_int_equal(r.status, 0);
+	text = slurp(log, NULL);
+	assert_non_null(text);
+	if (strstr(text, "RCUWALK_SESSION=")) {
+		assert_non_null(strstr(text, "--session: rcuwalk-arena"));
+		assert_non_null(env_value(r.out, "RCUWALK_SESSION_FDS", v, sizeof(v)));
+		assert_non_null(strstr(v, ":-1"));
+	} else {
+		assert_non_null(strstr(text, "no watcher"));
+	}
+	free(text);
+	run_free(&r);
+	unlink(log);
+}
+
+/* The session's sockets go under <$XDG_RUNTIME_DIR>/rcuwalk-<euid>/, which
+ * must be a directory of ours, 0700, not a symlink (issue 23, item 4):
+ * otherwise no session (the command runs with per-process caches) and a
+ * --log line that says why; nothing is made in it. */
+static void test_launcher_session_refused_where_its_directory_is_not_ours(void **state)
+{
+	char log[PLEN], logopt[PLEN + 16], xdg[PLEN], xenv[PLEN + 32], base[PLEN], other[PLEN];
+	char v[PLEN], *text;
+	char *argv[] = { (char *)g_launcher, logopt, "--", "env", NULL };
+	const char *env[] = { "RCUWALK_SESSION", "RCUWALK_SESSION_FDS", xenv, NULL };
+	struct run r;
+
+	(void)state;
+	sp(log, "%s/base.log", g_scratch);
+	sp(logopt, "--log=%s", log);
+	sp(xdg, "%s/xdg-base", g_scratch);
+	assert_int_equal(mkdir(xdg, 0700), 0);
+	sp(xenv, "XDG_RUNTIME_DIR=%s", xdg);
+	sp(base, "%s/rcuwalk-%u", xdg, (unsigned)geteuid());
+	sp(other, "%s/elsewhere", xdg);
+	for (int k = 0; k < 2; k++) {
+		if (k == 0) { /* ours, but 0755 */
+			assert_int_equal(mkdir(base, 0700), 0);
+			assert_int_equal(chmod(base, 0755), 0);
+		} else { /* a symlink to a 0700 directory */
+			assert_int_equal(rmdir(base), 0);
+			assert_int_equal(mkdir(other, 0700), 0);
+			assert_int_equal(symlink(other, base), 0);
+		}
+		run(argv, env, &r);
+		assert_int_equal(r.status, 0);
+		assert_null(env_value(r.out, "RCUWALK_SESSION", v, sizeof(v)));
+		text = slurp(log, NULL);
+		assert_non_null(text);
+		if (!strstr(text, "refused"))
+			print_message("log: %s\n", text);
+		assert_non_null(strstr(text, "no watcher"));
+		assert_non_null(strstr(text, base));
+		assert_non_null(strstr(text, "refused"));
+		free(text);
+		run_free(&r);
+		assert_false(has_entry(k ? other : base, "session."));
+		unlink(log);
+	}
+}
+
 /* --warmup takes a number of lookups or a time (preload/config.c). */
 static void test_launcher_warmup_takes_a_count_or_a_time(void **state)
 {
@@ -1964,6 +2077,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_policy_options_set_their_environment_variables),
 		cmocka_unit_test(test_launcher_warmup_takes_a_count_or_a_time),
 		cmocka_unit_test(test_launcher_session_is_the_default_and_no_session_opts_out),
+		cmocka_unit_test(test_launcher_session_memory_refused_is_a_log_line_not_a_fault),
+		cmocka_unit_test(test_launcher_session_refused_where_its_directory_is_not_ours),
 		cmocka_unit_test(test_launcher_verify_sets_verify_and_its_log_file),
 		cmocka_unit_test(test_launcher_bad_option_values_exit_125),
 		cmocka_unit_test(test_launcher_exclude_past_its_limit_exits_125),

@@ -12,6 +12,7 @@
  * RCUWALK_LAUNCHER it exits 77 (skip).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -33,6 +34,7 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -439,22 +441,34 @@ static int helper_limit_child(const char *d)
 	return 0;
 }
 
-/* This session's ring header, copied into *h.  0 or -1. */
+/* This session's ring header, copied into *h.  0 or -1.  The ring is a
+ * memfd of the watcher's (RCUWALK_SESSION_FDS: "PID:RING:ARENA"), opened
+ * through /proc/PID/fd/RING and mapped at the first call, kept mapped (a
+ * later call still reads it after the watcher's death). */
 static int session_header(struct ring_hdr *h)
 {
+	static const struct ring_hdr *map;
+	const char *fds = getenv("RCUWALK_SESSION_FDS");
+	unsigned int pid;
+	int rfd, afd, f;
 	char p[PLEN];
-	int f;
 
-	snprintf(p, sizeof(p), "%s/" RING_FILE, getenv("RCUWALK_SESSION"));
-	f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return -1;
-	if (pread(f, h, sizeof(*h), 0) != (ssize_t)sizeof(*h) || h->magic != RING_MAGIC) {
+	if (!map) {
+		if (!fds || sscanf(fds, "%u:%d:%d", &pid, &rfd, &afd) != 3)
+			return -1;
+		snprintf(p, sizeof(p), "/proc/%u/fd/%d", pid, rfd);
+		f = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
+		if (f < 0)
+			return -1;
+		map = mmap(NULL, sizeof(*h), PROT_READ, MAP_SHARED, f, 0);
 		close(f);
-		return -1;
+		if (map == MAP_FAILED) {
+			map = NULL;
+			return -1;
+		}
 	}
-	close(f);
-	return 0;
+	memcpy(h, map, sizeof(*h));
+	return h->magic == RING_MAGIC ? 0 : -1;
 }
 
 /* The pid of this session's watcher.  0 or -1. */
@@ -583,13 +597,14 @@ static int helper_kill_leave(const char *base)
 	return 0;
 }
 
-/* A killed watcher leaves its directory behind until the next session's
- * watcher removes it (watcher.c, reap_dead_sessions): the kill loop's
- * last one would stay, so each is removed here.  (The arena was left
- * before, and with it the directory: 1,892 of them after a 300 s loop.) */
+/* A killed watcher leaves its directory (its sockets; its memory went with
+ * it: memfds) behind until the next session's watcher removes it
+ * (watcher.c, reap_dead_sessions): the kill loop's last one would stay, so
+ * each is removed here.  (Before, the arena in /dev/shm was left, and with
+ * it the directory: 1,892 of them after a 300 s loop.) */
 static void remove_dead_session(void)
 {
-	static const char *const files[] = { RING_FILE, RING_SOCKET, ARENA_FILE, RING_HOLD };
+	static const char *const files[] = { RING_SOCKET, RING_HOLD };
 	const char *dir = getenv("RCUWALK_SESSION");
 	char p[PLEN];
 
@@ -858,6 +873,93 @@ static int helper_dead_idle(const char *base)
 	if (check_exact(f, "5 ms after an unrelated create, the watcher dead", 0))
 		return 1;
 	remove_dead_session();
+	return 0;
+}
+
+/* (m) Nothing the session maps can be cut short (issue 23, item 2): its
+ * directory holds no regular file (sockets only: truncate(2) refuses
+ * them), and the ring's and the arena's memfds, opened read-write through
+ * the watcher's /proc/PID/fd/N as any process of the user's could, refuse
+ * ftruncate to 0, to more, and O_TRUNC (sealed).  This process, which maps
+ * both, goes on answering exactly, in the session.  (With the ring and the
+ * arena as files in the directory, `truncate -s 0` of either killed the
+ * build's processes: SIGBUS.) */
+static int helper_sealed(const char *base)
+{
+	const char *dir = getenv("RCUWALK_SESSION"), *fds = getenv("RCUWALK_SESSION_FDS");
+	unsigned int pid;
+	int rfd, afd, n = 0;
+	struct dirent *e;
+	DIR *d;
+
+	if (exact_rounds(base, 16, "pre"))
+		return 1;
+	if (n_init || !dir)
+		FAIL("sealed: not in a session");
+	if (!(d = opendir(dir)))
+		FAIL("sealed: opendir %s: %s", dir, strerror(errno));
+	while ((e = readdir(d))) {
+		char p[PLEN + NAME_MAX];
+		struct stat st;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (lstat(p, &st) != 0 || !S_ISSOCK(st.st_mode))
+			FAIL("sealed: %s is not a socket: a file the session uses", p);
+		if (truncate(p, 0) == 0)
+			FAIL("sealed: truncate %s succeeded", p);
+	}
+	closedir(d);
+	if (!fds || sscanf(fds, "%u:%d:%d", &pid, &rfd, &afd) != 3 || afd < 0)
+		FAIL("sealed: no arena (%s)", fds ? fds : "no RCUWALK_SESSION_FDS");
+	for (int i = 0; i < 2; i++) {
+		char p[64];
+		int f;
+
+		snprintf(p, sizeof(p), "/proc/%u/fd/%d", pid, i ? afd : rfd);
+		f = open(p, O_RDWR | O_CLOEXEC);
+		if (f < 0)
+			FAIL("sealed: open %s: %s", p, strerror(errno));
+		if (ftruncate(f, 0) == 0 || errno != EPERM)
+			FAIL("sealed: ftruncate %s to 0: not refused (%s)", p, strerror(errno));
+		if (ftruncate(f, (off_t)1 << 30) == 0 || errno != EPERM)
+			FAIL("sealed: ftruncate %s to 1 GiB: not refused (%s)", p, strerror(errno));
+		close(f);
+		if ((f = open(p, O_RDWR | O_TRUNC | O_CLOEXEC)) >= 0 || errno != EPERM)
+			FAIL("sealed: open %s O_TRUNC: not refused (%s)", p, strerror(errno));
+		n++;
+	}
+	if (exact_rounds(base, ROUNDS, "post"))
+		return 1;
+	if (n_init)
+		FAIL("sealed: left the session (%d inotify_init1)", n_init);
+	return n == 2 ? 0 : 1;
+}
+
+/* (n) A new session's first answers are fresh whatever lies in the
+ * directories every user can write (issue 23, item 4): a name this
+ * process found absent, then made behind the shim's back (a raw syscall: as
+ * by an unrelated writer), is seen within 50 ms.  The caller has filled
+ * /dev/shm and /tmp with 100,000 entries named as sessions were. */
+static int helper_fresh(const char *base)
+{
+	char f[PLEN];
+	struct stat st;
+	double t0, t;
+
+	snprintf(f, sizeof(f), "%s/new", base);
+	if (stat(f, &st) == 0 || stat(f, &st) == 0 || n_init)
+		FAIL("fresh: setup (in the session: %d inotify_init1)", n_init);
+	if (syscall(SYS_openat, AT_FDCWD, f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) < 0)
+		FAIL("fresh: create %s: %s", f, strerror(errno));
+	for (t0 = mono_now(); stat(f, &st) != 0;)
+		if (mono_now() - t0 > 2.0)
+			FAIL("fresh: %s still absent 2 s after its creation", f);
+	t = mono_now() - t0;
+	fprintf(stderr, "fresh: seen %.2f ms after its creation\n", t * 1000);
+	if (t > 0.050)
+		FAIL("fresh: seen %.1f ms after its creation (at most 50)", t * 1000);
 	return 0;
 }
 
@@ -1376,6 +1478,10 @@ static int helper(int argc, char **argv)
 		return helper_kill_leave(a);
 	if (!strcmp(m, "noop"))
 		return 0;
+	if (!strcmp(m, "sealed"))
+		return helper_sealed(a);
+	if (!strcmp(m, "fresh"))
+		return helper_fresh(a);
 	if (!strcmp(m, "kill-loop"))
 		return helper_kill_loop(a, (unsigned int)strtoul(b, NULL, 10));
 	if (!strcmp(m, "stall"))
@@ -1403,6 +1509,10 @@ static void no_session_pause(int try)
  * XDG_RUNTIME_DIR is this run's scratch directory: sessions (and the links
  * of kept ones) live there, so that a kept session of the user's, or of
  * another suite running beside this one, is never reused here. */
+/* Run the launcher without XDG_RUNTIME_DIR (as root in CI: sessions under
+ * /tmp, and before issue 23 in /dev/shm). */
+static int g_no_xdg;
+
 static int run_launcher(const char *opt, const char *mode, const char *a1, const char *a2)
 {
 	int st = -1;
@@ -1414,8 +1524,12 @@ static int run_launcher(const char *opt, const char *mode, const char *a1, const
 			const char *l = getenv("RCUWALK_LAUNCHER");
 
 			unsetenv("RCUWALK_SESSION");
+			unsetenv("RCUWALK_SESSION_FDS");
 			setenv("RCUWALK_RACY_MS", "0", 1); /* attributes cached too */
-			setenv("XDG_RUNTIME_DIR", g_scratch, 1);
+			if (g_no_xdg)
+				unsetenv("XDG_RUNTIME_DIR");
+			else
+				setenv("XDG_RUNTIME_DIR", g_scratch, 1);
 			execl(l, l, opt, "--", self_exe(), "--helper", mode, a1, a2, (char *)NULL);
 			_exit(127);
 		}
@@ -1581,6 +1695,52 @@ static void test_session_killed_watchers_directory_removed_by_the_next_session(v
 		print_message("%s: still there 2 s after the next session\n", dead);
 	assert_int_equal(lstat(dead, &st), -1);
 	assert_int_equal(errno, ENOENT);
+}
+
+/* Issue 23, item 2: nothing the session maps can be truncated (helper_sealed). */
+static void test_session_nothing_it_maps_can_be_truncated(void **state)
+{
+	char d[PLEN];
+
+	(void)state;
+	subdir(d, "sealed");
+	run_session_or_skip("sealed", d, "no session");
+}
+
+/* Issue 23, item 4: 100,000 entries named rcuwalk-session.* in /dev/shm and
+ * in /tmp (0700 directories, as a dead session's were; the reaper read
+ * /dev/shm's before the watcher's first event: 0.4 s for 200,000 of
+ * another user's) delay nothing: a new session sees a new file within
+ * 50 ms (helper_fresh). */
+static void test_session_foreign_names_in_shm_and_tmp_delay_nothing(void **state)
+{
+	static const char *const where[] = { "/dev/shm", "/tmp" };
+	enum { N = 100000 };
+	char d[PLEN], p[PLEN];
+	int st, made = 0;
+
+	(void)state;
+	subdir(d, "fresh");
+	for (int w = 0; w < 2; w++)
+		for (int i = 0; i < N; i++) {
+			snprintf(p, sizeof(p), "%s/rcuwalk-session.t23-%d-%d", where[w], (int)getpid(), i);
+			if (syscall(SYS_mkdirat, AT_FDCWD, p, 0700) != 0)
+				break;
+			made++;
+		}
+	g_no_xdg = 1;
+	st = run_session("fresh", d, "");
+	g_no_xdg = 0;
+	for (int w = 0; w < 2; w++)
+		for (int i = 0; i < N; i++) {
+			snprintf(p, sizeof(p), "%s/rcuwalk-session.t23-%d-%d", where[w], (int)getpid(), i);
+			if (syscall(SYS_unlinkat, AT_FDCWD, p, AT_REMOVEDIR) != 0)
+				break;
+		}
+	print_message("%d foreign-looking entries made\n", made);
+	assert_int_equal(made, 2 * N);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 /* The kill loop for RCUWALK_KILL_SECONDS (default 8): one session after
@@ -1969,6 +2129,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_watcher_killed),
 		cmocka_unit_test(test_session_watcher_terminated_removes_its_files_and_answers_stay_exact),
 		cmocka_unit_test(test_session_killed_watchers_directory_removed_by_the_next_session),
+		cmocka_unit_test(test_session_nothing_it_maps_can_be_truncated),
+		cmocka_unit_test(test_session_foreign_names_in_shm_and_tmp_delay_nothing),
 		cmocka_unit_test(test_session_kill_loop_every_answer_exact),
 		cmocka_unit_test(test_session_keep_reused_then_gone_after_keep),
 		cmocka_unit_test(test_session_unrelated_mount_seen_within_1s),

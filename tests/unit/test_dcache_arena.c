@@ -222,13 +222,55 @@ static void test_dcache_arena_full_refuses_and_keeps_what_it_has(void **state)
 	assert_int_equal(r, -ENOSPC);
 	assert_true(wd > 0 && wd < 1000);
 	assert_true(dcache_arena_refused(a) >= 1);
-	/* Still refused (the bump stays past the end), and nothing written. */
-	assert_int_equal(dcache_arena_put(a, 5000, dcache_arena_gen(a, 5000), in, 10, 1), -ENOSPC);
+	/* Still refused, and nothing written (a refused take moves nothing:
+	 * a smaller entry may still fit in what is left, A6). */
+	assert_int_equal(dcache_arena_put(a, 5000, dcache_arena_gen(a, 5000), in, len, 2000), -ENOSPC);
 	for (int i = 0; i < wd; i++) {
 		assert_int_equal(dcache_arena_get(a, i, out, sizeof(out), &count), (long)len);
 		assert_memory_equal(in, out, len);
 	}
 	assert_int_equal(dcache_arena_get(a, wd, out, sizeof(out), &count), -ENOENT);
+	munmap(a, SMALL);
+}
+
+/* A6: no entry is taken past the limit the watcher has backed with memory
+ * (here: the pages past it are PROT_NONE, so a take or a read there would
+ * fault); a refused take asks for room (wants moves); once the limit is
+ * raised, the same put fits, and everything below reads back. */
+static void test_dcache_arena_takes_nothing_past_its_limit(void **state)
+{
+	void *a = map_arena(SMALL);
+	static char in[65536], out[65536];
+	size_t len = make_listing(in, sizeof(in), "a-long-header-name-", 2000), count;
+	uint64_t lim;
+	uint32_t w0;
+	int wd, r = 0;
+
+	(void)state;
+	dcache_arena_set_limit(a, 0); /* the header only */
+	lim = dcache_arena_limit(a) + 256 * 1024;
+	lim = (lim + 4095) & ~(uint64_t)4095;
+	dcache_arena_set_limit(a, lim);
+	assert_int_equal(dcache_arena_limit(a), lim);
+	assert_int_equal(mprotect((char *)a + lim, SMALL - lim, PROT_NONE), 0);
+	w0 = dcache_arena_wants(a);
+	for (wd = 0; wd < 1000; wd++) {
+		r = dcache_arena_put(a, wd, dcache_arena_gen(a, wd), in, len, 2000);
+		if (r != 0)
+			break;
+	}
+	assert_int_equal(r, -ENOSPC);
+	assert_true(wd > 0 && wd < 1000);
+	assert_true(dcache_arena_room(a) < len);
+	assert_true(dcache_arena_wants(a) != w0); /* room asked for */
+	for (int i = 0; i < wd; i++)
+		assert_int_equal(dcache_arena_get(a, i, out, sizeof(out), &count), (long)len);
+	/* The watcher allocates the next chunk, then raises the limit. */
+	assert_int_equal(mprotect((char *)a + lim, SMALL - lim, PROT_READ | PROT_WRITE), 0);
+	dcache_arena_set_limit(a, SMALL);
+	assert_int_equal(dcache_arena_put(a, wd, dcache_arena_gen(a, wd), in, len, 2000), 0);
+	assert_int_equal(dcache_arena_get(a, wd, out, sizeof(out), &count), (long)len);
+	assert_memory_equal(in, out, len);
 	munmap(a, SMALL);
 }
 
@@ -487,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_dcache_arena_directory_attributes_valid_until_its_watch_changes),
 		cmocka_unit_test(test_dcache_arena_search_answer_only_for_its_credentials_until_its_watch_changes),
 		cmocka_unit_test(test_dcache_arena_full_refuses_and_keeps_what_it_has),
+		cmocka_unit_test(test_dcache_arena_takes_nothing_past_its_limit),
 		cmocka_unit_test(test_dcache_arena_corrupt_entries_answer_nothing_and_never_fault),
 		cmocka_unit_test(test_dcache_arena_concurrent_readers_see_only_current_listings),
 		cmocka_unit_test(test_dcache_arena_writers_killed_anywhere_leave_nothing_half_done),
