@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dcache.c - rcuwalk's userspace dentry cache: its design, its locks and
  * their order, and its core: dentries and their table, freeing, the watch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dcache.h - rcuwalk's userspace dentry cache: the public contract of cache/.
  *

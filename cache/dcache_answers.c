@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dcache_answers.c - answers built from the final dentry (readlink, statx)
  * and realpath: what dcache_lookup() does not answer.

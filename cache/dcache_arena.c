@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dcache_arena.c - the session's shared entries: directory listings, the
  * watches of directory entries, what names are and directories' attributes,

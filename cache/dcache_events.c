@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dcache_events.c - what inotify's news does to the cache: the events of a
  * watch (dcache_event_child, dcache_event_self), changes to an inode that

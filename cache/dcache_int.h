@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dcache_int.h - PRIVATE to cache/: what the dentry cache's source files
  * share.  Never included outside cache/ (the module's contract is dcache.h);

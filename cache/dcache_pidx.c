@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dcache_pidx.c - the path index: a whole name, as the caller spelt it,
  * straight to the dentry its last walk ended on, so that a long name costs

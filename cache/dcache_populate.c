@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dcache_populate.c - the slow path: ask the kernel about the one gap a walk
  * found (struct miss), and insert the answer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dcache_walk.c - the RCU-walk: a path resolved from the cache alone, and the
  * lookup loop around it (dcache_lookup).

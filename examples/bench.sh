@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench.sh - rerun every rcuwalk benchmark in one command and regenerate
 # examples/results/ (results.md, the figures as '|'-separated data, two PNG plots).
 #

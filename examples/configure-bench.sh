@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # configure-bench.sh - time a project's ./configure without rcuwalk, with
 # `rcuwalk --no-session --` and with `rcuwalk --` (a session), alternating, and print the
 # medians and ratios.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # demo.sh - rcuwalk in one command: build an include-heavy C project with and
 # without the shim, compare wall times, path syscalls and the objects.
 #

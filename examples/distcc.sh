@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # distcc.sh - a distcc build over loopback with rcuwalk on both sides, as
 # README's "Builds that span hosts" tells a user to run it:
 #   worker:  rcuwalk --keep -- distccd --daemon --no-detach ...   (one session

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # FUSE build benchmark: the generated project (examples/gen-include-project.sh, defaults:
 # 40 TUs, 24 -I dirs, 400 headers) served by bindfs in a private mount namespace;
 # make -s -j2 after make clean, 5 alternating rounds of: no shim, shim with complete

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # gcc-tu-syscalls.sh - path syscalls of one `gcc -O2 -c` with and without the shim.
 #
 # Usage: examples/gcc-tu-syscalls.sh [SHIM.so]   (default: build/preload/librcuwalk.so)

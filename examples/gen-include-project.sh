@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # gen-include-project.sh - generate an include-heavy C project for rcuwalk demos.
 #
 # Usage: examples/gen-include-project.sh DIR [TUS] [IDIRS] [HEADERS]

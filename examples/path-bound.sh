@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # path-bound.sh: the most any cache of path lookups could save a command.
 #
 #   examples/path-bound.sh [-n RUNS] [-p PREP] -- CMD [ARGS...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Clause 4 (unrelated writers) and strict mode, as a markdown table:
 #   examples/staleness.sh [rcuwalk_staleness options, e.g. --changes 5000]
 # Builds build/ (or $BUILD_DIR) first if the tool or the shim is missing, then

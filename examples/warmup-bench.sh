@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # warmup-bench.sh - what the warm-up (RCUWALK_WARMUP, default 300us) buys
 # short processes: each workload without rcuwalk, with `rcuwalk --warmup=0 --`
 # (the cache from the first lookup) and with `rcuwalk --` (the default),

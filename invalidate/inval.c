@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * inval.c - inotify watches and the event reader thread.
  *

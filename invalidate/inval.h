@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * inval.h - rcuwalk's coherence engine: inotify watches and the event reader.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * inval_int.h - PRIVATE to invalidate/: what inval.c shares with
  * inval_shared.c (the session's shared entries as the cache's ops).  Never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * inval_shared.c - the session's shared entries as the cache's ops: listings,
  * directory watches, what names are, directories' attributes and who may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ring.h - the session's event ring (doc/session.md, phase 1).  Private to
  * invalidate/: the layout that watcher.c writes and session.c reads.

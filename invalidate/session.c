@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * session.c - a process's side of a session (doc/session.md, phase 1):
  * attaching to the watcher, reading the event ring.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * session.h - attaching to a session's watcher (doc/session.md, phase 1).
  * Private to invalidate/: inval.c is the only caller.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * watcher.c - a session's watcher (doc/session.md, phase 1): the one process
  * that owns the shared inotify instance and reads it.

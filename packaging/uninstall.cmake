@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # uninstall.cmake - run by the `uninstall` target (CMakeLists.txt):
 # removes every file the last `cmake --install` wrote, as listed in
 # MANIFEST (build/install_manifest.txt), then rcuwalk's own directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * config.c - configuration, the kernel ops handed to cache/, statistics.
  *

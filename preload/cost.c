@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cost.c - the kernel's cost of the build's cached answers, per filesystem
  * (cost.h), measured by the launcher after the command ended.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cost.h - what the build's cached answers would have cost the kernel, per
  * filesystem, measured by the launcher (rcuwalk --stats, --report) after

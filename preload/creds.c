@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * creds.c - whether the cache may answer access(2) for this process: the
  * credentials access() checks with, against those the cache learned with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault.c - user memory the shim touches, and the SIGSEGV/SIGBUS handler
  * that turns a fault there into "pass through" (the kernel's EFAULT).

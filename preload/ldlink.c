@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ldlink.c - names that LD_PRELOAD can carry (see ldlink.h for the link
  * directory's invariants).

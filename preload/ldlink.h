@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ldlink.h - a name that LD_PRELOAD can carry, for a library whose path has a
  * ':' or a ' ' (the launcher, preload/rcuwalk.c, and the test runner,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * owned.c - files that the shim and the launcher write in directories that
  * other users may write (issue 23): the verify log, stats records,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * preload.h - rcuwalk's shim: the only module that knows glibc's entry points.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rcuwalk - the launcher: `rcuwalk [options] [--] command [args...]` runs
  * command with librcuwalk.so in LD_PRELOAD.

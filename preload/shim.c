@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shim.c - the lookup wrappers of librcuwalk.so (the stat, access, open,
  * readlink, realpath and opendir families), the warm-up, and the way into

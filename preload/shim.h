@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shim.h - what the two files of the shim's wrappers share (preload/ only):
  * shim.c, the lookup wrappers (stat, access, open, readlink, realpath,

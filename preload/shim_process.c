@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shim_process.c - the wrappers of librcuwalk.so that change files, guard
  * the shim's own fds, and follow the process: chdir, credentials,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats.c - RCUWALK_STATS records (format: stats.h) and the per-thread
  * pass-through reasons.

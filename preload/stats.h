@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats.h - per-process statistics records of librcuwalk.so, and the record
  * format that the launcher (rcuwalk --stats) sums.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stub32.c - the 32-bit librcuwalk.so: empty on purpose.
  *

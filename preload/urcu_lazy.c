@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * urcu_lazy.c - liburcu loaded at the first lookup, not with the shim.
  *

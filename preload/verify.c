@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * verify.c - verify mode (RCUWALK_VERIFY=1, `rcuwalk --verify`): every answer
  * the shim serves from its cache is also asked of the kernel with the raw

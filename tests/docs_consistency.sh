@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # docs_consistency.sh LAUNCHER SOURCE_DIR - the three texts that describe the
 # launcher's options, and the four that name the --stats fields, agree.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # exports.sh LIB MAP - the shim exports exactly the names of its version
 # script (the interposed libc names, and liburcu's fork hooks when liburcu is
 # the shared one) and nothing else: no symbol of liburcu's copy linked into it

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # go-signals.sh SHIM - a cgo program (Go's runtime installs its SIGSEGV
 # handler over the shim's with raw syscalls) recovers its own nil
 # dereference and gets EFAULT for a bad path from C code, with and without

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # jvm-signals.sh SHIM - a JVM, whose HotSpot takes SIGSEGV on purpose
 # (implicit null checks, safepoint polls), runs under the shim exactly as
 # without it: the shim's SIGSEGV handler (preload/fault.c) hands every fault

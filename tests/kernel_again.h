@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kernel_again.h - asking the kernel again after a mismatch, for the tests
  * that compare answers with the kernel's (test_dcache, test_differential,

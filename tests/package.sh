@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/package.sh - build the Debian package the way a release would
 # (prefix /usr), check its declared dependencies against what its binaries
 # need, install it, and run it.

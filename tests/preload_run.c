@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * preload_run.c - the command every preloaded ctest entry runs through:
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/real-programs.sh - real programs give byte-identical results with and
 # without librcuwalk.so (issue 5, part 5).
 #

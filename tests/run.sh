@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/run.sh - set up, build and test rcuwalk from a clean clone.
 #   ./tests/run.sh              install missing packages (apt-get, as root or via sudo),
 #                               configure, build (-Werror), run ctest

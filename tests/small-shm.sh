@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # small-shm.sh LAUNCHER GEN - a session never faults on memory it does not
 # own (issue 23, item 1; doc/session.md, "Hostile ground").  In a private
 # mount namespace whose /dev/shm is a tmpfs of 8 KiB, of 128 KiB, and of

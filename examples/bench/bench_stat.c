@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_stat.c - ns per call of glibc's path calls vs. the raw syscalls.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * exit_cost.c - what an inotify instance costs a short process at exit.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rcuwalk_replay - replay a command's path lookups as raw syscalls and time
  * them: the most that any cache of path lookups could save that command

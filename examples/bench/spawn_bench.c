@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spawn_bench.c - process start-up cost with and without the shim.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * staleness.c - how long an unrelated writer's change takes to become
  * visible through the shim (coherence clause "unrelated writers"), and what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * arena_fuzz.c - libFuzzer target: the session's shared listings
  * (cache/dcache_arena.c) read back from an arena that another process of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rcuwalk_difftest.c - randomized differential tester of librcuwalk.so.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * walk_fuzz.c - libFuzzer target: arbitrary bytes as a path and flags for
  * dcache_lookup(), compared with the raw system call (issue 5, part 2).

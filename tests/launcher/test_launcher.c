@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_launcher.c - the launcher `rcuwalk`, its build-wide statistics and
  * its installed layout, tested from outside: every check runs the launcher

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_stats_costs.c - what `rcuwalk --stats` says a build's lookups would
  * have cost the kernel, per filesystem, and what the shim spent

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * coh_helpers.h - small helpers shared by the preloaded tests (test_strict,
  * test_mounts, test_watch_budget: coherence clauses 5, 7 and 8; test_warmup,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bad_pointers.c - bad pointers get the kernel's answer through the
  * shim, never a SIGSEGV (preload/fault.c), and the program's own SIGSEGV and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_coherence.c - answers given through the shim follow the filesystem:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dead_names.c - changes that inotify reports under a name the file no
  * longer has (preloaded; run with RCUWALK_RACY_MS=0 so that the attributes of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_deferred_free.c - what the cache unhashes is freed after a grace
  * period without a call_rcu thread while the program has one thread

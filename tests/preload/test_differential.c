@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_differential.c - differential test of librcuwalk.so against the kernel.
  *

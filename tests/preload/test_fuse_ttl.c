@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fuse_ttl.c - the coherence contract on a TTL filesystem (FUSE).
  *

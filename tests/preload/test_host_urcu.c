@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_host_urcu.c - a host program that uses liburcu-bp and liburcu-cds
  * itself (linked against the system's shared libraries), run under the shim.

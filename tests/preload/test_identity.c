@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_identity.c - the identity the cache trusts (doc/coherence.md,
  * "Identity"): a process whose credentials the kernel reads in more ways

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_inode_flags.c - a process's own inode-flag changes are seen at once
  * (coherence contract, clause 1).  FS_IOC_SETFLAGS (chattr) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_lazy_reader.c - a process's first 100 ms run without the inotify
  * reader thread (inval_set_reader_delay, set by preload/config.c): other

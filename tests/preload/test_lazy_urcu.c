@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_lazy_urcu.c - the shim loads liburcu at a process's first lookup that
  * uses the cache, not with itself (preload/urcu_lazy.c): a process that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_mounts.c - coherence clause 7: a mount or unmount over a cached path
  * changes what it resolves to without any inotify event; the shim watches

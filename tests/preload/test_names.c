@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_names.c - readlink, realpath, statx and opendir through librcuwalk.so,
  * compared with what glibc and the kernel answer themselves.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_observed.c - what the shim does to the filesystem, seen from outside.
  *

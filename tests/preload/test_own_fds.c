@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_own_fds.c - the shim's own fds (its inotify instance, io_uring and
  * mountinfo numbers, all above 511) stay out of a listing of the process's

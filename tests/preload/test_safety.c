@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_safety.c - the shim survives what programs do to their own process
  * (issue 3, "Safety" and "process state"):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_session.c - rcuwalk --session (doc/session.md, phase 1): the build's
  * processes share the watcher's inotify instance and stay exact.

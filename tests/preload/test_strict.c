@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_strict.c - coherence clause 5, strict mode (RCUWALK_STRICT=1): a
  * change that an unrelated process has finished before a lookup starts is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_verify.c - verify mode (RCUWALK_VERIFY=1, issue 5 part 4), by fault
  * injection: preloaded with librcuwalk-faulty.so, the shim built with

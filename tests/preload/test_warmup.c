@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_warmup.c - the warm-up (RCUWALK_WARMUP=N or =Tus, preload/preload.h):
  * a process image's first N lookups, or its first lookups until their real

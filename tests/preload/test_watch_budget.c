@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_watch_budget.c - coherence clause 8: the shim keeps to a budget of
  * inotify watches (RCUWALK_WATCH_BUDGET), so that editors and file watchers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * raw_listdir.h - a dcache_ops.kernel_listdir for the unit tests: getdents64
  * through raw syscalls (the shim's own op lives in preload/config.c, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * raw_ops.h - dcache_ops kernel callbacks for the unit tests and the fuzzer:
  * raw system calls, as preload/config.c makes them (which these programs do

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_concurrency.c - readers racing a writer through cache/ + invalidate/.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dcache.c - unit tests of cache/ (with invalidate/'s inotify watches),
  * linked directly: no preloading.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dcache_arena.c - the session's shared listings (cache/dcache_arena.c):
  * a listing answers while its watch's generation holds, a stale or corrupt

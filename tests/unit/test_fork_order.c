@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fork_order.c - the fork path's lock order against a thread's first
  * read-side section.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_names_race.c - dcache_realpath, dcache_readlink and dcache_statx
  * racing a writer, through cache/ + invalidate/ (no preloading).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_table_growth.c - the hash table grows (and queued frees run) whichever
  * entry point a program uses.  The table starts at 64 buckets and grows at
