@@ -47,6 +47,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,9 +207,18 @@ static void reap_dead_sessions(const char *own)
 	closedir(d);
 }
 
+/* Set once the reaper thread has scanned: a watcher that leaves waits
+ * for it (up to REAP_WAIT_MS), so that a session shorter than the scan
+ * (`rcuwalk -- true`) still removes what dead ones left; it was cut off
+ * by the watcher's exit_group, and ctest -j2 once found a killed watcher's
+ * directory still there 2 s after the next session. */
+#define REAP_WAIT_MS 1000
+static atomic_int reap_done;
+
 static void *reap_main(void *arg)
 {
 	reap_dead_sessions(arg);
+	atomic_store(&reap_done, 1);
 	return NULL;
 }
 
@@ -1034,8 +1044,10 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 	/* Beside the loop (a user's own leftovers never delay the first
 	 * event either); the command runs meanwhile. */
 	if (start_thread(reap_main, w.dir) != 0)
-		reap_dead_sessions(w.dir);
+		reap_dead_sessions(w.dir), atomic_store(&reap_done, 1);
 	r = watcher_loop(&w);
+	for (int ms = 0; ms < REAP_WAIT_MS && !atomic_load(&reap_done); ms++)
+		usleep(1000);
 	__atomic_store_n(&w.ring->exited, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &w.ring->state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	cleanup(&w);
