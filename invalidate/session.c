@@ -50,8 +50,8 @@
 #include "ring.h"
 #include "session.h"
 
-static char session_dir[PATH_MAX];
-static int env_read;
+static char session_dir[PATH_MAX] DCACHE_COLD_BSS; /* a page only in a session */
+static int env_read DCACHE_START_DATA;
 static struct ring_hdr *ring;
 static uint64_t read_pos;
 static void *arena;
