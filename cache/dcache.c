@@ -121,7 +121,7 @@ struct wd_entry {
 #define WD_BUCKETS 1024
 
 pthread_mutex_t dcache_mutex = PTHREAD_MUTEX_INITIALIZER;
-const struct dcache_ops *dc_ops;
+const struct dcache_ops *dc_ops DCACHE_START_DATA;
 size_t dc_max_bytes = DEFAULT_MAX_BYTES;
 
 /* Published under dcache_mutex, read under RCU. */
@@ -854,7 +854,7 @@ long dc_d_path_rcu(const struct dentry *d, char *buf, size_t size)
 /* ---------------------------------------------------------------------- */
 /* Public entry points */
 
-int dcache_init(const struct dcache_ops *ops, size_t max_bytes)
+DCACHE_START_TEXT int dcache_init(const struct dcache_ops *ops, size_t max_bytes)
 {
 	dc_ops = ops;
 	if (max_bytes)

@@ -46,6 +46,24 @@ struct statx;
  */
 #define DCACHE_COLD_BSS __attribute__((section(".lbss.rcuwalk")))
 
+/*
+ * What runs and what is written before a process's first lookup (the
+ * constructors: the options read, the fault handler installed) is placed
+ * together, so that loading the shim costs a process that looks nothing up
+ * (`true`, most of a configure script's) about what an empty preloaded
+ * library costs it:
+ *  - DCACHE_START_TEXT: a function that runs only at start (constructors and
+ *    what they call, nothing a lookup calls).  In .text.startup, which the
+ *    linker puts at the head of .text beside _init: one page fault for all
+ *    of them instead of one per 64 KiB window of .text they lay in.
+ *  - DCACHE_START_DATA: a variable the constructors write that would
+ *    otherwise be zero in .bss.  In .data, whose page ld.so has written
+ *    already (it clears the partial page after it), not on a .bss page of its
+ *    own: each page first written is a page fault.
+ */
+#define DCACHE_START_TEXT __attribute__((section(".text.startup.rcuwalk")))
+#define DCACHE_START_DATA __attribute__((section(".data.rcuwalk_start")))
+
 /* Returned by dcache_lookup() when the cache cannot answer exactly. */
 #define DCACHE_PASS (-1)
 

@@ -61,12 +61,12 @@ static long long dc_racy_ns = 2000000000LL; /* attributes this fresh are not kep
  * answers live (dcache_set_ttl); a negative TTL of 0 caches no absent name. */
 static uint64_t dc_ttl_ns = 1000000000ULL;
 static uint64_t dc_neg_ttl_ns = 1000000000ULL;
-static bool dc_no_negative;
+static bool dc_no_negative DCACHE_START_DATA;
 static bool dc_scratch = true; /* dcache_set_scratch() */
 #define MAX_EXCLUDES DCACHE_MAX_EXCLUDES
 static char *dc_exclude[MAX_EXCLUDES];
 static size_t dc_exclude_len[MAX_EXCLUDES];
-static unsigned int dc_nexclude;
+static unsigned int dc_nexclude DCACHE_START_DATA;
 
 /*
  * Can d keep st as its attributes?  Every field the kernel fills is kept at
@@ -145,7 +145,7 @@ static unsigned char type_of(mode_t mode)
  * coherence.md): a write through a descriptor opened under a name there that
  * was removed since, to an inode with another name elsewhere.
  */
-void dcache_set_scratch(int on)
+DCACHE_START_TEXT void dcache_set_scratch(int on)
 {
 	dc_scratch = on != 0;
 }
@@ -949,7 +949,7 @@ int dc_populate_rcu(struct miss *m)
 /* ---------------------------------------------------------------------- */
 /* Policy */
 
-int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exclude,
+DCACHE_START_TEXT int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exclude,
 		      unsigned int nexclude)
 {
 	if (nexclude > MAX_EXCLUDES)
@@ -974,13 +974,13 @@ int dcache_set_policy(long long racy_ns, int no_negative, const char *const *exc
 	return 0;
 }
 
-void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns)
+DCACHE_START_TEXT void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns)
 {
 	dc_ttl_ns = ttl_ns;
 	dc_neg_ttl_ns = neg_ttl_ns;
 }
 
-void dcache_set_completion(unsigned int probes, unsigned int max_entries)
+DCACHE_START_TEXT void dcache_set_completion(unsigned int probes, unsigned int max_entries)
 {
 	dc_complete_probes = dc_no_negative ? 0 : probes;
 	dc_complete_max = max_entries;

@@ -228,7 +228,7 @@ atomic_ulong st_listings_shared, st_watches_shared, st_names_shared, st_searches
 atomic_int listing_off; /* inval_int.h */
 /* The instance's mountinfo fds ("Mounts"); -1 when none. */
 static atomic_int mnt_rfd = -1, mnt_sfd = -1;
-static void (*mounts_hook)(void);
+static void (*mounts_hook)(void) DCACHE_START_DATA;
 static atomic_ulong st_mount_changes;
 /* Watch budget: configured value (-1 = default share), resolved under fd_mutex. */
 static atomic_long budget_cfg = -1;
@@ -244,7 +244,7 @@ static int budget_known;
  * reader_batching: the reader is in its READER_BATCH_NS pause after a read
  * (set by the reader before the pause, cleared after it; read without a lock
  * by inval_sync): lookups meanwhile drain per quantum themselves. */
-static long reader_delay_ns;
+static long reader_delay_ns DCACHE_START_DATA;
 static atomic_int reader_running;
 static atomic_int reader_batching;
 static long first_use_ns;
@@ -1239,7 +1239,7 @@ static void prepare(void)
 	fd_unlock();
 }
 
-void inval_fill_ops(struct dcache_ops *ops)
+DCACHE_START_TEXT void inval_fill_ops(struct dcache_ops *ops)
 {
 	ops->watch_dir = watch_dir;
 	ops->unwatch_dir = unwatch_dir;
@@ -1269,12 +1269,12 @@ void inval_drain(void)
 	pthread_mutex_unlock(&read_mutex);
 }
 
-void inval_set_watch_budget(long n)
+DCACHE_START_TEXT void inval_set_watch_budget(long n)
 {
 	atomic_store(&budget_cfg, n < 0 ? -1 : n);
 }
 
-void inval_set_mounts_hook(void (*fn)(void))
+DCACHE_START_TEXT void inval_set_mounts_hook(void (*fn)(void))
 {
 	mounts_hook = fn;
 }
@@ -1459,7 +1459,7 @@ void inval_sync(void)
 		session_abandon(fd); /* then `recovering`: the caller recovers */
 }
 
-void inval_set_reader_delay(unsigned int ms)
+DCACHE_START_TEXT void inval_set_reader_delay(unsigned int ms)
 {
 	reader_delay_ns = (long)ms * 1000000L;
 }

@@ -233,7 +233,7 @@ void inval_shared_forget(void)
 		dcache_arena_invalidate(a, -1);
 }
 
-void inval_shared_fill_ops(struct dcache_ops *ops)
+DCACHE_START_TEXT void inval_shared_fill_ops(struct dcache_ops *ops)
 {
 	ops->listing_ticket = listing_ticket;
 	ops->shared_watch = shared_watch;

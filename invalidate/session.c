@@ -56,10 +56,10 @@
 #include "ring.h"
 #include "session.h"
 
-static char session_dir[PATH_MAX];
+static char session_dir[PATH_MAX] DCACHE_COLD_BSS; /* a page only in a session */
 static unsigned int env_pid;
-static int env_rfd = -1, env_afd = -1;
-static int env_read;
+static int env_rfd = -1, env_afd = -1; /* initialised: in .data already */
+static int env_read DCACHE_START_DATA;
 static struct ring_hdr *ring;
 static uint64_t read_pos;
 static void *arena;

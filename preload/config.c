@@ -605,7 +605,7 @@ static int canonical_dir(const char *dir, char *out, size_t size)
  * directories, or one whose name is PATH_MAX long or more.  A directory that
  * does not exist (yet) is kept as written if absolute; a relative one that
  * does not exist from here names nothing here and is left out. */
-static int parse_excludes(const char *spec, char **out, char *buf, size_t size)
+DCACHE_START_TEXT static int parse_excludes(const char *spec, char **out, char *buf, size_t size)
 {
 	unsigned int n = 0;
 	size_t used = 0;
@@ -646,7 +646,7 @@ static int parse_excludes(const char *spec, char **out, char *buf, size_t size)
  * thousands of processes cannot fill a disk.  Raw syscalls: this runs inside
  * preload_init.
  */
-static void say_exclude_refused(const char *spec)
+DCACHE_START_TEXT static void say_exclude_refused(const char *spec)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32], line[512];
 	struct stat st;
@@ -679,7 +679,7 @@ int preload_strict;
 
 /* fakeroot and pseudo fake ownership and modes in the process (and their
  * daemon), not in the kernel, and tell inotify nothing about it. */
-static int attrs_faked_here(void)
+DCACHE_START_TEXT static int attrs_faked_here(void)
 {
 	const char *p = getenv("LD_PRELOAD");
 
@@ -687,7 +687,7 @@ static int attrs_faked_here(void)
 	       (p && (strstr(p, "libfakeroot") || strstr(p, "libpseudo")));
 }
 
-void preload_init(void)
+DCACHE_START_TEXT void preload_init(void)
 {
 	const char *s = getenv("RCUWALK_DISABLE");
 	size_t max_bytes = 0;

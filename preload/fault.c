@@ -64,6 +64,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "dcache.h" /* DCACHE_START_TEXT */
 #include "preload.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -367,7 +368,7 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv)
 	chain(sig, si, ucv);
 }
 
-void preload_fault_init(void)
+DCACHE_START_TEXT void preload_fault_init(void)
 {
 	static const int sigs[2] = { SIGSEGV, SIGBUS };
 	sigset_t old;

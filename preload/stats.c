@@ -447,7 +447,7 @@ void preload_stats_resolve_exec(void)
 	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 }
 
-void preload_stats_init(const char *path)
+DCACHE_START_TEXT void preload_stats_init(const char *path)
 {
 	if (!path || !*path || strlen(path) >= sizeof(stats_path))
 		return; /* (+ ".samples": write_samples() has room for both) */

@@ -74,7 +74,7 @@ void preload_verify_fork_child(void)
 static unsigned int corrupt_kinds;
 #endif
 
-void preload_verify_init(void)
+DCACHE_START_TEXT void preload_verify_init(void)
 {
 	const char *s = getenv("RCUWALK_VERIFY");
 	const char *log = getenv("RCUWALK_VERIFY_LOG");

@@ -1,0 +1,36 @@
+#!/bin/sh
+# start_cost.sh LIB CC - what loading the shim costs a process that looks
+# nothing up (`true`, most processes of a configure script), against an empty
+# preloaded library: the symbols ld.so looks up for it (LD_DEBUG=statistics,
+# "final number of relocations": one a symbol look-up, relative ones apart).  Lazy binding binds
+# only what the constructors call (~13 more than the empty library); with
+# -z now every one of the ~75 functions the library imports was bound at
+# load, ~45k instructions of look-ups in ld.so.  Skipped (77) where ld.so
+# prints no statistics or no compiler is at hand.
+set -eu
+lib=$1
+cc=${2:-cc}
+limit=25
+tmp=$(mktemp -d /tmp/rcuwalk-start.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+echo 'void rcuwalk_empty(void); void rcuwalk_empty(void) {}' >"$tmp/empty.c"
+"$cc" -shared -fPIC -o "$tmp/empty.so" "$tmp/empty.c" || exit 77
+
+# symbols looked up by the end of `true` with LD_PRELOAD=$1
+bound() {
+	LD_PRELOAD=$1 LD_DEBUG=statistics /bin/true 2>&1 |
+		awk '/final number of relocations:/ { f = $NF } END { print f }'
+}
+empty=$(bound "$tmp/empty.so")
+shim=$(bound "$lib")
+if [ -z "$empty" ] || [ -z "$shim" ]; then
+	echo "start_cost.sh: ld.so printed no relocation statistics: skipped"
+	exit 77
+fi
+echo "symbols looked up by /bin/true: empty library $empty, librcuwalk.so $shim (at most $empty + $limit)"
+if [ "$shim" -gt $((empty + limit)) ]; then
+	echo "start_cost.sh: the shim binds $((shim - empty)) symbols more than an empty library" \
+	     "for a process that looks nothing up (linked with -z now?)" >&2
+	exit 1
+fi
