@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # start_cost.sh LIB CC - what loading the shim costs a process that looks
 # nothing up (`true`, most processes of a configure script), against an empty
 # preloaded library: the symbols ld.so looks up for it (LD_DEBUG=statistics,
