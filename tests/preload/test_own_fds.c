@@ -375,8 +375,34 @@ static int run_in_mode(int mode, char *const argv[], char *out, size_t size)
 
 		dup2(p[1], 1);
 		syscall(SYS_close_range, 3, ~0U, 0); /* raw: nothing of ours */
-		if (mode == MODE_NONE || mode == MODE_NO_SESSION || mode == MODE_SESSION)
+		if (mode == MODE_NONE) {
 			unsetenv("LD_PRELOAD");
+		} else if (mode == MODE_NO_SESSION || mode == MODE_SESSION) {
+			/* The launcher adds the shim; a sanitizer runtime ahead
+			 * of it (the ASan build's libasan) must stay first. */
+			const char *lp = getenv("LD_PRELOAD");
+			char keep[4096] = "";
+			size_t n = 0;
+
+			while (lp && *lp) {
+				size_t len = strcspn(lp, ": ");
+
+				if (len && len < sizeof(keep) - n - 1 &&
+				    !memmem(lp, len, "librcuwalk", 10)) {
+					if (n)
+						keep[n++] = ':';
+					memcpy(keep + n, lp, len);
+					n += len;
+					keep[n] = '\0';
+				}
+				lp += len;
+				lp += strspn(lp, ": ");
+			}
+			if (n)
+				setenv("LD_PRELOAD", keep, 1);
+			else
+				unsetenv("LD_PRELOAD");
+		}
 		setenv("RCUWALK_WARMUP", "0", 1);
 		setenv("XDG_RUNTIME_DIR", g_scratch, 1);
 		if (mode == MODE_NO_SESSION || mode == MODE_SESSION) {
