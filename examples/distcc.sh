@@ -47,6 +47,19 @@ if [ "$(id -u)" -eq 0 ]; then
 	id distccd >/dev/null 2>&1 || die "no distccd user (Debian's distcc package makes it)"
 	as_daemon=(setpriv --reuid=distccd --regid="$(id -g distccd)" --clear-groups)
 fi
+# The daemon's user must reach the launcher and its library: a checkout in
+# root's 0700 home is out of its reach, so it gets copies beside each other
+# (the launcher finds the library next to itself).
+daemon_launcher=$launcher
+if [ ${#as_daemon[@]} -gt 0 ]; then
+	lib=$("$launcher" --version | sed -n 's/^library: //p')
+	[ -f "$lib" ] || die "the launcher names no library: $("$launcher" --version)"
+	mkdir -p "$tmp/bin"
+	cp "$launcher" "$tmp/bin/rcuwalk"
+	cp "$lib" "$tmp/bin/librcuwalk.so"
+	chmod 0755 "$tmp/bin" "$tmp/bin/rcuwalk" "$tmp/bin/librcuwalk.so"
+	daemon_launcher=$tmp/bin/rcuwalk
+fi
 port=$((20000 + RANDOM % 20000))
 "$root"/examples/gen-include-project.sh "$tmp/proj" "$tus" >/dev/null
 mkdir -p "$tmp/d" && chmod 0777 "$tmp/d"
@@ -93,7 +106,7 @@ stop_daemon
 : >"$tmp/d/rec"
 
 echo "== distccd under 'rcuwalk --keep=30 --', two builds under 'rcuwalk --'"
-start_daemon "$launcher" --keep=30 ${DAEMON_OPTS---warmup=0} --
+start_daemon "$daemon_launcher" --keep=30 ${DAEMON_OPTS---warmup=0} --
 session_of() { tr '\0' '\n' <"/proc/$daemon_pid/environ" | sed -n 's/^RCUWALK_SESSION=//p'; }
 session_before=$(session_of)
 build one "$launcher" --
