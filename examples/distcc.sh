@@ -65,8 +65,11 @@ port=$((20000 + RANDOM % 20000))
 mkdir -p "$tmp/d" && chmod 0777 "$tmp/d"
 : >"$tmp/d/rec" && chmod 0666 "$tmp/d/rec"
 
-# start_daemon WRAP...: distccd on 127.0.0.1:$port, its records in $tmp/d/rec.
+# start_daemon WRAP...: distccd on a port of its own (127.0.0.1:$port; a
+# new one each time: the previous daemon's workers may still accept on
+# theirs for a moment after it was stopped), its records in $tmp/d/rec.
 start_daemon() {
+	port=$((port + 1))
 	env -i PATH=/usr/bin:/bin HOME=/ TMPDIR="$tmp/d" RCUWALK_STATS="$tmp/d/rec" \
 		"${as_daemon[@]}" "$@" distccd --daemon --no-detach --listen 127.0.0.1 \
 		--port "$port" --allow 127.0.0.1 --jobs "$jobs" --log-file "$tmp/d/log" &
@@ -108,7 +111,12 @@ stop_daemon
 echo "== distccd under 'rcuwalk --keep=30 --', two builds under 'rcuwalk --'"
 start_daemon "$daemon_launcher" --keep=30 ${DAEMON_OPTS---warmup=0} --
 session_of() { tr '\0' '\n' <"/proc/$daemon_pid/environ" | sed -n 's/^RCUWALK_SESSION=//p'; }
-session_before=$(session_of)
+# The daemon's environment once the launcher has exec'd distccd in it.
+for _ in $(seq 100); do
+	session_before=$(session_of)
+	[ -n "$session_before" ] && break
+	sleep 0.05
+done
 build one "$launcher" --
 n1=$(wc -l <"$tmp/d/rec")
 build two "$launcher" --
