@@ -800,6 +800,7 @@ DCACHE_START_TEXT void preload_init(void)
 			warmup_ns = 0;
 		}
 	}
+	dcache_urcu_set_loader(preload_load_urcu);
 	inval_set_mounts_hook(preload_mounts_changed);
 	/* No reader thread for a process's first 100 ms: most processes of a
 	 * build (compiler driver, cc1, as) exit before, and a thread costs them
