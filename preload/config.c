@@ -463,7 +463,7 @@ static int fs_name_ttl(const char *type)
  * Raw syscalls only: this runs in ops context.  The fd lives only inside
  * this call, like glibc's own transient fds: a host thread that closes fds
  * it does not own while other threads run can hit it, as it can hit glibc's.
- * The long-lived inotify fd is guarded instead (inval.c).
+ * The long-lived inotify fd is guarded instead (inval_fds.c).
  */
 static int mountinfo_verdict(dev_t dev)
 {

@@ -439,7 +439,7 @@ EXPORT int fclose(FILE *f)
  *    PRELOAD_FD_ALLOC: an EMFILE or a number above one of ours gives all of
  *    ours back (inval_give_fds_back: no instance again in this process
  *    image, lookups pass through) and, for EMFILE, makes the call again.
- *    Our numbers sit at the top of the table (inval.c, move_high), so that
+ *    Our numbers sit at the top of the table (inval_fds.c, move_high), so that
  *    happens only when the program's table is full.
  * Not covered: raw syscalls, and calls the shim does not wrap (read,
  * poll, mmap, epoll_ctl, sendmsg's SCM_RIGHTS, eventfd, memfd_create...).
