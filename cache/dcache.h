@@ -370,6 +370,31 @@ void dcache_fork_prepare(void);
 void dcache_fork_parent(void);
 void dcache_fork_child(void);
 
+/*
+ * liburcu loaded at the first lookup (dcache_urcu.c; in the shims only, not
+ * in rcuwalk_cache: what links cache/ elsewhere links liburcu itself).  With
+ * liburcu linked into the shim these are trivial (loaded from the start).
+ */
+/* Load liburcu-bp and liburcu-cds now (dlopen) and resolve the names cache/
+ * and invalidate/ call; 1 if usable (at once when already loaded), 0 if not
+ * (for good).  Any thread, with the shim's own calls passing through
+ * (preload/shim.c's preload_load_urcu() wraps it).  Thread-safe; not
+ * async-signal-safe (the first lookup). */
+int dcache_urcu_load(void);
+/* Whether liburcu is loaded (always, when linked in): fork() during the
+ * warm-up takes liburcu's fork hooks only then.  Any thread; atomic. */
+int dcache_urcu_loaded(void);
+/* fork(): prepare takes the load's mutex and says whether liburcu is loaded
+ * (then liburcu's fork hooks are due); parent releases it; child makes it
+ * anew.  Called by the shim's fork() only, in that order. */
+int dcache_urcu_fork_prepare(void);
+void dcache_urcu_fork_parent(void);
+void dcache_urcu_fork_child(void);
+/* How a forward reached before the load loads: `load` is called instead of
+ * dcache_urcu_load() (preload/: it raises in_shim and keeps errno).  Call
+ * once, from preload_init(), before the cache can run. */
+void dcache_urcu_set_loader(int (*load)(void));
+
 /* Add one to this thread's counter `id`.  Any thread; writes thread-local
  * memory only. */
 void dcache_stat_inc(enum dcache_stat_id id);

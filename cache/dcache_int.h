@@ -25,7 +25,7 @@
 
 /* liburcu through its functions only, never its inline read side
  * (_LGPL_SOURCE), which reads liburcu's own variables: the shim loads liburcu
- * at its first lookup (preload/urcu_lazy.c), and its functions are the names
+ * at its first lookup (dcache_urcu.c), and its functions are the names
  * it forwards.  The small pointer helpers (rcu_dereference...) stay inline. */
 #ifndef URCU_INLINE_SMALL_FUNCTIONS
 #error "define _GNU_SOURCE and URCU_INLINE_SMALL_FUNCTIONS before any #include in cache/*.c"

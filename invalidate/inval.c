@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * inval.c - inotify watches and the event reader thread.
+ * inval.c - inotify watches, the events they bring applied to the cache, and
+ * the drains and sync points that apply them.  The module's other files:
+ * inval_reader.c (the reader thread, a session's sync points and liveness),
+ * inval_fds.c (the instance's fds: where they sit, the fd guard I1-I4,
+ * give-up and recovery), inval_shared.c (the session's shared entries); what
+ * they share is in inval_int.h (hidden).
  *
  * Locks and invariants
  * ====================
@@ -15,67 +20,8 @@
  *    published with a release store; readers of it load it once.
  *  The kernel queues an event inside the syscall that made the change, so
  *    once a mutating call has returned its event is in the queue.
- *
- * The program's fds
- * =================
- * Our numbers are hidden from the program (preload/shim_process.c, "The
- * shim's own fds"): a call naming one is answered as for a closed fd, so
- * close() of one is EBADF and closes nothing, and close_range/closefrom
- * close the program's numbers around ours.  They sit at the top of the
- * table, on the highest free numbers below min(RLIMIT_NOFILE, FD_TOP)
- * (move_high): the kernel hands the program its lowest free number, so the
- * program gets the numbers it would get without us until its table is
- * full; then its EMFILE, or a number above one of ours, makes the wrapper
- * give every number back (inval_give_fds_back: the instance goes for good,
- * lookups pass through) and retry.  FD_TOP bounds the table we grow: 1024
- * slots, the kernel's size for any number from 512 to 1023.
- *
- * The fd is ours only until the host takes its number
- * ===================================================
- * The host may dup2/dup3 another file onto our number at any moment (and
- * could close it with a raw syscall, which we never see); shim.c calls
- * inval_fd_closing() BEFORE such a call reaches the kernel.  Afterwards the
- * number may name a file of the host's, so:
- *  I1  every syscall on the number made by an application thread (read,
- *      inotify_add_watch, inotify_rm_watch) is made with fd_mutex held,
- *      after checking under it that inotify_fd still holds that number.
- *      fd_mutex is a leaf: nothing is taken and nothing is applied under it.
- *  I2  the reader thread's only syscall on the number outside fd_mutex is
- *      poll(), and it enters poll() only after seeing inst_gen unchanged
- *      since it was started; it reads under fd_mutex like everyone else (I1).
- *  I3  giving the number up (give_up_locked): under fd_mutex, set
- *      `recovering`, store -1 in inotify_fd and bump inst_gen - from then
- *      on nobody starts a syscall on the number (I1, I2) - and, while the
- *      number is still ours, queue an event on the instance (remove the
- *      sentinel watch: IN_IGNORED) so that a reader blocked in poll()
- *      returns.  Then, outside fd_mutex, wait until the reader has exited.
- *      Only then does the host's close proceed: no thread of ours makes a
- *      syscall naming the number after the kernel has closed it.
- *  I4  lookups pass through while `recovering` is set (shim.c asks
- *      inval_recovering() after inval_sync()), and no new instance is
- *      created (watch_dir answers -EAGAIN) until inval_recover() has run
- *      dcache_reset(): every dentry of the old instance is dead and the
- *      root's watch forgotten before a new instance hands out watch ids
- *      that could be confused with the old ones.
- *  The waits in I3 are skipped when the closing thread may hold one of our
- *  locks (a signal handler that interrupted this thread inside the shim:
- *  inval_fd_closing(fd, 1)); see that function for what this leaves open.
- *  Locks: lose_mutex (one give-up at a time) -> fd_mutex.  read_mutex ->
- *  fd_mutex, dcache writer mutex -> fd_mutex (watch_dir, unwatch_dir).
- *  A vfork() or raw clone() child shares our memory or a copy of it but not
- *  our fd table: its closes are its own (owner_pid check).
- *  The instance's other numbers (the two /proc/self/mountinfo fds, see
- *  "Mounts" below) are guarded the same way: closing any of them gives the
- *  whole instance up, and the numbers the host did not close are closed by
- *  us once the reader has left (leaked, not closed, when nothing may wait).
- *  The io_uring that holds the instance's last reference (ring_fd) is a
- *  number of ours too: the host closing it only makes us forget it; giving
- *  the instance up closes it (under fd_mutex, or from inval_recover() when
- *  lose_now() could not).
- *  Not covered: closes the shim never sees (raw syscall(SYS_close ...),
- *  static or Go code), and another thread of the program closing numbers it
- *  does not own while start_locked() creates the instance (before the number
- *  is published), which would hit glibc's own transient fds just the same.
+ *  The fd guard (fd_mutex, lose_mutex, recover_mutex: I1-I4) and the lock
+ *  order are at the top of inval_fds.c.
  *
  * Mounts
  * ======
@@ -170,54 +116,18 @@
  * with IN_MASK_ADD, so that it never narrows a full watch of the inode. */
 #define WATCH_MASK_NAMES (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | \
 			  IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
-/* Our numbers sit just below min(RLIMIT_NOFILE, FD_TOP), within FD_SLOTS of
- * it (move_high): see "The program's fds" above. */
-#define FD_TOP 1024
-#define FD_SLOTS 8
-#define READER_BATCH_NS 2000000L /* see reader_main() */
-/* The reader's stack: its read buffer (16 KiB) and the event path's PATH_MAX
- * buffers.  AddressSanitizer's redzones and an unoptimised build take about
- * four times as much (the event path overflowed 64 KiB in the ASan CI job
- * once its functions were no longer inlined into each other). */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define READER_STACK (256 * 1024)
-#else
-#define READER_STACK (64 * 1024)
-#endif
 #define DRAIN_QUANTUM_NS 200000L  /* see timed_drain_due(): no reader yet */
 #define BATCH_QUANTUM_NS 50000L   /* see timed_drain_due(): reader pausing */
-#define SESSION_STEP_NS 1000000L     /* session_sync_locked(): one wait */
-/* Liveness by progress (session_stalled_locked): events queued this long
- * with the watcher publishing nothing give the session up, whatever the
- * watcher's state (stopped, starved, faulting).  Asked every
- * SESSION_ASK_NS of a still ring, so a foreign change is seen within
- * SESSION_STUCK_NS + 2 * SESSION_ASK_NS = 60 ms plus scheduling: clause 4's
- * bound in a session, written as 100 ms in doc/coherence.md. */
-#define SESSION_STUCK_NS 40000000L
-#define SESSION_ASK_NS (SESSION_STUCK_NS / 4)
-#define SESSION_READER_NS SESSION_ASK_NS /* reader_session(): liveness period */
-#define SESSION_MOUNTS_NS 100000000L     /* ... and its mount doorbell's */
 
-static pthread_mutex_t read_mutex = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t fd_mutex = PTHREAD_MUTEX_INITIALIZER;   /* I1: leaf */
-static pthread_mutex_t lose_mutex = PTHREAD_MUTEX_INITIALIZER; /* one give-up at a time */
-static pthread_mutex_t recover_mutex = PTHREAD_MUTEX_INITIALIZER;
-static __thread int fd_mutex_mine __attribute__((tls_model("initial-exec")));
+pthread_mutex_t read_mutex = PTHREAD_MUTEX_INITIALIZER;
 atomic_int inotify_fd = -1; /* inval_int.h */
-static atomic_int closing_fd = -1; /* the number being given up, until its close may proceed */
 atomic_uint inst_gen = 1; /* bumped whenever an instance is given up (inval_int.h) */
-static atomic_int recovering;      /* I4 */
-static atomic_int disabled;        /* inval_disable(): never create an instance again */
-static atomic_int owner_pid;       /* the process whose fd table holds inotify_fd */
-static int sentinel_wd = -1;       /* under fd_mutex: a watch to remove to wake the reader */
-/* The reader of instance generation g stores g in reader_gen when started
- * and raises reader_exit_gen to g (a futex word) when it has left for good. */
-static atomic_uint reader_gen, reader_exit_gen;
-static atomic_int reader_tid;
 /* change_gen counts noted changes; drained_gen is the change_gen value that
  * the last completed drain covered (written under read_mutex). */
-static atomic_ulong change_gen, drained_gen;
-static atomic_ulong st_watches, st_events, st_watch_failures, st_overflows;
+atomic_ulong change_gen; /* inval_int.h */
+static atomic_ulong drained_gen;
+atomic_ulong st_watches; /* inval_int.h */
+static atomic_ulong st_events, st_watch_failures, st_overflows;
 /* st_*_shared: inval_int.h */
 atomic_ulong st_listings_shared, st_watches_shared, st_names_shared, st_searches_shared;
 /* Set when our own mountinfo poll saw a change (mounts_check_locked): the
@@ -226,8 +136,6 @@ atomic_ulong st_listings_shared, st_watches_shared, st_names_shared, st_searches
  * (inval_shared_off).  No shared entry is used or offered after that, for
  * the rest of this process image (both are rare in a build). */
 atomic_int listing_off; /* inval_int.h */
-/* The instance's mountinfo fds ("Mounts"); -1 when none. */
-static atomic_int mnt_rfd = -1, mnt_sfd = -1;
 static void (*mounts_hook)(void) DCACHE_START_DATA;
 static atomic_ulong st_mount_changes;
 /* Watch budget: configured value (-1 = default share), resolved under fd_mutex. */
@@ -245,51 +153,12 @@ static int budget_known;
  * (set by the reader before the pause, cleared after it; read without a lock
  * by inval_sync): lookups meanwhile drain per quantum themselves. */
 static long reader_delay_ns DCACHE_START_DATA;
-static atomic_int reader_running;
-static atomic_int reader_batching;
+atomic_int reader_running;
+atomic_int reader_batching;
 static long first_use_ns;
 static atomic_long last_drain_tick;
-/* The io_uring that holds the instance's last reference (defer_final_release):
- * ring_fd for the current instance, ring_stale for one given up where it could
- * not be closed (lose_now); -1 if none.  Both are numbers of ours under the
- * same rules as inotify_fd (the fd guard): set, claimed and closed under
- * fd_mutex; forgotten when the host closes them itself. */
-static atomic_int ring_fd = -1, ring_stale = -1;
-
-_Static_assert(sizeof(uintptr_t) >= 8, "reader_main packs (gen, fd) into its argument");
-
-/* Take read_mutex.  Every holder may apply events, and so enter its
- * thread's first read-side section, which registers the thread with urcu-bp
- * under urcu-bp's registry mutex.  fork() takes that mutex (liburcu's hook)
- * before read_mutex (inval_fork_prepare): a first registration under
- * read_mutex deadlocked the two (seen in ncurses' configure: the reader
- * thread's first event, while the shell forked).  So the thread registers
- * first, holding nothing. */
-static void read_lock(void)
-{
-	dcache_thread_register();
-	pthread_mutex_lock(&read_mutex);
-}
-
-/* fd_mutex_mine is 1 from before this thread asks for fd_mutex until after
- * it has released it: a signal handler that finds it 0 knows that this
- * thread neither holds fd_mutex nor is inside pthread_mutex_lock/unlock. */
-static void fd_lock(void)
-{
-	__atomic_store_n(&fd_mutex_mine, 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	pthread_mutex_lock(&fd_mutex);
-}
-
-static void fd_unlock(void)
-{
-	pthread_mutex_unlock(&fd_mutex);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&fd_mutex_mine, 0, __ATOMIC_RELAXED);
-}
 
 static void recount_watches(void);
-static void session_abandon(int fd);
 
 /* One watch fewer (its IN_IGNORED was read); never below zero (a give-up
  * may have set the count to 0 under a drain that still applies events). */
@@ -354,7 +223,7 @@ int session_wd_ours(int wd)
 }
 
 /* Apply one event to the cache.  Called with read_mutex held. */
-static void apply_event(const struct inotify_event *ev)
+void apply_event(const struct inotify_event *ev)
 {
 	if (atomic_load_explicit(&session_active, memory_order_relaxed) &&
 	    !(ev->mask & IN_Q_OVERFLOW) && session_wd_foreign(ev->wd))
@@ -391,7 +260,7 @@ static void apply_event(const struct inotify_event *ev)
 /* Read until the queue is empty, or until instance (fd, gen) is no longer
  * ours.  Called with read_mutex held.  Each read() is made under fd_mutex
  * (I1); events are applied outside it.  Returns 0 if the instance is gone. */
-static int read_all_locked(int fd, unsigned int gen)
+int read_all_locked(int fd, unsigned int gen)
 {
 	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
 
@@ -442,7 +311,7 @@ static void mounts_changed_locked(void)
  * cache.  Under read_mutex, for instance (fd, gen); the poll is made under
  * fd_mutex (I1).  `pending`, if not NULL: also poll the inotify fd in the
  * same call and say whether events are queued (strict mode). */
-static void mounts_check_locked(int fd, unsigned int gen, int *pending)
+void mounts_check_locked(int fd, unsigned int gen, int *pending)
 {
 	struct pollfd p[2];
 	int n = 0, changed = 0;
@@ -479,14 +348,6 @@ static void mounts_check_locked(int fd, unsigned int gen, int *pending)
 		mounts_changed_locked();
 }
 
-static long mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 /* A session's timed drain: the mount table changed if the watcher's count
  * moved (ring.h, mounts) - memory, no poll().  Sync points still poll our
  * own mountinfo fd (mounts_check_locked): the watcher may not have seen a
@@ -508,399 +369,6 @@ static void session_mounts_locked(void)
 		mounts_changed_locked();
 		atomic_store(&ring_mounts_applied, m);
 	}
-}
-
-/*
- * A session's sync point (doc/session.md, "Causality"): make sure every
- * event queued on the instance before this call is applied.  FIONREAD on our
- * copy first, then the ring's state word (ring.h): an empty queue at t1 and
- * no read cycle in progress at t2 > t1 mean that every event queued before
- * t1 was taken by a cycle that has published it.  Otherwise wait for a
- * cycle that starts after t1 (it reads until EAGAIN, after t1, and
- * publishes before it ends: state reaches the even value after the next odd
- * one), or for that test to pass later.
- * A watcher that makes no progress
- * (session_stalled_locked) or is gone: -1, the caller gives the session up.
- * Under read_mutex, for instance (fd, gen); FIONREAD under fd_mutex (I1).
- * 1 = applied, 0 = the instance is no longer ours.
- * With wait = 0 (the timed drains of clause 4, which owe no causality:
- * foreign changes are seen once the watcher has published them, within its
- * batching pause) nothing waits and, mostly, nothing is asked: apply what
- * is published; only once the ring (state word and tail) has stood still
- * for SESSION_ASK_NS is FIONREAD asked (then again SESSION_ASK_NS later),
- * and -1 returned if the watcher has left events queued for
- * SESSION_STUCK_NS, or is gone (idle_state, idle_tail, idle_since).  So a
- * timed drain makes no system call while the ring moves (it made two:
- * FIONREAD, and the mount poll that session_mounts_locked() replaces).
- */
-static uint32_t idle_state; /* under read_mutex */
-static uint64_t idle_tail;
-static long idle_since;
-
-/*
- * Liveness by progress (clause 4, doc/coherence.md).  A watcher's pid that
- * exists says nothing: a watcher stopped (SIGSTOP, a debugger), starved by
- * the scheduler or stuck in a page fault passes session_watcher_alive() and
- * publishes nothing while it lasts.  Progress is what counts: the ring's
- * state word and tail.  One observation = the state word and tail read
- * before asking the kernel whether events are queued on our copy
- * (FIONREAD or poll), and the same two read after.  If both stand still
- * across two observations at least SESSION_STUCK_NS apart, each of which
- * found events queued (or the state odd: a read cycle that long), then an
- * event queued at the first has been neither read nor published since: no
- * read cycle began (the state word would have moved) and no record was
- * published (the tail), and the watcher publishes an event only as a record.
- * So the process is stale by at least that much, and gives the session up.
- * Falling back early is always exact (the kernel answers); only the cost
- * changes, which is why the bound is not shorter.  Under read_mutex.
- */
-static uint32_t stall_state;
-static uint64_t stall_tail;
-static long stall_since; /* 0: no observation found events queued */
-
-/* One observation: `st`, `tail` read before asking, `queued` the answer.
- * Returns 1 if the watcher has left events queued for SESSION_STUCK_NS. */
-static int session_stalled_locked(uint32_t st, uint64_t tail, int queued)
-{
-	long now = mono_ns();
-
-	if (st != session_state() || tail != session_tail() || (!queued && !(st & 1))) {
-		stall_since = 0; /* progress, or nothing waits for any */
-		return 0;
-	}
-	if (!stall_since || st != stall_state || tail != stall_tail) {
-		stall_state = st;
-		stall_tail = tail;
-		stall_since = now;
-		return 0;
-	}
-	return now - stall_since >= SESSION_STUCK_NS;
-}
-
-/* FIONREAD on instance (fd, gen) into *n (1 if unknown: not known empty),
- * under fd_mutex (I1).  0 if the instance is no longer ours. */
-int queued_locked(int fd, unsigned int gen, int *n)
-{
-	int ours;
-
-	*n = 0;
-	fd_lock();
-	ours = atomic_load(&inotify_fd) == fd && atomic_load(&inst_gen) == gen;
-	if (ours && syscall(SYS_ioctl, fd, FIONREAD, n) != 0)
-		*n = 1;
-	fd_unlock();
-	return ours;
-}
-
-static int session_sync_locked(int fd, unsigned int gen, int wait)
-{
-	uint32_t target = 0, last = 0;
-	long since = 0;
-	int first = 1;
-
-	if (!wait) {
-		uint32_t st = session_state();
-		uint64_t tail = session_tail();
-		long now = mono_ns();
-
-		if (atomic_load(&inotify_fd) != fd || atomic_load(&inst_gen) != gen)
-			return 0;
-		if (st != idle_state || tail != idle_tail || !idle_since) {
-			idle_state = st;
-			idle_tail = tail;
-			idle_since = now;
-		} else if (now - idle_since >= SESSION_ASK_NS) {
-			int n;
-
-			idle_since = now; /* the next question in as long */
-			if (!queued_locked(fd, gen, &n))
-				return 0;
-			if (session_stalled_locked(st, tail, n > 0) ||
-			    ((n > 0 || (st & 1)) && !session_watcher_alive()))
-				return -1;
-		}
-		session_apply_locked(apply_event);
-		return 1;
-	}
-	for (;;) {
-		uint32_t st0 = session_state(), st;
-		uint64_t tail = session_tail();
-		int n;
-
-		if (!queued_locked(fd, gen, &n))
-			return 0;
-		st = session_state(); /* after FIONREAD: see above */
-		if (n == 0 && !(st & 1))
-			break;
-		if (session_stalled_locked(st0, tail, n > 0))
-			return -1; /* at most SESSION_STUCK_NS, however stopped */
-		if (first) {
-			target = st + ((st & 1) ? 3 : 2);
-			last = st;
-			since = mono_ns();
-			first = 0;
-		} else if ((int32_t)(st - target) >= 0) {
-			break;
-		} else if (st != last) {
-			last = st;
-			since = mono_ns();
-		} else {
-			/* Standing still: a busy CPU, a stopped watcher
-			 * (session_stalled_locked, above) or one that is gone
-			 * (asked only then: ~10 us of /proc). */
-			if (mono_ns() - since >= SESSION_STEP_NS && !session_watcher_alive())
-				return -1;
-		}
-		session_poke(); /* out of its batching pause */
-		session_wait(st, SESSION_STEP_NS);
-	}
-	session_apply_locked(apply_event);
-	return 1;
-}
-
-static void reader_left(unsigned int gen)
-{
-	unsigned int cur = atomic_load(&reader_exit_gen);
-
-	while ((int)(cur - gen) < 0 && !atomic_compare_exchange_weak(&reader_exit_gen, &cur, gen))
-		;
-	syscall(SYS_futex, &reader_exit_gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
-
-/*
- * The reader asks for a short scheduler slice (Linux >= 6.12: EEVDF's custom
- * slice, sched_attr.sched_runtime of a SCHED_OTHER/SCHED_BATCH thread, no
- * privilege needed; older kernels ignore the field).  Woken by an event
- * while every CPU runs other work, a thread with the default slice waits
- * until the running task's slice ends (measured with rcuwalk_staleness on 2
- * busy CPUs: most changes were still stale at the poller's first look, up
- * to ms later); with a short one it preempts that task and applies the
- * event at once.  It runs a few microseconds per wakeup.  The thread's
- * policy and nice value are the program's and stay as they are.
- */
-#define READER_SLICE_NS 100000 /* the kernel's minimum */
-struct reader_sched_attr {
-	uint32_t size, policy;
-	uint64_t flags;
-	int32_t nice;
-	uint32_t priority;
-	uint64_t runtime, deadline, period;
-};
-
-static void reader_short_slice(void)
-{
-	struct reader_sched_attr a;
-
-	memset(&a, 0, sizeof(a));
-	if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0) != 0 ||
-	    (a.policy != SCHED_OTHER && a.policy != SCHED_BATCH))
-		return;
-	a.size = sizeof(a);
-	a.flags &= 0x01; /* SCHED_FLAG_RESET_ON_FORK, as it was */
-	a.runtime = READER_SLICE_NS;
-	syscall(SYS_sched_setattr, 0, &a, 0);
-}
-
-static void reader_pause(void);
-
-/*
- * The reader of a session's instance: it sleeps on the ring's state word
- * instead of poll() (the instance is the watcher's to read), applies what
- * was published, and every SESSION_MOUNTS_NS of quiet asks the mount
- * doorbell (no futex and poll() in one wait: a mount is seen within that
- * period, or at the next sync point), every SESSION_READER_NS whether
- * events are queued (FIONREAD) and, if events are queued while nothing moves,
- * whether the watcher is alive and makes progress (session_stalled_locked:
- * a stopped watcher is alive).  A dead or stalled watcher: change_gen is
- * bumped so that the next inval_sync() takes its slow path, finds it dead
- * or stalled too and gives the session up.  Its only syscalls on the number are under
- * fd_mutex (mounts_check_locked), so I2 holds trivially.
- */
-static void reader_session(int fd, unsigned int gen)
-{
-	unsigned int quiet = 0;
-
-	for (;;) {
-		uint32_t st = session_state();
-		uint64_t tail;
-		int alive = 1, pending = 0, stalled;
-
-		if (atomic_load(&inst_gen) != gen) /* I2 */
-			return;
-		if (session_behind()) {
-			read_lock();
-			alive = read_all_locked(fd, gen);
-			pthread_mutex_unlock(&read_mutex);
-			if (!alive)
-				return;
-			reader_pause();
-			continue;
-		}
-		if (session_wait_or_death(st, SESSION_READER_NS)) {
-			/* The watcher died (its death notice, ring.h): the
-			 * next inval_sync() of any thread takes its slow
-			 * path and gives the session up before it answers.
-			 * This thread leaves with the instance (I2). */
-			atomic_fetch_add(&change_gen, 1);
-			return;
-		}
-		tail = session_tail();
-		if (st != session_state() || session_behind())
-			continue;
-		read_lock();
-		/* The mount doorbell as before, every SESSION_MOUNTS_NS; the
-		 * queue (FIONREAD) every SESSION_READER_NS in between. */
-		if (++quiet % (SESSION_MOUNTS_NS / SESSION_READER_NS) == 0)
-			mounts_check_locked(fd, gen, &pending);
-		else
-			(void)queued_locked(fd, gen, &pending);
-		stalled = session_stalled_locked(st, tail, pending > 0);
-		pthread_mutex_unlock(&read_mutex);
-		if (stalled || (pending && st == session_state() && !session_watcher_alive()))
-			atomic_fetch_add(&change_gen, 1);
-	}
-}
-
-static void *reader_main(void *arg)
-{
-	int fd = (int)(uint32_t)(uintptr_t)arg;
-	unsigned int gen = (unsigned int)((uintptr_t)arg >> 32);
-	/* Set before this thread was created; if the instance is given up
-	 * meanwhile, inst_gen says so before the first poll (I2). */
-	int rfd = atomic_load(&mnt_rfd);
-
-	reader_short_slice();
-	atomic_store(&reader_tid, (int)syscall(SYS_gettid));
-	/* The doorbell was opened just now: a change made before it rings no
-	 * bell, so ask mnt_sfd once. */
-	if (rfd >= 0) {
-		read_lock();
-		mounts_check_locked(fd, gen, NULL);
-		pthread_mutex_unlock(&read_mutex);
-	}
-	if (atomic_load(&session_active)) {
-		reader_session(fd, gen);
-		reader_left(gen);
-		return NULL;
-	}
-	for (;;) {
-		struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
-					 { .fd = rfd, .events = POLLPRI } };
-		int alive, mounts;
-
-		if (atomic_load(&inst_gen) != gen) /* I2 */
-			break;
-		if (poll(pfd, rfd >= 0 ? 2 : 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (pfd[0].revents & POLLNVAL)
-			break;
-		mounts = rfd >= 0 && (pfd[1].revents & (POLLPRI | POLLERR | POLLNVAL));
-		if (rfd >= 0 && (pfd[1].revents & POLLNVAL))
-			rfd = -1; /* closed behind our back (a raw close): no doorbell */
-		read_lock();
-		if (mounts)
-			mounts_check_locked(fd, gen, NULL);
-		alive = read_all_locked(fd, gen);
-		pthread_mutex_unlock(&read_mutex);
-		if (!alive)
-			break;
-		reader_pause();
-	}
-	reader_left(gen);
-	return NULL;
-}
-
-/* Let a burst gather before the next read: the first event after
- * a quiet spell is applied at once, those that follow within
- * READER_BATCH_NS together (and the kernel merges a repeated
- * identical event, such as IN_MODIFY from one writer, while it
- * is unread).  Without this, another process appending to a file
- * in a watched directory (/tmp) woke the thread once per write:
- * 2053 wakeups during one compile here.  A give-up finds the
- * reader here at worst: it leaves READER_BATCH_NS later (I2). */
-static void reader_pause(void)
-{
-	struct timespec ts = { 0, READER_BATCH_NS };
-
-	/* Meanwhile a lookup applies queued events itself, at most
-	 * once per DRAIN_QUANTUM_NS (timed_drain_due()): the pause
-	 * saves the wakeups of a process that is not looking
-	 * anything up, never the freshness of one that is. */
-	atomic_store_explicit(&reader_batching, 1, memory_order_relaxed);
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-	atomic_store_explicit(&reader_batching, 0, memory_order_relaxed);
-}
-
-int inval_fd_floor = INT_MAX; /* inval.h */
-
-/* Lower inval_fd_floor to fd: before fd is published (inval_hides_fd). */
-static void note_floor(int fd)
-{
-	int cur = __atomic_load_n(&inval_fd_floor, __ATOMIC_RELAXED);
-
-	while (fd < cur && !__atomic_compare_exchange_n(&inval_fd_floor, &cur, fd, 0, __ATOMIC_SEQ_CST,
-							__ATOMIC_RELAXED))
-		;
-}
-
-/* Move fd to the highest free number below min(RLIMIT_NOFILE, FD_TOP), at
- * most FD_SLOTS down ("The program's fds"); where none is free it stays
- * where the kernel put it.  Raw syscalls: the shim's fcntl() and close()
- * hide our numbers. */
-static int move_high(int fd)
-{
-	struct rlimit rl;
-	int top = FD_TOP, saved = errno;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur < (rlim_t)FD_TOP)
-		top = (int)rl.rlim_cur;
-	/* F_DUPFD gives the lowest free number >= slot: EMFILE while the
-	 * numbers from slot up to the limit are all taken. */
-	for (int k = 0; k <= FD_SLOTS; k++) {
-		/* Those FD_SLOTS taken (leaked numbers of given-up instances,
-		 * lose_now, or the program's): the lowest free one above the
-		 * table's middle, as far from the program's as it gets. */
-		int slot = k < FD_SLOTS ? top - 1 - k : top / 2, hi;
-
-		if (slot <= fd)
-			break;
-		hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, slot);
-		if (hi >= 0) {
-			syscall(SYS_close, fd);
-			fd = hi;
-			break;
-		}
-		if (errno != EMFILE)
-			break;
-	}
-	note_floor(fd);
-	errno = saved;
-	return fd;
-}
-
-/* /proc/self/mountinfo for poll() ("Mounts"), moved high like the inotify
- * fd; -1 if there is no /proc. */
-static int open_mountinfo(void)
-{
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-
-	return fd < 0 ? -1 : move_high(fd);
-}
-
-/* Close the instance's mountinfo fds but `keep` (the host closes that one). */
-static void close_mount_fds(int keep)
-{
-	int r = atomic_exchange(&mnt_rfd, -1), s = atomic_exchange(&mnt_sfd, -1);
-
-	if (r >= 0 && r != keep)
-		syscall(SYS_close, r);
-	if (s >= 0 && s != keep)
-		syscall(SYS_close, s);
 }
 
 /* The budget: RCUWALK_WATCH_BUDGET, or by default a quarter of the user's
@@ -931,112 +399,12 @@ static unsigned long watch_budget_locked(void)
 	return budget;
 }
 
-/*
- * Make sure this process never drops the last reference to the inotify file
- * itself, so that neither exit() nor execve() waits for the kernel to tear
- * our marks down.
- *
- * Why: releasing an inotify instance that has (or had) marks runs
- * fsnotify_destroy_group(), which waits for the global mark reaper, i.e. for
- * an SRCU grace period.  In a multi-threaded process (ours: reader, call_rcu)
- * that wait measured 12 ms median, 24 ms max per exit here (1.2 ms without
- * watches), and the parent's wait() waits for it: `gcc --version` took 25 ms
- * instead of 2 ms, a cc1 compile 110 ms instead of 72 ms, and make -j2 of
- * examples/demo.sh paid it for each of its ~127 processes.
- *
- * How: a minimal io_uring instance (no rings mapped, no requests ever
- * submitted) gets the inotify file in its fixed-file table, which takes one
- * reference.  When the process exits or execs, its own fds close first
- * (cheap: not the last reference), then the ring's fd; the ring is torn down
- * by io_uring's exit work in a kernel worker, and the inotify file's final
- * release (the SRCU wait) runs there, after our process has been reaped.
- * The same holds for inval_stop()'s close.  Coherence is unaffected: the
- * marks only ever feed this instance's queue, which nobody reads once we
- * have let go of it (bounded by max_queued_events meanwhile).
- *
- * The ring fd is close-on-exec (io_uring_setup sets it), sits above FD_FLOOR
- * like the inotify fd, and is guarded like it (inval_owns_fd): if the host
- * closes or dup2()s over it we forget the number and the ring goes early
- * (the process then pays the wait at exit); when we give the instance up we
- * close the ring ourselves, so that given-up instances do not pile up; a
- * fork() child closes its copy.  If io_uring is unavailable
- * (kernel.io_uring_disabled, seccomp, old kernel) this does nothing and the
- * process pays the wait at exit, as before.  Costs ~20 us per instance.
- */
-static void defer_final_release(int fd)
-{
-	struct io_uring_params p;
-	int r;
-
-	memset(&p, 0, sizeof(p));
-	r = (int)syscall(SYS_io_uring_setup, 1, &p);
-	if (r < 0)
-		return;
-	r = move_high(r);
-	if (syscall(SYS_io_uring_register, r, IORING_REGISTER_FILES, &fd, 1) != 0) {
-		syscall(SYS_close, r); /* raw: the shim's close() would look at it */
-		return;
-	}
-	atomic_store(&ring_fd, r);
-}
-
-/* Let go of ring r: take the inotify file out of its table first, so that
- * the instance goes with the last close of its fd, synchronously, as without
- * the ring.  A given-up instance must not linger in a kernel worker's queue:
- * each counts against fs.inotify.max_user_instances (128 by default), and a
- * program that loses our fd again and again (test_safety's signal handler,
- * hundreds of times a second) ran out of them under load. */
-static void drop_ring(int r)
-{
-	syscall(SYS_io_uring_register, r, IORING_UNREGISTER_FILES, NULL, 0);
-	syscall(SYS_close, r);
-}
-
-/* Close the current instance's ring.  Under fd_mutex. */
-static void close_ring_locked(void)
-{
-	int r = atomic_exchange(&ring_fd, -1);
-
-	if (r >= 0)
-		drop_ring(r);
-}
-
 static long coarse_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
-/* Start the reader of instance (fd, gen).  Under fd_mutex, with every signal
- * blocked (the reader inherits the mask: signals are the program's).  0 or
- * -EAGAIN. */
-static int start_reader_locked(int fd, unsigned int gen)
-{
-	pthread_attr_t attr;
-	pthread_t th;
-	int r;
-
-	/* The reader's doorbell ("Mounts"): opened with the thread, not with
-	 * the instance, so that the many processes that never start one pay
-	 * for one mountinfo fd only (~2.3 us each to open and close). */
-	if (atomic_load(&mnt_rfd) < 0)
-		atomic_store(&mnt_rfd, open_mountinfo());
-	/* A give-up of gen waits for this reader from now on (I3). */
-	atomic_store(&reader_exit_gen, gen - 1);
-	atomic_store(&reader_gen, gen);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, READER_STACK);
-	r = pthread_create(&th, &attr, reader_main, (void *)(((uintptr_t)gen << 32) | (uint32_t)fd));
-	pthread_attr_destroy(&attr);
-	if (r != 0) {
-		atomic_store(&reader_exit_gen, gen); /* nobody to wait for */
-		return -EAGAIN;
-	}
-	atomic_store(&reader_running, 1);
-	return 0;
 }
 
 /* Create the instance and (unless lazy) start the reader.  Under the dcache
@@ -1520,348 +888,6 @@ int inval_active(void)
 	unsigned int g = atomic_load(&reader_gen);
 
 	return atomic_load(&inotify_fd) >= 0 && (int)(atomic_load(&reader_exit_gen) - g) < 0;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Giving the fd up (see "The fd is ours only until the host closes it"). */
-
-int inval_owns_fd(int fd)
-{
-	return fd >= 0 && (fd == atomic_load_explicit(&inotify_fd, memory_order_relaxed) ||
-			   fd == atomic_load_explicit(&closing_fd, memory_order_relaxed) ||
-			   fd == atomic_load_explicit(&mnt_rfd, memory_order_relaxed) ||
-			   fd == atomic_load_explicit(&mnt_sfd, memory_order_relaxed) ||
-			   fd == atomic_load_explicit(&ring_fd, memory_order_relaxed) ||
-			   fd == atomic_load_explicit(&ring_stale, memory_order_relaxed));
-}
-
-int inval_own_fds(int *out, int max)
-{
-	atomic_int *const nums[] = { &inotify_fd, &closing_fd, &mnt_rfd, &mnt_sfd, &ring_fd, &ring_stale };
-	int n = 0;
-
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-		int fd = atomic_load_explicit(nums[i], memory_order_relaxed), j;
-
-		if (fd < 0 || n == max)
-			continue;
-		for (j = 0; j < n && out[j] != fd; j++)
-			;
-		if (j < n)
-			continue; /* closing_fd is also inotify_fd for a while */
-		for (j = n++; j > 0 && out[j - 1] > fd; j--)
-			out[j] = out[j - 1];
-		out[j] = fd;
-	}
-	return n;
-}
-
-int inval_fd_below(int lo, int r)
-{
-	int fds[8], n = inval_own_fds(fds, 8);
-
-	for (int i = 0; i < n; i++)
-		if (fds[i] >= lo && fds[i] < r)
-			return 1;
-	return 0;
-}
-
-int inval_give_fds_back(int nowait)
-{
-	int fds[8], n = inval_own_fds(fds, 8), r;
-
-	if (n == 0 || nowait || (int)getpid() != atomic_load(&owner_pid))
-		return 0;
-	inval_disable(); /* the instance: given up (I3), its numbers closed */
-	fd_lock();
-	r = atomic_exchange(&ring_stale, -1); /* a lost instance's ring (lose_now) */
-	if (r >= 0)
-		drop_ring(r);
-	r = atomic_exchange(&ring_fd, -1);
-	if (r >= 0)
-		drop_ring(r);
-	fd_unlock();
-	return 1;
-}
-
-/* The instance's numbers first: giving it up also closes its other numbers
- * and the ring (then free in the range); a ring number alone is just
- * forgotten (inval_fd_closing). */
-int inval_fd_in_range(unsigned int lo, unsigned int hi)
-{
-	atomic_int *const nums[] = { &inotify_fd, &closing_fd, &mnt_rfd, &mnt_sfd, &ring_fd, &ring_stale };
-
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-		int fd = atomic_load_explicit(nums[i], memory_order_relaxed);
-
-		if (fd >= 0 && (unsigned int)fd >= lo && (unsigned int)fd <= hi)
-			return fd;
-	}
-	return -1;
-}
-
-/* Queue an event on the instance so that a reader in poll() returns.  Under
- * fd_mutex, while `fd` is still ours. */
-static void wake_reader_locked(int fd)
-{
-	int wd = sentinel_wd;
-
-	if (atomic_load(&session_active)) {
-		session_wake(); /* the reader sleeps on the ring (reader_session) */
-		return;
-	}
-	sentinel_wd = -1;
-	if (wd >= 0 && inotify_rm_watch(fd, wd) == 0)
-		return;
-	/* No sentinel (no /dev/null here): any watch will do; IN_MASK_ADD
-	 * leaves an existing watch of "/" as it is until it is removed. */
-	wd = inotify_add_watch(fd, "/", IN_DELETE_SELF | IN_MASK_ADD);
-	if (wd >= 0)
-		inotify_rm_watch(fd, wd);
-	/* else the wait below times out: see inval_fd_closing() */
-}
-
-/* Wait (bounded) until the reader of generation `gen` has left. */
-static void wait_reader_left(unsigned int gen)
-{
-	struct timespec now, end, step = { 0, 50 * 1000 * 1000 };
-
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += 2;
-	for (;;) {
-		unsigned int cur = atomic_load(&reader_exit_gen);
-
-		if ((int)(cur - gen) >= 0)
-			return;
-		syscall(SYS_futex, &reader_exit_gen, FUTEX_WAIT_PRIVATE, cur, &step, NULL, 0);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
-			return;
-	}
-}
-
-/* The part of I3 that needs no lock: from here on nobody starts a syscall
- * on `fd` (I1, I2), and lookups pass through (I4).  `recovering` first: a
- * drain that finds inotify_fd changed then sees it set. */
-static void lose_now(int fd)
-{
-	int expected = atomic_load(&inotify_fd);
-
-	atomic_store(&recovering, 1);
-	if (expected < 0 || (fd != expected && fd != atomic_load(&mnt_rfd) && fd != atomic_load(&mnt_sfd)))
-		return;
-	if (atomic_compare_exchange_strong(&inotify_fd, &expected, -1)) {
-		int r = atomic_exchange(&ring_fd, -1);
-
-		/* No fd_mutex here: the ring is closed by inval_recover().  A
-		 * second such loss before that leaves one ring open until exit. */
-		expected = -1;
-		if (r >= 0)
-			(void)atomic_compare_exchange_strong(&ring_stale, &expected, r);
-		atomic_fetch_add(&inst_gen, 1);
-		atomic_store(&st_watches, 0);
-		/* Nothing may wait here: the instance's other numbers are
-		 * leaked, not closed (the reader may still poll them). */
-		atomic_store(&mnt_rfd, -1);
-		atomic_store(&mnt_sfd, -1);
-	}
-}
-
-/* I3.  Under lose_mutex.  `fd` is the instance's inotify fd, `host_fd` the
- * number the host is closing (fd, a mountinfo fd, or -1: inval_stop).
- * `nowait`: this thread may hold read_mutex, fd_mutex or the dcache mutex (a
- * signal handler interrupted it inside the shim). */
-static void give_up_locked(int fd, int host_fd, int nowait)
-{
-	unsigned int gen;
-	int r, s;
-
-	if (nowait && __atomic_load_n(&fd_mutex_mine, __ATOMIC_RELAXED)) {
-		/* Interrupted between fd_lock() and fd_unlock(): the one syscall
-		 * in progress there is all that can still name the number (and
-		 * acts on a closed number, unless the handler also opens a file
-		 * that gets it).  The reader is not woken: it leaves at its next
-		 * event, having seen inst_gen change. */
-		lose_now(host_fd);
-		return;
-	}
-	if (nowait) {
-		/* fd_mutex_mine was 0: the holder, if any, is another thread,
-		 * inside one syscall. */
-		__atomic_store_n(&fd_mutex_mine, 1, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		while (pthread_mutex_trylock(&fd_mutex) != 0)
-			sched_yield();
-	} else {
-		fd_lock();
-	}
-	if (atomic_load(&inotify_fd) != fd) {
-		fd_unlock();
-		return;
-	}
-	gen = atomic_load(&inst_gen);
-	atomic_store(&closing_fd, host_fd >= 0 ? host_fd : fd);
-	atomic_store(&recovering, 1);
-	r = atomic_load(&mnt_rfd);
-	s = atomic_load(&mnt_sfd);
-	atomic_store(&inotify_fd, -1);
-	atomic_fetch_add(&inst_gen, 1);
-	wake_reader_locked(fd);
-	close_ring_locked();
-	fd_unlock();
-	if (!nowait && atomic_load(&reader_gen) == gen)
-		wait_reader_left(gen);
-	atomic_store(&st_watches, 0);
-	/* The instance's numbers that the host is not closing: ours to close
-	 * once nobody names them (I1-I3); leaked when nothing may wait. */
-	atomic_store(&mnt_rfd, -1);
-	atomic_store(&mnt_sfd, -1);
-	if (!nowait) {
-		if (r >= 0 && r != host_fd)
-			syscall(SYS_close, r);
-		if (s >= 0 && s != host_fd)
-			syscall(SYS_close, s);
-		if (host_fd >= 0 && host_fd != fd)
-			syscall(SYS_close, fd);
-	}
-}
-
-/* The host closes (or dup2()s over) a ring number of ours: forget it, so
- * that we never close that number ourselves.  Locking as in give_up_locked. */
-static void forget_ring(int fd, int nowait)
-{
-	int expected = fd;
-	int locked = 0;
-
-	if (!nowait) {
-		fd_lock();
-		locked = 1;
-	} else if (!__atomic_load_n(&fd_mutex_mine, __ATOMIC_RELAXED)) {
-		__atomic_store_n(&fd_mutex_mine, 1, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		while (pthread_mutex_trylock(&fd_mutex) != 0)
-			sched_yield();
-		locked = 1;
-	} /* else interrupted inside fd_lock(): a close of ours in progress
-	   * there is not stopped (it would close the number first). */
-	(void)atomic_compare_exchange_strong(&ring_fd, &expected, -1);
-	expected = fd;
-	(void)atomic_compare_exchange_strong(&ring_stale, &expected, -1);
-	if (locked)
-		fd_unlock();
-}
-
-void inval_fd_closing(int fd, int nowait)
-{
-	if ((int)getpid() != atomic_load(&owner_pid))
-		return; /* a vfork()/clone() child: its fd table is its own */
-	if (fd >= 0 && (fd == atomic_load(&ring_fd) || fd == atomic_load(&ring_stale))) {
-		forget_ring(fd, nowait);
-		return;
-	}
-	if (nowait) {
-		/* Another thread giving the number up may be waiting for a
-		 * reader that waits for a lock this thread holds (or this thread
-		 * was interrupted in here): mark it lost without waiting. */
-		if (pthread_mutex_trylock(&lose_mutex) != 0) {
-			lose_now(fd);
-			return;
-		}
-	} else {
-		pthread_mutex_lock(&lose_mutex);
-	}
-	{
-		int inst = atomic_load(&inotify_fd);
-
-		if (inst >= 0 && (fd == inst || fd == atomic_load(&mnt_rfd) ||
-				  fd == atomic_load(&mnt_sfd)))
-			give_up_locked(inst, fd, nowait);
-	}
-	atomic_store(&closing_fd, -1);
-	pthread_mutex_unlock(&lose_mutex);
-}
-
-int inval_recovering(void)
-{
-	return atomic_load_explicit(&recovering, memory_order_acquire);
-}
-
-void inval_recover(void)
-{
-	pthread_mutex_lock(&recover_mutex);
-	if (atomic_load(&recovering)) {
-		int r;
-
-		dcache_reset(); /* unwatch_dir is a no-op: inotify_fd is -1 */
-		fd_lock();
-		r = atomic_exchange(&ring_stale, -1);
-		if (r >= 0)
-			drop_ring(r); /* a lost instance's ring (lose_now) */
-		fd_unlock();
-		atomic_store(&recovering, 0);
-	}
-	pthread_mutex_unlock(&recover_mutex);
-}
-
-/* Wait (bounded) until the kernel no longer counts thread `tid` among ours. */
-static void wait_task_gone(int tid)
-{
-	char path[64];
-	struct stat st;
-	struct timespec step = { 0, 100 * 1000 };
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d", tid);
-	for (int i = 0; i < 20000; i++) {
-		if (syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) != 0)
-			return; /* gone (or no /proc: nothing to wait with) */
-		nanosleep(&step, NULL);
-	}
-}
-
-void inval_stop(void)
-{
-	int fd, tid = 0;
-
-	pthread_mutex_lock(&lose_mutex);
-	fd = atomic_load(&inotify_fd);
-	if (fd >= 0 && (int)getpid() == atomic_load(&owner_pid)) {
-		unsigned int gen = atomic_load(&inst_gen);
-
-		give_up_locked(fd, -1, 0);
-		if ((int)(atomic_load(&reader_exit_gen) - gen) >= 0)
-			tid = atomic_load(&reader_tid);
-		/* Ours, and nobody names it any more (I1-I3). */
-		syscall(SYS_close, fd);
-	}
-	atomic_store(&closing_fd, -1);
-	pthread_mutex_unlock(&lose_mutex);
-	if (tid > 0)
-		wait_task_gone(tid);
-}
-
-/*
- * The session's watcher is dead or stuck: give its instance up as the host's
- * close would (I3: the reader has left when this returns), close our copy,
- * and never attach again: `recovering` is set, so the caller empties the
- * cache (inval_recover) before its next answer, and the next watch creates
- * a per-process instance.  Any application thread holding none of our locks.
- */
-static void session_abandon(int fd)
-{
-	session_mark_dead();
-	pthread_mutex_lock(&lose_mutex);
-	if (atomic_load(&inotify_fd) == fd && (int)getpid() == atomic_load(&owner_pid)) {
-		give_up_locked(fd, -1, 0);
-		syscall(SYS_close, fd); /* ours, and nobody names it any more */
-	}
-	atomic_store(&closing_fd, -1);
-	pthread_mutex_unlock(&lose_mutex);
-}
-
-void inval_disable(void)
-{
-	atomic_store(&disabled, 1);
-	inval_stop();
 }
 
 void inval_shutdown(void)

@@ -4,9 +4,9 @@
  * directory watches, what names are, directories' attributes and who may
  * search them (cache/dcache_arena.c; doc/session.md, "Phase 2: shared
  * entries"), each taken or offered under a ticket of this process's
- * instance.  Split from inval.c, whose locks and invariants (I1-I4 at its
- * top) hold here: the ops run under the dcache mutex unless said otherwise,
- * and take fd_mutex only through queued_locked().
+ * instance.  Split from inval.c, whose locks and invariants hold here (I1-I4
+ * at the top of inval_fds.c): the ops run under the dcache mutex unless said
+ * otherwise, and take fd_mutex only through queued_locked().
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -26,7 +26,7 @@
  *         published, before state goes even.  A process that asked FIONREAD
  *         (n bytes queued) between two equal even readings of state (c =
  *         consumed between them) knows that every event queued then has been
- *         published once consumed >= c + n (inval.c, listing_caught_up).
+ *         published once consumed >= c + n (inval_shared.c, listing_caught_up).
  *  poke   a futex word nobody writes (0): after each read cycle the watcher
  *         lets a burst gather for up to RING_BATCH_NS in FUTEX_WAIT on it (the
  *         kernel merges identical unread events: one writer appending to a
@@ -43,7 +43,7 @@
  *         FUTEX_OWNER_DIED in the word and wakes one waiter.  Readers sleep on
  *         state and alive at once (futex_waitv); the one woken wakes the
  *         others (FUTEX_WAKE on alive) and each gives the session up before
- *         its next answer (inval.c, reader_session).
+ *         its next answer (inval_reader.c, reader_session).
  *  dir_dev, dir_ino  the session's directory: a process that took the
  *         ring with pidfd_getfd (RCUWALK_SESSION_FDS) checks that it is the
  *         one of the directory it opened (RCUWALK_SESSION), and so of the
@@ -68,7 +68,7 @@
 #define RING_MAGIC 0x31474e49525752ULL /* "RWRING1" */
 #define RING_VERSION 6u /* 5: userns_dev, userns_ino; 6: memfds, dir_dev, dir_ino */
 #define RING_RECORDS 65536u /* > 4x the kernel's default max_queued_events */
-/* 250 us, not the per-process reader's 2 ms (inval.c, READER_BATCH_NS): a
+/* 250 us, not the per-process reader's 2 ms (inval_reader.c, READER_BATCH_NS): a
  * session's processes do not read the instance, so clause 4's delay is this
  * pause.  With 2 ms, examples/staleness.sh measured p50 2036 / p99 2190 us
  * in a session (a foreign change nearly always lands in a pause); with

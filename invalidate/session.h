@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * session.h - attaching to a session's watcher (doc/session.md, phase 1).
- * Private to invalidate/: inval.c is the only caller.
+ * Private to invalidate/: inval*.c are the only callers.
  *
  * RCUWALK_SESSION is read once, by a constructor.  The ring is mapped once
  * per process image and never unmapped (a reader thread may still look at
@@ -38,7 +38,7 @@ uint32_t session_state(void);
  * consumed), acquire.  Any thread. */
 uint64_t session_consumed(void);
 /* Records the watcher has published so far (ring.h, tail), acquire: with
- * the state word, the watcher's progress (inval.c, "liveness by
+ * the state word, the watcher's progress (inval_reader.c, "liveness by
  * progress").  Any thread. */
 uint64_t session_tail(void);
 /* The watcher's count of mount table changes (ring.h, mounts), acquire. */

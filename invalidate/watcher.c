@@ -819,7 +819,7 @@ static int watcher_loop(struct watcher *w)
 			 * changes what a path lists or leads to with no inotify
 			 * event.  After the count: a process that may publish has
 			 * seen it; and a process that saw the count uses no entry
-			 * until the bump is done (inval.c, listing_ticket). */
+			 * until the bump is done (inval_shared.c, listing_ticket). */
 			if (w->arena)
 				dcache_arena_mounts_changed(w->arena, m);
 			syscall(SYS_futex, &w->ring->state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
@@ -859,7 +859,7 @@ static int watcher_loop(struct watcher *w)
 
 /*
  * A short scheduler slice (Linux >= 6.12's EEVDF custom slice; older
- * kernels ignore it), as inval.c's reader_short_slice() explains: a process
+ * kernels ignore it), as inval_reader.c's reader_short_slice() explains: a process
  * at a sync point waits for the watcher's next read cycle, and on busy CPUs
  * a watcher with the default slice is scheduled only when the running task's
  * slice ends.

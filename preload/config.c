@@ -463,7 +463,7 @@ static int fs_name_ttl(const char *type)
  * Raw syscalls only: this runs in ops context.  The fd lives only inside
  * this call, like glibc's own transient fds: a host thread that closes fds
  * it does not own while other threads run can hit it, as it can hit glibc's.
- * The long-lived inotify fd is guarded instead (inval.c).
+ * The long-lived inotify fd is guarded instead (inval_fds.c).
  */
 static int mountinfo_verdict(dev_t dev)
 {
@@ -800,6 +800,7 @@ DCACHE_START_TEXT void preload_init(void)
 			warmup_ns = 0;
 		}
 	}
+	dcache_urcu_set_loader(preload_load_urcu);
 	inval_set_mounts_hook(preload_mounts_changed);
 	/* No reader thread for a process's first 100 ms: most processes of a
 	 * build (compiler driver, cc1, as) exit before, and a thread costs them

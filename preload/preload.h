@@ -30,7 +30,7 @@ void preload_init(void);
  *                   inotify instance, no session); the N-th, or the one
  *                   whose real call brings their total time to T, moves it
  *                   to LOAD;
- *   PRELOAD_LOAD    the next lookup loads liburcu (urcu_lazy.c) and moves
+ *   PRELOAD_LOAD    the next lookup loads liburcu (cache/dcache_urcu.c) and moves
  *                   it to ON (OFF if liburcu cannot be loaded), then asks
  *                   the cache.  Builds that link liburcu go through it too.
  * Only preload_init() sets it from OFF; afterwards it moves WARMUP -> LOAD
@@ -44,22 +44,9 @@ extern int preload_enabled;
 extern unsigned long preload_warmup;
 extern unsigned long long preload_warmup_ns;
 
-/* urcu_lazy.c: load liburcu-bp and liburcu-cds now (dlopen) and resolve the
- * names cache/ calls; 1 if usable (at once when already loaded), 0 if not
- * (for good).  Any thread, in_shim raised: shim.c's preload_load_urcu()
- * wraps it.  Thread-safe; not async-signal-safe (the first lookup). */
-int preload_urcu_load(void);
-/* Whether liburcu is loaded (always, when linked in): fork() during the
- * warm-up takes liburcu's fork hooks only then.  Any thread; atomic. */
-int preload_urcu_loaded(void);
-/* fork(): prepare takes the load's mutex and says whether liburcu is loaded
- * (then liburcu's fork hooks are due); parent releases it; child makes it
- * anew.  Called by fork() only, in that order. */
-int preload_urcu_fork_prepare(void);
-void preload_urcu_fork_parent(void);
-void preload_urcu_fork_child(void);
-/* shim.c: preload_urcu_load() with in_shim raised and errno kept (the
- * loader's own opens pass through the wrappers). */
+/* shim.c: dcache_urcu_load() (cache/dcache_urcu.c) with in_shim raised and
+ * errno kept (the loader's own opens pass through the wrappers); also the
+ * loader that preload_init() gives dcache_urcu_set_loader(). */
 int preload_load_urcu(void);
 
 /* Mounts may have changed (mount, umount, a namespace, chroot): forget the

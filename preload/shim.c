@@ -161,21 +161,12 @@ static void apply_epochs(void)
 	}
 }
 
-#ifndef RCUWALK_URCU_LAZY
-/* liburcu linked into the shim (RCUWALK_URCU_STATIC): nothing to load. */
-int preload_urcu_load(void) { return 1; }
-int preload_urcu_loaded(void) { return 1; }
-int preload_urcu_fork_prepare(void) { return 1; }
-void preload_urcu_fork_parent(void) {}
-void preload_urcu_fork_child(void) {}
-#endif
-
 int preload_load_urcu(void)
 {
 	int saved = errno, ok;
 
 	preload_in_shim++;
-	ok = preload_urcu_load();
+	ok = dcache_urcu_load();
 	preload_in_shim--;
 	errno = saved;
 	return ok;

@@ -439,7 +439,7 @@ EXPORT int fclose(FILE *f)
  *    PRELOAD_FD_ALLOC: an EMFILE or a number above one of ours gives all of
  *    ours back (inval_give_fds_back: no instance again in this process
  *    image, lookups pass through) and, for EMFILE, makes the call again.
- *    Our numbers sit at the top of the table (inval.c, move_high), so that
+ *    Our numbers sit at the top of the table (inval_fds.c, move_high), so that
  *    happens only when the program's table is full.
  * Not covered: raw syscalls, and calls the shim does not wrap (read,
  * poll, mmap, epoll_ctl, sendmsg's SCM_RIGHTS, eventfd, memfd_create...).
@@ -1045,7 +1045,7 @@ EXPORT pid_t fork(void)
 	 * Unless liburcu was loaded meanwhile (unshare's or setns's quiesce
 	 * reaches it): then its fork hooks are due. */
 	if (__atomic_load_n(&preload_enabled, __ATOMIC_RELAXED) == PRELOAD_WARMUP &&
-	    !preload_urcu_loaded()) {
+	    !dcache_urcu_loaded()) {
 		__atomic_add_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&preload_enabled, __ATOMIC_SEQ_CST) == PRELOAD_WARMUP) {
 			pid = CALL_REAL(fork);
@@ -1060,9 +1060,9 @@ EXPORT pid_t fork(void)
 		}
 		__atomic_sub_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
 	}
-	/* Before liburcu is loaded (urcu_lazy.c) the shim has no liburcu
+	/* Before liburcu is loaded (cache/dcache_urcu.c) the shim has no liburcu
 	 * state to protect; the load waits for this fork to end. */
-	if (!preload_urcu_fork_prepare())
+	if (!dcache_urcu_fork_prepare())
 		bp = cr = 0;
 	if (bp || cr)
 		resolve_urcu_hooks();
@@ -1082,7 +1082,7 @@ EXPORT pid_t fork(void)
 			urcu_hook(CR_CHILD);
 		inval_fork_child();
 		dcache_fork_child();
-		preload_urcu_fork_child();
+		dcache_urcu_fork_child();
 	} else {
 		if (bp)
 			urcu_hook(BP_PARENT);
@@ -1090,7 +1090,7 @@ EXPORT pid_t fork(void)
 			urcu_hook(CR_PARENT);
 		dcache_fork_parent();
 		inval_fork_parent();
-		preload_urcu_fork_parent();
+		dcache_urcu_fork_parent();
 	}
 	preload_in_shim--;
 	errno = saved;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_lazy_urcu.c - the shim loads liburcu at a process's first lookup that
- * uses the cache, not with itself (preload/urcu_lazy.c): a process that
+ * uses the cache, not with itself (cache/dcache_urcu.c): a process that
  * looks nothing up, forks, changes directory or stays within its warm-up
  * never maps liburcu-bp; the first lookup after that maps it and is
  * answered exactly, from the cache from then on.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * urcu_lazy.c - liburcu loaded at the first lookup, not with the shim.
+ * dcache_urcu.c - liburcu loaded at the first lookup, not with the shim.
  *
  * Why: every process of a build loads librcuwalk.so, and most configure
  * processes, `true`, `gcc --version` look up few names or none.  Loading
@@ -18,15 +18,22 @@
  * dlsym(RTLD_NEXT)) and dlsym.  A host that already loaded liburcu-bp gets
  * its own copy back from dlopen, shared as before.
  *
+ * Built into the shims only (librcuwalk.so and the tests' faulty one: the
+ * object library rcuwalk_cache_urcu), never into rcuwalk_cache, which the
+ * unit tests link with liburcu's shared libraries.  With liburcu linked
+ * into the shim (RCUWALK_URCU_STATIC, no RCUWALK_URCU_LAZY) it holds only
+ * the trivial dcache_urcu_* of that case.
+ *
  * Invariants:
- *  - preload_urcu_load() runs before the cache is first used (shim.c,
+ *  - dcache_urcu_load() runs before the cache is first used (preload/shim.c,
  *    cache_usable(): PRELOAD_LOAD), with in_shim raised (the loader's own
  *    opens pass through); it fails without side effects if liburcu cannot
  *    be loaded, and the shim then passes everything through (PRELOAD_OFF).
  *  - Nothing RCU-protected exists before the load: the table, dentries and
  *    call_rcu threads are made by cache/ after it.  A forward called before
  *    (a fork or chdir hook that reaches cache/ during the warm-up) loads
- *    first, so a read-side section never begins unregistered.
+ *    first, through the loader preload/ set (dcache_urcu_set_loader: it
+ *    raises in_shim), so a read-side section never begins unregistered.
  *  - The pointers are written once, under load_mutex, before `loaded` is
  *    set (release); a forward reads `loaded` (acquire) before them.
  */
@@ -41,7 +48,17 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "preload.h"
+#include "dcache.h"
+
+#ifndef RCUWALK_URCU_LAZY
+/* liburcu linked into the shim (RCUWALK_URCU_STATIC): nothing to load. */
+int dcache_urcu_load(void) { return 1; }
+int dcache_urcu_loaded(void) { return 1; }
+int dcache_urcu_fork_prepare(void) { return 1; }
+void dcache_urcu_fork_parent(void) {}
+void dcache_urcu_fork_child(void) {}
+void dcache_urcu_set_loader(int (*load)(void)) { (void)load; }
+#else
 
 #ifndef RCUWALK_URCU_BP_SONAME
 #define RCUWALK_URCU_BP_SONAME "liburcu-bp.so.8"
@@ -77,6 +94,14 @@ static struct {
 
 static pthread_mutex_t load_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int loaded; /* 0 not yet, 1 loaded, -1 failed (for good) */
+/* need()'s way to load: preload/'s dcache_urcu_load() with in_shim raised and
+ * errno kept; set once by preload_init(), before the cache can run. */
+static int (*loader)(void);
+
+void dcache_urcu_set_loader(int (*load)(void))
+{
+	loader = load;
+}
 
 #define SYM(h, field, name)                                         \
 	do {                                                        \
@@ -84,7 +109,7 @@ static int loaded; /* 0 not yet, 1 loaded, -1 failed (for good) */
 		ok = ok && u.field != NULL;                         \
 	} while (0)
 
-int preload_urcu_load(void)
+int dcache_urcu_load(void)
 {
 	int r = __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);
 	void *bp, *cds;
@@ -125,23 +150,23 @@ int preload_urcu_load(void)
 	return r > 0;
 }
 
-int preload_urcu_loaded(void)
+int dcache_urcu_loaded(void)
 {
 	return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE) > 0;
 }
 
-int preload_urcu_fork_prepare(void)
+int dcache_urcu_fork_prepare(void)
 {
 	pthread_mutex_lock(&load_mutex);
 	return loaded > 0;
 }
 
-void preload_urcu_fork_parent(void)
+void dcache_urcu_fork_parent(void)
 {
 	pthread_mutex_unlock(&load_mutex);
 }
 
-void preload_urcu_fork_child(void)
+void dcache_urcu_fork_child(void)
 {
 	pthread_mutex_init(&load_mutex, NULL); /* held by the parent's fork() */
 }
@@ -155,7 +180,7 @@ static inline void need(void)
 
 	if (__builtin_expect(__atomic_load_n(&loaded, __ATOMIC_ACQUIRE) > 0, 1))
 		return;
-	if (!preload_load_urcu()) { /* in_shim raised, errno kept */
+	if (!(loader ? loader() : dcache_urcu_load())) { /* loader: in_shim raised, errno kept */
 		(void)!write(2, msg, sizeof(msg) - 1);
 		abort();
 	}
@@ -269,3 +294,5 @@ void cds_lfht_resize(struct cds_lfht *ht, unsigned long new_size)
 	need();
 	u.lfht_resize(ht, new_size);
 }
+
+#endif /* RCUWALK_URCU_LAZY */
