@@ -18,7 +18,9 @@
 # (`BUILD_DIR/preload/rcuwalk -- CMD`, as a user runs it).  The generated
 # project is cleaned (`make clean`, untimed) before every run.  Then, once per
 # workload, examples/path-bound.sh -n 3 gives the floor for the path lookups:
-# its "best possible ratio with a free cache" (CPU).  Ratios are per round
+# its "best possible ratio with a free cache" (CPU); for the generated project
+# "shim - floor" is given against it and against it plus the empty library's
+# start (empty/none - 1).  Ratios are per round
 # (shim / none and empty / none of the same round): median and min-max.
 # Everything runs on local disk (a temporary directory); FUSE and sshfs are
 # not covered yet.  Needs gcc, make, strace and python3.
@@ -29,10 +31,10 @@ pairs=7 workloads=gen,true,gcc tus=20 shape=40,1000 bdir=$root/build
 while getopts "n:w:t:g:b:" o; do
   case $o in
     n) pairs=$OPTARG;; w) workloads=$OPTARG;; t) tus=$OPTARG;; g) shape=$OPTARG;;
-    b) bdir=$(cd "$OPTARG" && pwd);; *) sed -n '2,23p' "$0"; exit 2;;
+    b) bdir=$(cd "$OPTARG" && pwd);; *) sed -n '2,25p' "$0"; exit 2;;
   esac
 done
-[[ $pairs =~ ^[1-9][0-9]*$ && $tus =~ ^[1-9][0-9]*$ && $shape =~ ^[1-9][0-9]*,[1-9][0-9]*$ ]] || { sed -n '2,23p' "$0"; exit 2; }
+[[ $pairs =~ ^[1-9][0-9]*$ && $tus =~ ^[1-9][0-9]*$ && $shape =~ ^[1-9][0-9]*,[1-9][0-9]*$ ]] || { sed -n '2,25p' "$0"; exit 2; }
 shim=$bdir/preload/rcuwalk
 [ -x "$shim" ] || { echo "floors.sh: build rcuwalk first ($shim)" >&2; exit 2; }
 [ -x "$bdir/examples/rcuwalk_replay" ] ||
@@ -89,7 +91,7 @@ def run(cmd, cwd, prep, env):
 base = dict(os.environ); base.pop("LD_PRELOAD", None)
 env_empty = dict(base, LD_PRELOAD=empty)
 ways = ["none", "empty", "shim"]
-started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()); t_start = time.monotonic()
 load0 = loadavg()
 rows = []
 for w in names:
@@ -119,7 +121,7 @@ load1 = loadavg()
 
 def rng(v):
     return f"{median(v):.3f}x ({min(v):.3f}-{max(v):.3f})"
-print(f"date: {started}; commit: {commit}; {os.cpu_count()} CPUs")
+print(f"date: {started}; commit: {commit}; {os.cpu_count()} CPUs; took {time.monotonic() - t_start:.0f} s")
 print(f"command: {cmdline.strip()}")
 print(f"load average (1, 5, 15 min) before: {load0}; after: {load1}")
 print(f"{pairs} rounds per workload, order none/empty/shim rotated per round; "
@@ -131,7 +133,7 @@ for w, label, nm, er, sr, floor, nlk in rows:
     s, e = median(sr), median(er)
     if w == "gen":
         # both floors apply: the lookups' (path-bound) and the start's (empty)
-        gap = f"{s - floor:+.3f} (path-bound); {s - e:+.3f} (empty)"
+        gap = f"{s - floor:+.3f} (path-bound); {s - (floor + e - 1):+.3f} (path-bound + empty's start)"
     else:
         gap = f"{s - e:+.3f} (empty)"
     print(f"| {label} | {nm:.3f} | {rng(er)} | {rng(sr)} | {floor:.3f}x ({nlk:,} lookups) | {gap} |")
