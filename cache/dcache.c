@@ -261,18 +261,7 @@ void dcache_stat_add(enum dcache_stat_id id, uint64_t n)
 
 void dcache_stat_inc(enum dcache_stat_id id)
 {
-	struct stat_block *b = tls_stats;
-
-	if (caa_unlikely(!b)) {
-		unsigned int i = __atomic_fetch_add(&stat_pool_used, 1, __ATOMIC_RELAXED);
-
-		b = &stat_pool[i < STAT_BLOCKS ? i : STAT_BLOCKS];
-		tls_stats = b;
-	}
-	if (caa_likely(b != &stat_pool[STAT_BLOCKS]))
-		STORE_RELAXED(b->c[id], b->c[id] + 1); /* owner-only writer */
-	else
-		__atomic_fetch_add(&b->c[id], 1, __ATOMIC_RELAXED);
+	dcache_stat_add(id, 1);
 	if (caa_unlikely(id == DCACHE_STAT_PASS)) {
 		static const unsigned char why_stat[] = {
 			[PASS_WHY_WATCH] = DCACHE_STAT_PASS_WATCH, [PASS_WHY_FS] = DCACHE_STAT_PASS_FS,

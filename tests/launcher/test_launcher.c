@@ -800,13 +800,13 @@ static void test_launcher_session_memory_refused_is_a_log_line_not_a_fault(void 
 	assert_int_equal(r.status, 0);
 	text = slurp(log, NULL);
 	assert_non_null(text);
-	if (strstr(text, "RCUWALK_SESSION=")) {
-		assert_non_null(strstr(text, "--session: rcuwalk-arena"));
-		assert_non_null(env_value(r.out, "RCUWALK_SESSION_FDS", v, sizeof(v)));
-		assert_non_null(strstr(v, ":-1"));
-	} else {
-		assert_non_null(strstr(text, "no watcher"));
-	}
+	/* The ring fits under 24 MB, the arena does not: a session, said to
+	 * be without its arena. */
+	if (!strstr(text, "--session: rcuwalk-arena"))
+		print_message("log: %s\n", text);
+	assert_non_null(strstr(text, "--session: rcuwalk-arena"));
+	assert_non_null(env_value(r.out, "RCUWALK_SESSION_FDS", v, sizeof(v)));
+	assert_non_null(strstr(v, ":-1"));
 	free(text);
 	run_free(&r);
 	unlink(log);
