@@ -28,6 +28,13 @@ src=$2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rcuwalk-docs.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail=0
+# same WANT GOT WHAT: fail, with the difference, unless the two lists agree.
+same() {
+	cmp -s "$1" "$2" && return 0
+	echo "FAIL: $3"
+	diff "$1" "$2"
+	fail=1
+}
 
 # ------------------------------------------------------------------ options
 # Each extractor prints "name|VAR,VAR|default" per long option, sorted.
@@ -121,11 +128,7 @@ with_describe '
 	sort >"$tmp/opt-readme"
 
 for t in man readme; do
-	if ! cmp -s "$tmp/opt-help" "$tmp/opt-$t"; then
-		echo "FAIL: options differ between --help (<) and $t (>): name|variables|default"
-		diff "$tmp/opt-help" "$tmp/opt-$t"
-		fail=1
-	fi
+	same "$tmp/opt-help" "$tmp/opt-$t" "options differ between --help (<) and $t (>): name|variables|default"
 done
 n=$(wc -l <"$tmp/opt-help")
 [ "$n" -ge 20 ] || { echo "FAIL: only $n options found in --help"; fail=1; }
@@ -136,11 +139,7 @@ cat "$src"/preload/*.c "$src"/invalidate/*.c | grep -o 'getenv("RCUWALK_[A-Z_]*"
 awk '/^\.SH/ { on = ($0 == ".SH ENVIRONMENT"); next } on' "$tmp/man.txt" |
 	grep -o 'RCUWALK_[A-Z_]*[A-Z]' | sort -u >"$tmp/env-man"
 grep -o 'RCUWALK_[A-Z_]*[A-Z]' "$tmp/help.txt" | sort -u >"$tmp/env-help"
-if ! cmp -s "$tmp/env-code" "$tmp/env-man"; then
-	echo "FAIL: variables read by the code (<) and the man page's ENVIRONMENT (>)"
-	diff "$tmp/env-code" "$tmp/env-man"
-	fail=1
-fi
+same "$tmp/env-code" "$tmp/env-man" "variables read by the code (<) and the man page's ENVIRONMENT (>)"
 if [ -n "$(comm -23 "$tmp/env-help" "$tmp/env-man")" ]; then
 	echo "FAIL: --help names variables the man page's ENVIRONMENT lacks:"
 	comm -23 "$tmp/env-help" "$tmp/env-man"
@@ -170,11 +169,8 @@ awk '/^\.SH/ { on = ($0 == ".SH STATISTICS"); next }
 sed -n '/^| field | counts |/,/^$/p' "$src/doc/statistics.md" | awk -F'|' 'NR > 2 { print $2 }' |
 	grep -o '`[a-z_]*`' | tr -d '`' | grep -v -x end | sort >"$tmp/record-statsmd"
 for t in real readme man; do
-	if ! cmp -s "$tmp/summary-want" "$tmp/summary-$t"; then
-		echo "FAIL: summary names: the record's fields + net_saved and the launcher's lines (<), $t (>)"
-		diff "$tmp/summary-want" "$tmp/summary-$t"
-		fail=1
-	fi
+	same "$tmp/summary-want" "$tmp/summary-$t" \
+		"summary names: the record's fields + net_saved and the launcher's lines (<), $t (>)"
 done
 # The first line: README's sample is worded as the real one.
 head_re='^rcuwalk summary: [0-9][0-9]* process(es)? ended \([0-9][0-9]* by exit\(\), [0-9][0-9]* by _exit\(\)\), [0-9][0-9]* records? \([0-9][0-9]* written before an exec\), [0-9][0-9]* unreadable$'
@@ -186,11 +182,7 @@ for f in "$tmp/summary.txt" "$src/README.md"; do
 	fi
 done
 for t in man statsmd; do
-	if ! cmp -s "$tmp/fields" "$tmp/record-$t"; then
-		echo "FAIL: record fields: RCUWALK_RECORD_FIELDS (<), $t (>)"
-		diff "$tmp/fields" "$tmp/record-$t"
-		fail=1
-	fi
+	same "$tmp/fields" "$tmp/record-$t" "record fields: RCUWALK_RECORD_FIELDS (<), $t (>)"
 done
 
 [ $fail = 0 ] && echo "docs agree: $n option names, $(wc -l <"$tmp/fields") record fields"
