@@ -477,7 +477,8 @@ void dc_uncomplete_locked(struct dentry *dir)
 	dir->dir->pos_probes = 0;
 	if (!(dir->flags & D_COMPLETE))
 		return;
-	/* Names absent from a complete listing are never indexed. */
+	/* The bump also retires every path-index entry that answers ENOENT
+	 * from this listing (PIDX_ABSENT: see dcache_pidx.c). */
 	d_write_begin_attr(dir);
 	STORE_RELAXED(dir->flags, dir->flags & ~D_COMPLETE);
 	d_write_end(dir);
@@ -596,10 +597,24 @@ struct dentry *dc_d_alloc(struct dentry *parent, const char *name, size_t len,
 	return d;
 }
 
+/* Under rcu_read_lock() too.  A name new to a complete directory (the
+ * kernel's answer to a lookup begun before the listing, its creation's event
+ * still queued) is hashed inside a write section of the directory: the
+ * path index's entries that answer ENOENT from that listing die with it
+ * (dcache_pidx.c, PIDX_ABSENT).  A placeholder's replacement (same name)
+ * and a negative entry change no answer. */
 void dc_d_hash_locked(struct dentry *d)
 {
+	struct dentry *p = d->parent;
+	bool appears = (p->flags & D_COMPLETE) && d->type != D_NEG &&
+		       !dc_d_lookup_rcu(dc_table, p, d->name, d->namelen);
+
 	d_publish(d);
+	if (appears)
+		d_write_begin_attr(p);
 	cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
+	if (appears)
+		d_write_end(p);
 	cds_list_add_tail(&d->sibling, &d->parent->dir->children); /* watched: it has one */
 	cds_list_add_tail(&d->lru, &dc_lru);
 	dc_bytes += d_bytes(d);
@@ -777,8 +792,6 @@ bool dc_ensure_table_slow(void)
 			 * up (113k for 1024, a third of a one-stat process's
 			 * instructions); dc_maintenance() grows it. */
 			dc_table = cds_lfht_new(64, 64, 0, 0, NULL);
-			if (!dc_pidx)
-				dc_pidx_map();
 			pthread_mutex_lock(&dcache_mutex);
 			dc_table_size = 64;
 			pthread_mutex_unlock(&dcache_mutex);

@@ -611,8 +611,16 @@ int dc_populate_rcu(struct miss *m);
 /* The path index (dcache_pidx.c: its design, and why an entry is exact).
  * The readers are inline: the walk's hit path is one pidx_find(). */
 
-#define PIDX_SLOTS 4096u
+#define PIDX_WAYS 8u      /* ways per set: a name lives in any way of its set */
+#define PIDX_SETS 4096u   /* a power of two */
+#define PIDX_SLOTS (PIDX_SETS * PIDX_WAYS)
 #define PIDX_NAME_MAX 192u /* longer names are walked, never indexed */
+
+/* pidx_slot.flags */
+#define PIDX_WANT_DIR 1u /* the walk ended asking for a directory (the flag, or a
+			  * trailing slash in the name or in a symlink body) */
+#define PIDX_ABSENT 2u   /* ENOENT: `res` is a complete directory whose listing
+			  * lacks a component of the name */
 
 struct pidx_slot {
 	unsigned int seq;           /* odd while being filled */
@@ -620,19 +628,62 @@ struct pidx_slot {
 	uint64_t hash;              /* pidx_hash(start, key, name) */
 	uint64_t gen;               /* dc_tree_gen when the walk began */
 	const struct dentry *start; /* the root or the cwd's dentry */
-	struct dentry *res;         /* where the walk ended */
+	struct dentry *res;         /* where the walk ended (PIDX_ABSENT: the directory) */
 	unsigned int res_seq;       /* res's d_seq then */
 	unsigned int key;           /* DCACHE_Q_FOLLOW, DCACHE_Q_DIRECTORY of the walk */
-	unsigned int want_dir;      /* the walk ended asking for a directory (the flag, or
-				     * a trailing slash in the name or in a symlink body) */
+	unsigned int flags;         /* PIDX_WANT_DIR, PIDX_ABSENT */
 	uint64_t name[(PIDX_NAME_MAX + 7) / 8 + 1]; /* zero-padded */
 };
 _Static_assert(sizeof(struct pidx_slot) <= 256, "a path-index slot fits 256 bytes");
+_Static_assert(PIDX_WAYS == 8, "a set's tags are the 8 bytes of one uint64_t");
 
-extern struct pidx_slot *dc_pidx;
-extern uint64_t dc_pidx_used[PIDX_SLOTS / 64];
+/* A set: which slots hold its names.  Two sets a cache line. */
+struct pidx_set {
+	/* Byte w: a hint of which name way w holds (pidx_tag()), 0 if it was
+	 * never filled: a probe reads only this line unless a byte matches. */
+	uint64_t tags;
+	/* Way w's slot in pidx_map.slot, plus 1; 0 until its first fill, which
+	 * takes the next free slot for good (pidx_map.next).  Slots are thus
+	 * handed out in the order names first arrive: the pages that hold them
+	 * are touched one after the other, 16 names a page. */
+	uint16_t slot[PIDX_WAYS];
+	uint64_t pad;
+};
+_Static_assert(sizeof(struct pidx_set) == 32, "two sets a cache line");
+_Static_assert(PIDX_SLOTS < 65536, "a slot number fits pidx_set.slot");
+
+/* The index: NULL until a thread first fills a slot (dc_pidx_fill).  One
+ * mapping, never unmapped. */
+struct pidx_map {
+	struct pidx_set set[PIDX_SETS];
+	struct pidx_slot slot[PIDX_SLOTS];
+	unsigned int next; /* slots handed out (may run past PIDX_SLOTS: then none) */
+};
+extern struct pidx_map *dc_pidx;
 extern unsigned long dc_pidx_min_answers;
 extern __thread bool tls_populated __attribute__((tls_model("initial-exec")));
+
+/* The set of hash h, and its tag byte (never 0). */
+static inline unsigned int pidx_set(uint64_t h)
+{
+	return (unsigned int)(h & (PIDX_SETS - 1));
+}
+
+static inline uint64_t pidx_tag(uint64_t h)
+{
+	uint64_t t = h >> 56;
+
+	return t ? t : 1;
+}
+
+/* Bit 8w+7 set for each byte w of tags equal to tag (and perhaps for a byte
+ * above an equal one: a candidate, checked in full, never a miss). */
+static inline uint64_t pidx_tag_match(uint64_t tags, uint64_t tag)
+{
+	uint64_t x = tags ^ (tag * 0x0101010101010101ULL);
+
+	return (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
+}
 
 /* The n < 8 bytes at p, zero-padded, as pidx_slot.name stores a name's
  * last word; p - 8 + n is still inside the name when it has >= 8 bytes
@@ -675,24 +726,17 @@ static inline uint64_t pidx_hash(const struct dentry *start, unsigned int key,
 	return h ^ (h >> 32);
 }
 
-/* Reader, under rcu_read_lock(): the entry for (start, key, name) if one is
- * current as of `gen` (dc_tree_gen sampled before start was read).  The
- * outputs are written only when it returns an entry. */
-static inline struct dentry *pidx_find(const struct dentry *start, unsigned int key,
-				       const char *name, size_t len, uint64_t h, uint64_t gen,
-				       unsigned int *res_seq, bool *want_dir)
+/* Reader, under rcu_read_lock(): does slot e hold (start, key, name) as of
+ * `gen`?  The outputs are written only when it does. */
+static inline struct dentry *pidx_slot_read(const struct pidx_slot *e, const struct dentry *start,
+					    unsigned int key, const char *name, size_t len,
+					    uint64_t h, uint64_t gen, unsigned int *res_seq,
+					    unsigned int *flags)
 {
-	unsigned int slot = (unsigned int)(h % PIDX_SLOTS), s;
-	struct pidx_slot *e;
+	unsigned int s = LOAD_ACQUIRE(e->seq), rs, fl;
 	struct dentry *res;
-	unsigned int rs;
-	bool wd;
 	size_t i = 0;
 
-	if (!(LOAD_RELAXED(dc_pidx_used[slot / 64]) & (1ULL << (slot % 64))))
-		return NULL;
-	e = &dc_pidx[slot];
-	s = LOAD_ACQUIRE(e->seq);
 	if ((s & 1) || LOAD_RELAXED(e->hash) != h || LOAD_RELAXED(e->len) != len ||
 	    LOAD_RELAXED(e->start) != start || LOAD_RELAXED(e->key) != key ||
 	    LOAD_RELAXED(e->gen) != gen)
@@ -710,13 +754,36 @@ static inline struct dentry *pidx_find(const struct dentry *start, unsigned int 
 	}
 	res = LOAD_RELAXED(e->res);
 	rs = LOAD_RELAXED(e->res_seq);
-	wd = LOAD_RELAXED(e->want_dir) != 0;
+	fl = LOAD_RELAXED(e->flags);
 	D_SEQ_FENCE(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&e->seq, D_SEQ_ORDER) != s)
 		return NULL; /* refilled meanwhile: what was read may be another name's */
 	*res_seq = rs;
-	*want_dir = wd;
+	*flags = fl;
 	return res;
+}
+
+/* Reader, under rcu_read_lock(), dc_pidx mapped: the entry for (start, key,
+ * name) if one is current as of `gen` (dc_tree_gen sampled before start was
+ * read).  The outputs are written only when it returns an entry. */
+static inline struct dentry *pidx_find(const struct pidx_map *x, const struct dentry *start,
+				       unsigned int key, const char *name, size_t len, uint64_t h,
+				       uint64_t gen, unsigned int *res_seq, unsigned int *flags)
+{
+	const struct pidx_set *set = &x->set[pidx_set(h)];
+	uint64_t m = pidx_tag_match(LOAD_RELAXED(set->tags), pidx_tag(h));
+
+	for (; m; m &= m - 1) {
+		unsigned int i = LOAD_RELAXED(set->slot[__builtin_ctzll(m) / 8]);
+		struct dentry *res;
+
+		if (!i)
+			continue; /* a byte next to a match (pidx_tag_match) */
+		res = pidx_slot_read(&x->slot[i - 1], start, key, name, len, h, gen, res_seq, flags);
+		if (res)
+			return res;
+	}
+	return NULL;
 }
 
 /* Whether this thread's walks fill slots: see dc_pidx_min_answers. */
@@ -729,9 +796,8 @@ static inline bool pidx_worth_filling(void)
 }
 
 void dc_pidx_fill(const struct dentry *start, unsigned int key, const char *name,
-		 size_t len, uint64_t h, uint64_t gen, struct dentry *res,
-		 unsigned int res_seq, bool want_dir);
-void dc_pidx_map(void);
+		  size_t len, uint64_t h, uint64_t gen, struct dentry *res,
+		  unsigned int res_seq, unsigned int flags);
 
 #pragma GCC visibility pop
 

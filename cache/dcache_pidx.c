@@ -4,14 +4,28 @@
  * straight to the dentry its last walk ended on, so that a long name costs
  * one hash of the string instead of one table lookup per component.
  *
- * A direct-mapped array of slots, mapped at the first lookup (anonymous
- * memory, never freed: a slot is never dereferenced after the mapping
- * goes, and the mapping never goes).  Each slot is a seqcount-protected
- * record { start dentry, FOLLOW/DIRECTORY flags, name } -> { final dentry,
- * its d_seq, whether the walk ended asking for a directory, dc_tree_gen when
- * the walk began }.  Readers write nothing: the walk that
- * found a name the index did not have fills the slot (a try-lock on the
- * slot's seq; a busy slot is simply not filled).
+ * PIDX_SETS sets of PIDX_WAYS (8) ways, and PIDX_SLOTS slots, in one
+ * mapping made by the first fill (anonymous memory, never freed: a slot is
+ * never dereferenced after the mapping goes, and the mapping never goes).
+ * Each slot is a seqcount-protected record { start dentry,
+ * FOLLOW/DIRECTORY flags, name } -> { dentry, its d_seq, flags, dc_tree_gen
+ * when the walk began }.  A name may sit in any way of its set; a set (32
+ * bytes) holds a tag byte per way (a hash byte, 0: never filled), which a
+ * probe reads first, and each way's slot number: a way takes the next free
+ * slot at its first fill and keeps it, so slots are used in the order names
+ * arrive, 16 a page.  Readers write nothing: the walk that found a name the
+ * index did not have fills a way (a try-lock on its slot's seq; a busy slot
+ * is simply not filled), preferring the way that held the name, then a
+ * never-filled one, then one of a past generation, else the thread's turn.
+ *
+ * What an entry says:
+ *  - the walk resolved the name to `res` (its final dentry), PIDX_WANT_DIR
+ *    if it ended asking for a directory; or
+ *  - ENOENT, because `res` is the name's own negative dentry (or that of a
+ *    component of it); or
+ *  - ENOENT, because `res` is a complete directory (D_COMPLETE) whose
+ *    listing lacks the next component (PIDX_ABSENT).  Most names a
+ *    compiler's header search asks for are these.
  *
  * Why an entry is exact while its generation is current:
  *  - every change that can make a name resolve differently (a dentry
@@ -21,17 +35,53 @@
  *  - the walk samples dc_tree_gen before it reads the root or the cwd, so
  *    an entry records a generation no newer than the state it walked;
  *  - a reader compares the generation after reading the slot consistently
- *    (slot seq re-checked), and only then dereferences the final dentry,
- *    inside its RCU read-side section: a dentry freed since the entry was
- *    made was unhashed (gen bumped) before its call_rcu(), so either the
- *    reader sees the bump, or its section began before the grace period;
- *  - the final dentry's own state (attributes, access answers, being
- *    killed) is checked through its d_seq, which must still equal the one
- *    the walk saw, exactly as at the end of a walk;
- *  - walks that crossed a D_TTL dentry, or ended on ENOENT from a complete
- *    listing (no dentry to check), are not indexed.
- * Memory: PIDX_SLOTS x 256 bytes of address space, resident as touched;
- * not counted in the dentry budget (dc_bytes).
+ *    (slot seq re-checked), and only then dereferences `res`, inside its RCU
+ *    read-side section: a dentry freed since the entry was made was unhashed
+ *    (gen bumped) before its call_rcu(), so either the reader sees the bump,
+ *    or its section began before the grace period;
+ *  - `res`'s own state (attributes, access answers, being killed) is checked
+ *    through its d_seq, which must still equal the one the walk saw, exactly
+ *    as at the end of a walk;
+ *  - PIDX_ABSENT: the walk saw D_COMPLETE on `res` (acquire), did not find
+ *    the component, and found res's d_seq unchanged since res_seq.  The
+ *    answer holds while no name appears in res and res stays complete, and
+ *    each way that can happen moves res's d_seq (or dc_tree_gen) first:
+ *     . an inotify event of a name created or moved in (IN_CREATE,
+ *       IN_MOVED_TO, a directory's IN_ISDIR entry: dcache_event_child()) and
+ *       an attribute event of res itself (dcache_event_self()) call
+ *       dc_uncomplete_locked(), which clears D_COMPLETE in a d_seq write
+ *       section, before anything else of the event; lost events
+ *       (dcache_invalidate_all) bump dc_tree_gen.  This process's own
+ *       creations (the shim's mutator wrappers: mkdir, rename, open with
+ *       O_CREAT, link, symlink, mknod...) change nothing in the cache
+ *       themselves: they note the change (note_change()), and the next
+ *       lookup of any thread applies the queued event first (inval_sync()),
+ *       so they reach res through that same event;
+ *     . a name hashed into res while complete by the miss path (a lookup
+ *       begun before the listing, answered after the name's creation, its
+ *       event still queued; or a session's shared answer):
+ *       dc_d_hash_locked() hashes a new positive name of a complete
+ *       directory inside a write section of it;
+ *     . a listing (complete_dir_rcu) hashes names only into a directory
+ *       not complete, and setting D_COMPLETE creates no entry: an entry
+ *       needs D_COMPLETE seen, and D_COMPLETE is never cleared but by
+ *       dc_uncomplete_locked() (d_seq bumped);
+ *     . TTL filesystems, where a listing expires (complete_until) without
+ *       any write: not indexed (a walk through a D_TTL dentry fills
+ *       nothing, nor one that ends in a D_TTL directory);
+ *     . res killed (evicted, its name gone, the cache emptied, the root
+ *       replaced) or made uncacheable: d_write_begin(), gen bumped;
+ *     . a directory's own attributes rewritten or dropped (MISS_ATTR,
+ *       events) bump its d_seq too: the entries go with them, needlessly
+ *       but safely, and the next walk refills them;
+ *  - walks that crossed a D_TTL dentry are not indexed.
+ * Memory: 8 MiB + 128 KiB of address space (32,768 slots of 256 bytes,
+ * 4,096 sets of 32; MAP_NORESERVE), mapped only by a thread that fills
+ * (dc_pidx_min_answers cached answers first: never in a cc1).  Resident as
+ * touched: the 32 pages of sets as names spread over them, then one page of
+ * slots per 16 names: 14,400 names about 3.6 MiB (a 14,400-name benchmark's
+ * maximum resident set grew by 2.8 MiB).  Not counted in the dentry budget
+ * (dc_bytes, --max-mb).
  *
  * The slot and its readers (pidx_hash(), pidx_find()) are in dcache_int.h,
  * inline in the walk; the filler and the mapping are here.
@@ -45,11 +95,7 @@
 
 #include "dcache_int.h"
 
-struct pidx_slot *dc_pidx; /* the path index: set once by dc_ensure_table(), or NULL */
-
-/* Bit i: slot i was ever filled.  A probe of a never-filled slot reads only
- * this (a process that repeats no name never faults the slots' pages in). */
-uint64_t dc_pidx_used[PIDX_SLOTS / 64];
+struct pidx_map *dc_pidx; /* set once by the first dc_pidx_fill() that wants it, or NULL */
 
 /* A thread fills slots only after this many cached answers of its own
  * (dcache_set_index()): each slot's first touch of its page costs a page
@@ -63,22 +109,110 @@ unsigned long dc_pidx_min_answers = 4096;
  * only a name found again by a plain walk (looked up twice) gets one. */
 __thread bool tls_populated __attribute__((tls_model("initial-exec")));
 
+/* Which slot of a full set, none of them stale, the next fill replaces: a
+ * per-thread turn, so that nine names of one set do not always evict the
+ * same one. */
+static __thread unsigned int tls_victim __attribute__((tls_model("initial-exec")));
+
+/* Map the index, once (the first thread to fill wins; a loser unmaps its own
+ * mapping).  NULL if it cannot be mapped: nothing is indexed then. */
+static struct pidx_map *pidx_map(void)
+{
+	struct pidx_map *x = LOAD_ACQUIRE(dc_pidx), *want = NULL;
+	void *p;
+
+	if (x)
+		return x;
+	p = mmap(NULL, sizeof(struct pidx_map), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (__atomic_compare_exchange_n(&dc_pidx, &want, (struct pidx_map *)p, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return (struct pidx_map *)p;
+	munmap(p, sizeof(struct pidx_map));
+	return want; /* the winner's */
+}
+
+/* The slot of way w (0: none yet). */
+static struct pidx_slot *way_slot(struct pidx_map *x, const struct pidx_set *set, unsigned int w)
+{
+	unsigned int i = LOAD_RELAXED(set->slot[w]);
+
+	return i ? &x->slot[i - 1] : NULL;
+}
+
+/* Which way of `set` (tags: its tag word) a fill of hash h takes: the one
+ * that holds this name already (an entry gone stale), else one never filled,
+ * else one whose generation is past, else the thread's turn.  A hint only:
+ * the slot's own seq decides who writes it. */
+static unsigned int pidx_victim(struct pidx_map *x, const struct pidx_set *set, uint64_t tags,
+				uint64_t h, uint64_t gen)
+{
+	struct pidx_slot *e;
+
+	for (uint64_t m = pidx_tag_match(tags, pidx_tag(h)); m; m &= m - 1) {
+		unsigned int w = (unsigned int)__builtin_ctzll(m) / 8;
+
+		if ((e = way_slot(x, set, w)) && LOAD_RELAXED(e->hash) == h)
+			return w;
+	}
+	for (unsigned int w = 0; w < PIDX_WAYS; w++)
+		if (!((tags >> (8 * w)) & 0xff))
+			return w;
+	for (unsigned int w = 0; w < PIDX_WAYS; w++)
+		if ((e = way_slot(x, set, w)) && LOAD_RELAXED(e->gen) != gen)
+			return w;
+	return tls_victim++ % PIDX_WAYS;
+}
+
+/* Way w's slot, handing it the next free one at its first fill (*fresh);
+ * NULL when none is left (threads that raced for one way each took one). */
+static struct pidx_slot *way_slot_get(struct pidx_map *x, struct pidx_set *set, unsigned int w,
+				      bool *fresh)
+{
+	uint16_t i = LOAD_RELAXED(set->slot[w]), mine;
+	unsigned int n;
+
+	*fresh = false;
+	if (i)
+		return &x->slot[i - 1];
+	n = __atomic_fetch_add(&x->next, 1, __ATOMIC_RELAXED);
+	if (n >= PIDX_SLOTS)
+		return NULL;
+	mine = (uint16_t)(n + 1);
+	if (!__atomic_compare_exchange_n(&set->slot[w], &i, mine, false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED))
+		return &x->slot[i - 1]; /* another thread's (slot n stays unused) */
+	*fresh = true;
+	return &x->slot[n];
+}
+
 /* Reader, under rcu_read_lock(), at the end of a walk that began at `gen`:
- * remember (start, key, name) -> (res, res_seq, want_dir).  Lock-free; gives
- * up if another thread is filling the slot. */
+ * remember (start, key, name) -> (res, res_seq, flags).  Lock-free; gives up
+ * if another thread is filling the slot. */
 void dc_pidx_fill(const struct dentry *start, unsigned int key, const char *name,
 		  size_t len, uint64_t h, uint64_t gen, struct dentry *res,
-		  unsigned int res_seq, bool want_dir)
+		  unsigned int res_seq, unsigned int flags)
 {
-	unsigned int slot = (unsigned int)(h % PIDX_SLOTS);
-	struct pidx_slot *e = &dc_pidx[slot];
-	unsigned int s = LOAD_RELAXED(e->seq);
+	struct pidx_map *x;
+	struct pidx_set *set;
+	struct pidx_slot *e;
+	unsigned int w, s;
+	uint64_t tags, nt;
+	bool fresh;
 	size_t i = 0;
 
-	if (LOAD_ACQUIRE(dc_tree_gen) != gen)
-		return; /* already stale */
-	if (!(LOAD_RELAXED(dc_pidx_used[slot / 64]) & (1ULL << (slot % 64))))
-		__atomic_fetch_or(&dc_pidx_used[slot / 64], 1ULL << (slot % 64), __ATOMIC_RELAXED);
+	if (LOAD_ACQUIRE(dc_tree_gen) != gen || !(x = pidx_map()))
+		return; /* already stale, or no index */
+	set = &x->set[pidx_set(h)];
+	tags = LOAD_RELAXED(set->tags);
+	w = pidx_victim(x, set, tags, h, gen);
+	if (!(e = way_slot_get(x, set, w, &fresh)))
+		return;
+	/* A fresh slot (seq 0) is first touched by the write: its page faults
+	 * in once, not as a zero page read and then again written. */
+	s = fresh ? 0 : LOAD_RELAXED(e->seq);
 	if ((s & 1) || !__atomic_compare_exchange_n(&e->seq, &s, s + 1, false, __ATOMIC_ACQUIRE,
 						    __ATOMIC_RELAXED))
 		return;
@@ -87,30 +221,28 @@ void dc_pidx_fill(const struct dentry *start, unsigned int key, const char *name
 	STORE_RELAXED(e->len, (unsigned int)len);
 	STORE_RELAXED(e->start, start);
 	STORE_RELAXED(e->key, key);
-	STORE_RELAXED(e->want_dir, want_dir ? 1u : 0u);
+	STORE_RELAXED(e->flags, flags);
 	STORE_RELAXED(e->gen, gen);
 	STORE_RELAXED(e->res, res);
 	STORE_RELAXED(e->res_seq, res_seq);
 	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
+		uint64_t v;
 
-		memcpy(&w, name + i, 8);
-		STORE_RELAXED(e->name[i / 8], w);
+		memcpy(&v, name + i, 8);
+		STORE_RELAXED(e->name[i / 8], v);
 	}
 	if (i < len) {
 		STORE_RELAXED(e->name[i / 8], pidx_tail(name + i, len - i, len >= 8));
 	}
 	STORE_RELEASE(e->seq, s + 2);
-}
-
-/* dc_ensure_table(), once: map the index; without it every walk is a full one. */
-void dc_pidx_map(void)
-{
-	void *p = mmap(NULL, (size_t)PIDX_SLOTS * sizeof(struct pidx_slot), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (p != MAP_FAILED)
-		STORE_RELEASE(dc_pidx, (struct pidx_slot *)p);
+	/* The tag after the slot: a reader that sees it and then the slot
+	 * mid-refill by another thread fails the slot's own checks. */
+	do {
+		nt = (tags & ~(0xffULL << (8 * w))) | (pidx_tag(h) << (8 * w));
+		if (nt == tags)
+			break;
+	} while (!__atomic_compare_exchange_n(&set->tags, &tags, nt, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 }
 
 void dcache_set_index(unsigned long min_answers)

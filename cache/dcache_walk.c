@@ -30,9 +30,13 @@
  *  RCU: whatever the walk reaches stays allocated until the read-side section
  *    its caller holds ends.
  *  The path index: dc_tree_gen is sampled before the root or the cwd is read
- *    (dcache_pidx.c, "Why an entry is exact").
+ *    (dcache_pidx.c, "Why an entry is exact"); an ENOENT from a complete
+ *    listing is indexed against the directory's d_seq sampled before
+ *    D_COMPLETE was read and checked after the lookup that failed, so a
+ *    name hashed into it or its completeness lost since shows.
  * The walk writes nothing shared but a dentry's CLOCK bit (set only when
- * clear) and path-index slots (lock-free); it never takes dcache_mutex.
+ * clear) and path-index slots (lock-free; its first fill maps the index); it
+ * never takes dcache_mutex.
  */
 #define _GNU_SOURCE
 #define URCU_INLINE_SMALL_FUNCTIONS
@@ -76,6 +80,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 	const char *p = path;
 	uint64_t now = 0, ph = 0;
 	size_t plen = PIDX_NAME_MAX;
+	const struct pidx_map *pidx;
 	bool index = false; /* this walk may fill an index slot */
 
 	if (d_flags(root) & D_NOCACHE) {
@@ -102,23 +107,30 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		return WALK_MISS;
 	}
 	start = cur;
-	if (LOAD_ACQUIRE(dc_pidx) && !(d_flags(cur) & D_TTL) &&
+	/* The index is mapped by the first fill: a thread that will not fill
+	 * and finds none mapped does not even hash the name. */
+	pidx = LOAD_ACQUIRE(dc_pidx);
+	if ((pidx || pidx_worth_filling()) && !(d_flags(cur) & D_TTL) &&
 	    (plen = known_len != SIZE_MAX ? known_len : strnlen(path, PIDX_NAME_MAX)) <
 		    PIDX_NAME_MAX) {
-		bool slot_want_dir;
+		unsigned int slot_flags;
 
 		ph = pidx_hash(start, qkey, path, plen);
-		res = pidx_find(start, qkey, path, plen, ph, gen, &res_seq, &slot_want_dir);
+		res = pidx ? pidx_find(pidx, start, qkey, path, plen, ph, gen, &res_seq, &slot_flags)
+			   : NULL;
 		if (res && d_seq_begin(res) == res_seq) {
 			if (!LOAD_RELAXED(res->referenced))
 				STORE_RELAXED(res->referenced, 1);
 			dcache_stat_inc(DCACHE_STAT_INDEX);
-			if (res->type == D_NEG) {
+			/* Absent: res is its negative dentry, or the complete
+			 * directory whose listing lacks it (unchanged since:
+			 * still complete, nothing hashed in it since). */
+			if (res->type == D_NEG || (slot_flags & PIDX_ABSENT)) {
 				if (d_seq_retry(res, res_seq))
 					return WALK_RETRY;
 				return ENOENT;
 			}
-			want_dir = slot_want_dir;
+			want_dir = slot_flags & PIDX_WANT_DIR;
 			goto resolved;
 		}
 		/* No entry, or res changed since (attributes): walk, and refill. */
@@ -211,8 +223,15 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		if (!d) {
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
-			if (complete)
-				return ENOENT; /* not in the complete listing */
+			if (complete) {
+				/* Not in the complete listing: indexed as absent,
+				 * while cur's d_seq is cur_seq (not on a TTL
+				 * filesystem, where the listing expires). */
+				if (index && !(d_flags(cur) & D_TTL))
+					dc_pidx_fill(start, qkey, path, plen, ph, gen, cur, cur_seq,
+						     PIDX_ABSENT);
+				return ENOENT;
+			}
 			m->kind = MISS_CHILD;
 			m->d = cur;
 			m->name = name;
@@ -256,7 +275,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 			if (d_seq_retry(d, s))
 				return WALK_RETRY;
 			if (index)
-				dc_pidx_fill(start, qkey, path, plen, ph, gen, d, s, want_dir);
+				dc_pidx_fill(start, qkey, path, plen, ph, gen, d, s, 0);
 			return ENOENT;
 		}
 		if (d->type == D_LNK && (!last || follow)) {
@@ -294,7 +313,8 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 	}
 
 	if (index && !d_seq_retry(res, res_seq))
-		dc_pidx_fill(start, qkey, path, plen, ph, gen, res, res_seq, want_dir);
+		dc_pidx_fill(start, qkey, path, plen, ph, gen, res, res_seq,
+			     want_dir ? PIDX_WANT_DIR : 0);
 resolved:
 	/* res is the final object, valid as of res_seq. */
 	if (want_dir && res->type != D_DIR) {
