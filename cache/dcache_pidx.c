@@ -116,6 +116,10 @@ __thread bool tls_populated __attribute__((tls_model("initial-exec")));
  * same one. */
 static __thread unsigned int tls_victim __attribute__((tls_model("initial-exec")));
 
+/* Set when mmap() refused the index (an address-space limit): not asked
+ * again at every fill. */
+static bool pidx_unmappable;
+
 /* Map the index, once (the first thread to fill wins; a loser unmaps its own
  * mapping).  NULL if it cannot be mapped: nothing is indexed then. */
 static struct pidx_map *pidx_map(void)
@@ -125,10 +129,14 @@ static struct pidx_map *pidx_map(void)
 
 	if (x)
 		return x;
+	if (LOAD_RELAXED(pidx_unmappable))
+		return NULL;
 	p = mmap(NULL, sizeof(struct pidx_map), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
+		STORE_RELAXED(pidx_unmappable, true);
 		return NULL;
+	}
 	if (__atomic_compare_exchange_n(&dc_pidx, &want, (struct pidx_map *)p, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return (struct pidx_map *)p;
