@@ -45,10 +45,10 @@ root=$(cd "$here/.." && pwd)
 rounds=7 bdir=$root/build
 while getopts "n:b:" o; do
   case $o in
-    n) rounds=$OPTARG;; b) bdir=$(cd "$OPTARG" && pwd);; *) sed -n '2,40p' "$0"; exit 2;;
+    n) rounds=$OPTARG;; b) bdir=$(cd "$OPTARG" && pwd);; *) sed -n '2,41p' "$0"; exit 2;;
   esac
 done
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || { sed -n '2,40p' "$0"; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { sed -n '2,41p' "$0"; exit 2; }
 shim=$bdir/preload/rcuwalk many=$bdir/examples/rcuwalk_many
 [ -x "$shim" ] || { echo "many-names.sh: build rcuwalk first ($shim)" >&2; exit 2; }
 [ -x "$many" ] || { echo "many-names.sh: build rcuwalk_many first ($many)" >&2; exit 2; }
