@@ -629,6 +629,16 @@ struct pidx_slot {
 };
 _Static_assert(sizeof(struct pidx_slot) <= 256, "a path-index slot fits 256 bytes");
 
+/* The shared path table in use (dcache_spath.c; dcache_spath_use()): the
+ * arena (NULL: none), the credentials key, and the ring's mount count that
+ * the arena's must equal. */
+struct dc_spath_use {
+	void *arena;
+	uint64_t cred;
+	const uint32_t *mounts;
+};
+extern struct dc_spath_use dc_spath;
+
 extern struct pidx_slot *dc_pidx;
 extern uint64_t dc_pidx_used[PIDX_SLOTS / 64];
 extern unsigned long dc_pidx_min_answers;

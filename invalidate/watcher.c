@@ -405,7 +405,9 @@ static void *grow_main(void *arg)
 
 		if (lim >= DCACHE_ARENA_SIZE)
 			return NULL;
-		if (dcache_arena_room(w->arena) >= DCACHE_ARENA_MARGIN) {
+		/* The margin, or a larger take that was refused (the shared
+		 * path table's, dcache_spath.c) whole. */
+		if (dcache_arena_room(w->arena) >= dcache_arena_want_room(w->arena)) {
 			dcache_arena_wait_wants(w->arena, seen, 1000000000L);
 			continue;
 		}
@@ -422,12 +424,16 @@ static void *grow_main(void *arg)
 
 /* Whether event `ev` may change its watch's listing (dcache_arena.c, gens):
  * a name created, removed, moved in or out; anything about the directory
- * itself (no name: attributes, deleted, moved, unmounted, watch gone). */
+ * itself (no name: attributes, deleted, moved, unmounted, watch gone); the
+ * attributes of a subdirectory (IN_ATTRIB | IN_ISDIR with its name): a
+ * scratch directory's own watch reports no change of its mode, its
+ * parent's does (cache/dcache_walk.c, sp_note: the shared path table). */
 static int changes_listing(const struct inotify_event *ev)
 {
 	if (!ev->len)
 		return 1;
-	return (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) != 0;
+	return (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) != 0 ||
+	       (ev->mask & (IN_ATTRIB | IN_ISDIR)) == (IN_ATTRIB | IN_ISDIR);
 }
 
 /* The death notice (ring.h, alive): our tid in the word, the word's entry
@@ -1011,6 +1017,8 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 		return refuse(&w, out, "the ring", r);
 	if (!getenv("RCUWALK_NO_ARENA"))
 		make_arena(&w); /* without it (w.note says why): phase 1 */
+	if (w.arena && getenv("RCUWALK_NO_SHARED_PATHS"))
+		dcache_spath_off(w.arena); /* before any process maps it */
 	/* Without the death notice: the readers' slower checks, and no fd
 	 * taken with pidfd_getfd (its pid could be another's by then). */
 	if (arm_death_notice(&w) == 0)
