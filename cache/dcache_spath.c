@@ -11,20 +11,27 @@
  * Design
  * ======
  * The table lives in the arena (dcache_arena.c): an array of 2^order
- * fixed-size slots, found through the header's sp_table word, taken from
- * the arena's space like its entries and never given back (A2: the
- * mapping never goes, so no slot is ever unmapped under a reader).  A slot
- * is type-stable: it is only ever rewritten in place, under its own
+ * slots of one cache line each, found through the header's sp_table word,
+ * taken from the arena's space like its entries and never given back (A2:
+ * the mapping never goes, so no slot is ever unmapped under a reader).  A
+ * slot is type-stable: it is only ever rewritten in place, under its own
  * sequence count, for another name.  Each name has two candidate slots
  * (two halves of its hash); a put takes the slot already holding the name,
  * else an empty or stale one, else it evicts one of the two.  When the
- * table has evicted live entries a quarter of its size times, the next put
- * makes a table four times as large (up to SP_ORDER_MAX) and publishes it with a
- * CAS of sp_table: the names are found again as they are looked up (the old
- * table's space is not reused).
+ * table has evicted live entries a sixteenth of its size times, the next
+ * put makes a table four times as large (up to SP_ORDER_MAX) and publishes
+ * it with a CAS of sp_table: the names are found again as they are offered
+ * again (the old table's space is not reused).
  *
- * A slot: key { start, flags, cred, name } -> { err, (wd, gen) of every
- * directory the walk looked a name up in (at most DCACHE_SPATH_DIRS) }.
+ * The key { start, flags, cred, name } -> { err, (wd, gen) of every
+ * directory the walk looked a name up in (at most DCACHE_SPATH_DIRS) } is
+ * split in two so that a hit reads one cold cache line:
+ *   slot   the name's last component (after its last '/', at most SP_TAIL
+ *          bytes), its hash, the answer and a reference to a chain;
+ *   chain  the name up to its last '/', start, flags, cred and the
+ *          directories with their generations: shared by every name of a
+ *          directory offered under the same generations (interned through
+ *          sp_chains), so hot in a reader's cache.
  *   start  the watch number of the directory the walk began at (the root,
  *          or the cwd for a relative name): a watch number names one inode
  *          of the session's one instance, the same in every process;
@@ -33,17 +40,22 @@
  *   cred   the process's credentials key (invalidate/session.c,
  *          session_cred_key): search permission on the way decides too;
  *   gen    each directory's arena generation (dcache_arena.c, gens) as the
- *          filler's cache stood (the ticket: inval_shared.c, spath_put).
+ *          offering process's cache stood (the ticket: inval_shared.c,
+ *          spath_put).
  * The answer holds while every listed generation is unchanged: any event
  * that can change a listed directory's listing or its own attributes
  * (search permission, a move, a removal, a mount) bumps its generation
  * before the record telling of it is published (A5), and nothing else can
  * change where the name leads (every directory it passed is listed,
- * symlinks' parents included; TTL and names-only directories are never
- * listed: such walks are not put).
+ * symlinks' parents included; TTL directories are never listed, and a
+ * scratch directory only after its parent, whose watch reports its mode:
+ * cache/dcache_walk.c, sp_note).
  *
  * Invariants
  * ==========
+ *  S0 A chain is written whole before the release store that first
+ *     publishes its reference (sp_chains, or the slot's seq), and never
+ *     again; readers reach it only through such a reference.
  *  S1 seq is even while a slot is stable.  A writer makes it odd with a
  *     CAS (acquire), writes, then stores seq + 2 (release); a reader loads
  *     seq (acquire), copies and checks, then (acquire fence) loads it again
