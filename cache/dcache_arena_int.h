@@ -26,13 +26,14 @@ struct arena_hdr {
 	uint32_t wants;              /* futex: bumped when room runs short (A6) */
 	uint64_t limit;              /* bytes backed by memory: entries end below it (A6) */
 	uint64_t want_big;           /* the largest take refused for room (A6), bytes */
+	_Alignas(64) uint64_t gens[ARENA_GENS];
+	uint32_t heads[ARENA_BUCKETS];
 	/* The shared path table (dcache_spath.c): (offset / 8) << 8 | log2 of
-	 * its slots, 0 while there is none; replaced (CAS) by a larger one. */
+	 * its slots, 0 while there is none; replaced (CAS) by a larger one.
+	 * After the heads: the layout before them is the fuzzer's too. */
 	_Alignas(64) uint64_t sp_table;
 	uint64_t sp_evicted;         /* live entries replaced in the current table */
 	uint32_t sp_chains[ARENA_SP_CHAINS]; /* the table's chains, interned by hash */
-	_Alignas(64) uint64_t gens[ARENA_GENS];
-	uint32_t heads[ARENA_BUCKETS];
 };
 
 #define ARENA_DATA (((sizeof(struct arena_hdr) + 63) / 64) * 64)

@@ -85,6 +85,7 @@
 #include "dcache_arena_int.h"
 
 #define SP_ORDER_MIN 14 /* 16,384 slots: 1 MiB */
+#define SP_ORDER_SMALL 10 /* the first table of an arena under 8 MiB (tests) */
 #define SP_ORDER_MAX 18 /* 262,144 slots: 16 MiB */
 #define SP_TAIL 40      /* bytes of a name after its last '/' kept in a slot */
 
@@ -172,7 +173,7 @@ static struct sp_slot *table_of(const struct arena_hdr *a, unsigned int *order)
 	uint64_t off = (w >> 8) * 8, ext = arena_extent(a);
 	unsigned int o = (unsigned int)(w & 0xff);
 
-	if (!w || o < SP_ORDER_MIN || o > SP_ORDER_MAX || off < ARENA_DATA || off > ext ||
+	if (!w || o < SP_ORDER_SMALL || o > SP_ORDER_MAX || off < ARENA_DATA || off > ext ||
 	    ext - off < ((uint64_t)sizeof(struct sp_slot) << o))
 		return NULL;
 	*order = o;
@@ -352,7 +353,7 @@ int dcache_spath_put(void *mem, const struct dcache_spath_key *k, const char *pa
 	if (!t) {
 		if (tw == SP_TABLE_OFF)
 			return -EPERM;
-		table_grow(a, tw, SP_ORDER_MIN);
+		table_grow(a, tw, a->size < ((uint64_t)8 << 20) ? SP_ORDER_SMALL : SP_ORDER_MIN);
 		return -ENOSPC; /* the next put uses it */
 	}
 	candidates(h, order, idx);

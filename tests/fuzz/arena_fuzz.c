@@ -18,7 +18,10 @@
  *            that a reader could not parse); for an overwrite: a 3-byte
  *            offset into the bucket heads and entries (past the header and
  *            the generations), a length byte and that many bytes
- * After every record, every watch number 0-255 is read back.
+ * After every record, every watch number 0-255 is read back, and the shared
+ * path table (dcache_spath.c) is asked for 64 names: ENOENT, ENOTDIR or
+ * nothing.  Record kind 3 with its second byte's top bit set offers such a
+ * name (through one to three directories, the last the record's watch).
  *
  * Build: CC=clang cmake -DRCUWALK_FUZZ=ON; run: rcuwalk_arena_fuzz [flags] [corpus].
  */
@@ -54,6 +57,8 @@ static void check_listing(const char *buf, long n, size_t count)
 		abort(); /* a count that disagrees with the names */
 }
 
+static const struct dcache_spath_key spk = { .start = 1, .flags = 1, .cred = 9 };
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -76,7 +81,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 * search answer, or a directory's attributes */
 			struct stat st = { .st_mode = S_IFDIR | 0755, .st_ino = data[i] };
 
-			if (data[i] & 1)
+			if (data[i + 1] & 0x80) {
+				int wds[3] = { 1, 2, wd };
+				uint64_t gens[3];
+				unsigned int n = 1 + data[i] % 3;
+				char p[64];
+				size_t l = (size_t)snprintf(p, sizeof(p), "/s/d%u/n%u", data[i] % 5,
+							    data[i + 1] & 63);
+
+				for (unsigned int k = 0; k < n; k++)
+					gens[k] = dcache_arena_gen(a, wds[3 - n + k]);
+				(void)dcache_spath_put(a, &spk, p, l, dcache_spath_hash(&spk, p, l),
+						       (data[i] & 8) ? ENOTDIR : ENOENT, wds + 3 - n,
+						       gens, n);
+			} else if (data[i] & 1)
 				(void)dcache_arena_put_watch(a, wd, dcache_arena_gen(a, wd), "x0", 2,
 							     data[i + 1], 1, 2);
 			else if (data[i] & 2)
@@ -132,6 +150,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if ((r != 0 && r != -ENOENT) || (cred == 0 && r == 0))
 					abort(); /* key 0 is never answered */
 			}
+		}
+		for (unsigned int k = 0; k < 64; k++) {
+			char p[64];
+			size_t l = (size_t)snprintf(p, sizeof(p), "/s/d%u/n%u", k % 5, k);
+			int r = dcache_spath_find(a, &spk, p, l, dcache_spath_hash(&spk, p, l));
+
+			if (r != 0 && r != ENOENT && r != ENOTDIR)
+				abort(); /* only a negative answer, or none */
 		}
 	}
 	free(a);
