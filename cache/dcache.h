@@ -115,8 +115,9 @@ struct dcache_spath_fill {
 	const char *path;
 	size_t len;
 	int err;            /* ENOENT or ENOTDIR */
-	unsigned int n;
-	int wd[DCACHE_SPATH_DIRS];
+	unsigned int n;     /* components looked up, in order: */
+	int wd[DCACHE_SPATH_DIRS];        /* the directory's watch number */
+	uint32_t nidx[DCACHE_SPATH_DIRS]; /* dcache_spath_name_slot(wd, component) */
 };
 
 /*
@@ -568,12 +569,24 @@ uint64_t dcache_spath_hash(const struct dcache_spath_key *k, const char *path, s
  * Any thread of an attached process, after its sync point. */
 int dcache_spath_find(const void *mem, const struct dcache_spath_key *k, const char *path,
 		      size_t len, uint64_t h);
-/* Publish that (k, path) is `err`, found by a walk that looked names up in
- * directories wd[0..n) while their generations were gen[0..n): 0, -EINVAL,
- * -ENOSPC (no table yet, or no room), -EBUSY (slot being written).  The
- * caller vouches for the generations (invalidate/inval_shared.c). */
-int dcache_spath_put(void *mem, const struct dcache_spath_key *k, const char *path, size_t len,
-		     uint64_t h, int err, const int *wd, const uint64_t *gen, unsigned int n);
+/* The name generation slot of `name` (len bytes) in directory `wd`.  Any
+ * thread. */
+uint32_t dcache_spath_name_slot(int wd, const char *name, size_t len);
+/* Bump what event (wd, mask, name) may change: a name's binding, or the
+ * directory's own state (no name); wd < 0 or IN_Q_OVERFLOW: everything.
+ * The watcher, for every event, before it publishes the event's record. */
+void dcache_spath_event(void *mem, int wd, uint32_t mask, const char *name, size_t len);
+/* Sample the generations of components (wd[i], nidx[i]), i < n: 0, or
+ * -ENOENT while the table has none yet.  Any thread (under a ticket). */
+int dcache_spath_gens(const void *mem, const int *wd, const uint32_t *nidx, unsigned int n,
+		      uint64_t *sgen, uint64_t *ngen);
+/* Publish that (f->key, f->path) is f->err, found by a walk through
+ * f->n components whose generations were sgen[], ngen[] (dcache_spath_gens):
+ * 0, -EINVAL, -ENOSPC (no table yet, or no room), -EBUSY (slot being
+ * written), -EPERM (no table in this arena).  The caller vouches for the
+ * generations (invalidate/inval_shared.c). */
+int dcache_spath_put(void *mem, const struct dcache_spath_fill *f, const uint64_t *sgen,
+		     const uint64_t *ngen);
 /* No path table in this arena: every put is refused (-EPERM), every find
  * answers 0.  The watcher, before any process maps the arena. */
 void dcache_spath_off(void *mem);

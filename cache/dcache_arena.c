@@ -176,6 +176,7 @@ void dcache_arena_invalidate(void *mem, int wd)
 	}
 	for (uint32_t i = 0; i < ARENA_GENS; i++)
 		__atomic_fetch_add(&a->gens[i], 1, __ATOMIC_SEQ_CST);
+	spath_bump_all(a);
 }
 
 void dcache_arena_mounts_changed(void *mem, uint32_t count)

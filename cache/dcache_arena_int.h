@@ -32,6 +32,7 @@ struct arena_hdr {
 	 * its slots, 0 while there is none; replaced (CAS) by a larger one.
 	 * After the heads: the layout before them is the fuzzer's too. */
 	_Alignas(64) uint64_t sp_table;
+	uint64_t sp_gens;            /* offset / 8 of the path generations, 0: none yet */
 	uint64_t sp_evicted;         /* live entries replaced in the current table */
 	uint32_t sp_chains[ARENA_SP_CHAINS]; /* the table's chains, interned by hash */
 };
@@ -48,6 +49,8 @@ uint64_t arena_extent(const struct arena_hdr *a);
 /* `need` bytes (a multiple of 8) of zero-filled space below the limit, or
  * NULL (A2, A6).  Any thread. */
 void *arena_take(struct arena_hdr *a, uint64_t need);
+/* Bump every path generation (dcache_spath.c): events lost, mounts. */
+void spath_bump_all(struct arena_hdr *a);
 /* Ask the watcher for room (A6): it allocates until the room left is at
  * least max(DCACHE_ARENA_MARGIN, want_big). */
 void arena_want_room(struct arena_hdr *a);

@@ -5,32 +5,53 @@
  * walk of it found, for every process of the session (doc/session.md,
  * "The shared path table").  A process's first lookup of a name that
  * another process has already found absent costs one hash of the string,
- * one slot and a generation check per directory on the way: no dentry of
- * its own, no walk.
+ * one slot and two generation checks per component on the way: no dentry
+ * of its own, no walk.
  *
  * Design
  * ======
- * The table lives in the arena (dcache_arena.c): an array of 2^order
- * slots of one cache line each, found through the header's sp_table word,
- * taken from the arena's space like its entries and never given back (A2:
- * the mapping never goes, so no slot is ever unmapped under a reader).  A
- * slot is type-stable: it is only ever rewritten in place, under its own
- * sequence count, for another name.  Each name has two candidate slots
- * (two halves of its hash); a put takes the slot already holding the name,
- * else an empty or stale one, else it evicts one of the two.  When the
- * table has evicted live entries a sixteenth of its size times, the next
- * put makes a table four times as large (up to SP_ORDER_MAX) and publishes
- * it with a CAS of sp_table: the names are found again as they are offered
- * again (the old table's space is not reused).
+ * What a walk's negative answer depends on, component by component: in
+ * each directory it looked a name up in, what that name is bound to (absent,
+ * a directory, a file, a symlink and its body), and whether the process may
+ * search the directory.  Two arrays of generations in the arena stand for
+ * those (the path generations, created with the first table, never moved):
+ *   sgen[wd % SP_SGENS]   the directory watched as wd itself: bumped by the
+ *                         watcher for every event about it without a name
+ *                         (its attributes, search permission included; its
+ *                         removal, move, unmount, the watch gone);
+ *   ngen[name_slot(wd, name)]  the binding of `name` in directory wd: bumped
+ *                         for every event naming it there that can change
+ *                         it (created, removed, moved in or out) and for
+ *                         IN_ATTRIB on a subdirectory's name (a scratch
+ *                         directory's watch reports no change of its own
+ *                         mode: its parent's does).
+ * Lost events and mount changes bump every one of them (dcache_arena.c).
+ * Two names sharing a slot only invalidate each other more often.  So a
+ * change to another name of a directory on the way (an object file written
+ * beside a header, a temporary file in /tmp) leaves the answer standing.
  *
- * The key { start, flags, cred, name } -> { err, (wd, gen) of every
- * directory the walk looked a name up in (at most DCACHE_SPATH_DIRS) } is
+ * The table: an array of 2^order slots of one cache line each, found
+ * through the header's sp_table word, taken from the arena's space like its
+ * entries and never given back (A2: the mapping never goes, so no slot is
+ * ever unmapped under a reader).  A slot is type-stable: it is only ever
+ * rewritten in place, under its own sequence count, for another name.  Each
+ * name has two candidate slots (two halves of its hash); a put takes the
+ * slot already holding the name, else an empty or stale one, else it evicts
+ * one of the two.  When the table has evicted live entries a sixteenth of
+ * its size times, the next put makes a table four times as large (up to
+ * SP_ORDER_MAX), copies the valid entries of the old one into it and
+ * publishes it with a CAS of sp_table (an entry put into the old table
+ * during the copy is lost; the old table's space is not reused).
+ *
+ * The key { start, flags, cred, name } -> { err, the walk's components } is
  * split in two so that a hit reads one cold cache line:
  *   slot   the name's last component (after its last '/', at most SP_TAIL
- *          bytes), its hash, the answer and a reference to a chain;
- *   chain  the name up to its last '/', start, flags, cred and the
- *          directories with their generations: shared by every name of a
- *          directory offered under the same generations (interned through
+ *          bytes), its hash, the answer, the last component looked up (its
+ *          ngen slot and value) and a reference to a chain;
+ *   chain  the name up to its last '/', start, flags, cred, and for every
+ *          component looked up: its directory's watch number and sgen, and
+ *          but for the last its ngen slot and value.  Shared by the names of
+ *          a directory offered under the same generations (interned through
  *          sp_chains), so hot in a reader's cache.
  *   start  the watch number of the directory the walk began at (the root,
  *          or the cwd for a relative name): a watch number names one inode
@@ -38,24 +59,18 @@
  *   flags  DCACHE_Q_FOLLOW and DCACHE_Q_DIRECTORY as asked (lstat and stat,
  *          O_DIRECTORY, answer differently);
  *   cred   the process's credentials key (invalidate/session.c,
- *          session_cred_key): search permission on the way decides too;
- *   gen    each directory's arena generation (dcache_arena.c, gens) as the
- *          offering process's cache stood (the ticket: inval_shared.c,
- *          spath_put).
- * The answer holds while every listed generation is unchanged: any event
- * that can change a listed directory's listing or its own attributes
- * (search permission, a move, a removal, a mount) bumps its generation
- * before the record telling of it is published (A5), and nothing else can
- * change where the name leads (every directory it passed is listed,
- * symlinks' parents included; TTL directories are never listed, and a
- * scratch directory only after its parent, whose watch reports its mode:
- * cache/dcache_walk.c, sp_note).
+ *          session_cred_key): search permission on the way decides too.
+ * Generations are sampled as the offering process's cache stood (the
+ * ticket: invalidate/inval_shared.c, spath_put).  TTL directories are never
+ * in a walk that offers; a scratch directory only right after its parent,
+ * whose watch reports its mode (cache/dcache_walk.c, sp_note).
  *
  * Invariants
  * ==========
  *  S0 A chain is written whole before the release store that first
  *     publishes its reference (sp_chains, or the slot's seq), and never
- *     again; readers reach it only through such a reference.
+ *     again; readers reach it only through such a reference.  The path
+ *     generations' region likewise before its CAS into sp_gens.
  *  S1 seq is even while a slot is stable.  A writer makes it odd with a
  *     CAS (acquire), writes, then stores seq + 2 (release); a reader loads
  *     seq (acquire), copies and checks, then (acquire fence) loads it again
@@ -64,52 +79,54 @@
  *  S2 A writer killed between the two stores leaves seq odd: that slot is
  *     lost to everyone (no reader trusts it, no writer takes it), nothing
  *     else.  No lock, no wait anywhere.
- *  S3 A reader trusts nothing (A4): the table word's offset and order are
- *     checked against the arena's extent, a slot's lengths, count and
- *     answer against their bounds; a corrupt table gives a wrong answer at
- *     worst, never a fault or an overrun.
- *  S4 Memory: a table is taken below the arena's limit (A6) whole, so every
- *     slot is backed before anyone touches it; a take that does not fit
- *     asks the watcher for that much room (want_big) and the put is
- *     dropped (the next one tries again).
- *  S5 Who may put, with which generations, and who may find: the caller's
- *     duty (cache/dcache_walk.c, invalidate/inval_shared.c).
+ *  S3 A reader trusts nothing (A4): the table and generations words' offsets
+ *     and the order are checked against the arena's extent, a slot's and a
+ *     chain's lengths, counts, slots and answer against their bounds; a
+ *     corrupt table gives a wrong answer at worst, never a fault or an
+ *     overrun.
+ *  S4 Memory: a table or the generations' region is taken below the
+ *     arena's limit (A6) whole, so every slot is backed before anyone
+ *     touches it; a take that does not fit asks the watcher for that much
+ *     room (want_big) once, and the put is dropped (a later one tries
+ *     again).
+ *  S5 The watcher bumps a generation before it publishes the record of the
+ *     event that moved it (dcache_spath_event, then the ring's tail).  Who
+ *     may put, with which generations, and who may find: the caller's duty
+ *     (cache/dcache_walk.c, invalidate/inval_shared.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/inotify.h>
 
 #include "dcache.h"
 #include "dcache_arena_int.h"
 
-#define SP_ORDER_MIN 14 /* 16,384 slots: 1 MiB */
+#define SP_ORDER_MIN 14   /* 16,384 slots: 1 MiB */
 #define SP_ORDER_SMALL 10 /* the first table of an arena under 8 MiB (tests) */
-#define SP_ORDER_MAX 18 /* 262,144 slots: 16 MiB */
-#define SP_TAIL 40      /* bytes of a name after its last '/' kept in a slot */
+#define SP_ORDER_MAX 18   /* 262,144 slots: 16 MiB */
+#define SP_TAIL 32        /* bytes of a name after its last '/' kept in a slot */
+#define SP_SGENS 65536u   /* sgen: by watch number */
+#define SP_NGENS 65536u   /* ngen: by (watch number, name) */
+#define SP_TABLE_OFF 1    /* sp_table's value in an arena without a table */
 
-/* A slot: one cache line.  The name's last component (what follows its
- * last '/') is here; what comes before, the rest of the key and the
- * directories are in the chain, which a directory's names share (hot). */
+/* A slot: one cache line. */
 struct sp_slot {
 	uint32_t seq;    /* S1 */
 	uint8_t len;     /* bytes of tail[] */
 	uint8_t err;     /* ENOENT or ENOTDIR; 0 = empty */
 	uint16_t plen;   /* bytes of the name before the tail (the chain's) */
 	uint32_t chain;  /* the chain's offset / 8 */
-	uint32_t pad;
+	uint32_t nidx;   /* the last component's ngen slot */
 	uint64_t hash;   /* dcache_spath_hash of the key */
+	uint64_t ngen;   /* ... and its value */
 	char tail[SP_TAIL];
 };
 _Static_assert(sizeof(struct sp_slot) == 64, "a slot is one cache line");
 
-/* A chain: the rest of a key - the name up to its last '/' included, the
- * start, flags, credentials - and the directories a walk of such names
- * passed, with their generations.  Written once, published by the release
- * of the slot that first names it or of its sp_chains entry, never written
- * again (A1); taken from the arena's space (A2) and interned through
- * sp_chains by hash (a collision only makes a new one). */
+/* A chain (S0): n components; the last one's name generation is the slot's. */
 struct sp_chain {
 	uint32_t n;      /* 1..DCACHE_SPATH_DIRS */
 	int32_t start;
@@ -117,8 +134,16 @@ struct sp_chain {
 	uint32_t plen;   /* bytes of prefix[] */
 	uint64_t cred;
 	int32_t wd[DCACHE_SPATH_DIRS];
-	uint64_t gen[DCACHE_SPATH_DIRS];
+	uint32_t nidx[DCACHE_SPATH_DIRS];
+	uint64_t sgen[DCACHE_SPATH_DIRS];
+	uint64_t ngen[DCACHE_SPATH_DIRS];
 	char prefix[];
+};
+
+/* The path generations (created with the first table; never moved). */
+struct sp_gens {
+	uint64_t sgen[SP_SGENS];
+	uint64_t ngen[SP_NGENS];
 };
 
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -156,6 +181,74 @@ uint64_t dcache_spath_hash(const struct dcache_spath_key *k, const char *path, s
 
 	h = hash_bytes(h, path, len);
 	return h ? h : 1;
+}
+
+uint32_t dcache_spath_name_slot(int wd, const char *name, size_t len)
+{
+	return (uint32_t)(hash_bytes(mix(0x4e616d65ULL, (uint32_t)wd), name, len) >> 7) % SP_NGENS;
+}
+
+/* The path generations, or NULL (S3). */
+static struct sp_gens *gens_of(const struct arena_hdr *a)
+{
+	uint64_t off = __atomic_load_n(&a->sp_gens, __ATOMIC_ACQUIRE) * 8, ext = arena_extent(a);
+
+	if (!off || off < ARENA_DATA || off > ext || ext - off < sizeof(struct sp_gens))
+		return NULL;
+	return (struct sp_gens *)((char *)a + off);
+}
+
+static inline uint64_t *sgen_of(struct sp_gens *g, int wd)
+{
+	return &g->sgen[(uint32_t)wd % SP_SGENS];
+}
+
+static inline uint64_t *ngen_of(struct sp_gens *g, uint32_t nidx)
+{
+	return &g->ngen[nidx % SP_NGENS];
+}
+
+void dcache_spath_event(void *mem, int wd, uint32_t mask, const char *name, size_t len)
+{
+	struct sp_gens *g = gens_of(mem);
+
+	if (!g)
+		return;
+	if (wd < 0 || (mask & IN_Q_OVERFLOW)) {
+		spath_bump_all(mem);
+	} else if (!len) {
+		__atomic_fetch_add(sgen_of(g, wd), 1, __ATOMIC_SEQ_CST);
+	} else if ((mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) ||
+		   (mask & (IN_ATTRIB | IN_ISDIR)) == (IN_ATTRIB | IN_ISDIR)) {
+		__atomic_fetch_add(ngen_of(g, dcache_spath_name_slot(wd, name, len)), 1,
+				   __ATOMIC_SEQ_CST);
+	}
+}
+
+void spath_bump_all(struct arena_hdr *a)
+{
+	struct sp_gens *g = gens_of(a);
+
+	if (!g)
+		return;
+	for (uint32_t i = 0; i < SP_SGENS; i++)
+		__atomic_fetch_add(&g->sgen[i], 1, __ATOMIC_SEQ_CST);
+	for (uint32_t i = 0; i < SP_NGENS; i++)
+		__atomic_fetch_add(&g->ngen[i], 1, __ATOMIC_SEQ_CST);
+}
+
+int dcache_spath_gens(const void *mem, const int *wd, const uint32_t *nidx, unsigned int n,
+		      uint64_t *sgen, uint64_t *ngen)
+{
+	struct sp_gens *g = gens_of(mem);
+
+	if (!g)
+		return -ENOENT;
+	for (unsigned int i = 0; i < n; i++) {
+		sgen[i] = __atomic_load_n(sgen_of(g, wd[i]), __ATOMIC_ACQUIRE);
+		ngen[i] = __atomic_load_n(ngen_of(g, nidx[i]), __ATOMIC_ACQUIRE);
+	}
+	return 0;
 }
 
 /* Where the tail of path[0..len) begins: after its last '/'. */
@@ -202,21 +295,26 @@ static void candidates(uint64_t h, unsigned int order, uint64_t idx[2])
 		idx[1] = (idx[0] + 1) & mask;
 }
 
-/* Whether every generation chain c lists still holds: its directory count
- * if so (and c is well-formed), else 0. */
-static unsigned int chain_holds(struct arena_hdr *a, const struct sp_chain *c)
+/* Whether chain c is well-formed and every generation it lists still holds
+ * (its components', then the last one's: slot_nidx, slot_ngen). */
+static bool chain_holds(struct sp_gens *g, const struct sp_chain *c, uint32_t slot_nidx,
+			uint64_t slot_ngen)
 {
 	unsigned int n;
 
-	if (!c)
-		return 0;
+	if (!c || !g)
+		return false;
 	n = LD(c->n);
 	if (n == 0 || n > DCACHE_SPATH_DIRS)
-		return 0;
-	for (unsigned int i = 0; i < n; i++)
-		if (__atomic_load_n(gen_of(a, LD(c->wd[i])), __ATOMIC_ACQUIRE) != LD(c->gen[i]))
-			return 0;
-	return n;
+		return false;
+	for (unsigned int i = 0; i < n; i++) {
+		if (__atomic_load_n(sgen_of(g, LD(c->wd[i])), __ATOMIC_ACQUIRE) != LD(c->sgen[i]))
+			return false;
+		if (i + 1 < n &&
+		    __atomic_load_n(ngen_of(g, LD(c->nidx[i])), __ATOMIC_ACQUIRE) != LD(c->ngen[i]))
+			return false;
+	}
+	return __atomic_load_n(ngen_of(g, slot_nidx), __ATOMIC_ACQUIRE) == slot_ngen;
 }
 
 /* Whether chain c is for key k and prefix path[0..plen). */
@@ -250,7 +348,7 @@ int dcache_spath_find(const void *mem, const struct dcache_spath_key *k, const c
 		err = LD(s->err);
 		if ((err != ENOENT && err != ENOTDIR) || memcmp(s->tail, path + plen, len - plen) != 0 ||
 		    !(ch = chain_at(a, LD(s->chain), plen)) || !chain_is(ch, k, path, plen) ||
-		    !chain_holds(a, ch))
+		    !chain_holds(gens_of(a), ch, LD(s->nidx), LD(s->ngen)))
 			continue;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (LD(s->seq) != seq)
@@ -260,44 +358,102 @@ int dcache_spath_find(const void *mem, const struct dcache_spath_key *k, const c
 	return 0;
 }
 
-#define SP_TABLE_OFF 1 /* sp_table's value in an arena without a table */
-
 void dcache_spath_off(void *mem)
 {
 	__atomic_store_n(&((struct arena_hdr *)mem)->sp_table, SP_TABLE_OFF, __ATOMIC_RELEASE);
 }
 
-/* Make a table of 2^order slots the current one, unless another process
- * already replaced `old` (S4). */
-static void table_grow(struct arena_hdr *a, uint64_t old, unsigned int order)
+/* `bytes` of room now, or NULL after asking the watcher for it once (S4). */
+static void *take_big(struct arena_hdr *a, uint64_t bytes)
 {
-	uint64_t bytes = (uint64_t)sizeof(struct sp_slot) << order;
-	char *p;
-	uint64_t w;
-
-	/* Not enough room yet: one request for it, not one per put while the
-	 * watcher allocates. */
 	if (arena_room(a) < bytes) {
 		if (__atomic_load_n(&a->want_big, __ATOMIC_RELAXED) < bytes) {
 			__atomic_store_n(&a->want_big, bytes, __ATOMIC_RELAXED);
 			arena_want_room(a);
 		}
-		return;
+		return NULL;
 	}
-	p = arena_take(a, bytes);
+	return arena_take(a, bytes);
+}
+
+/* Copy the current table's valid entries into t (2^order slots, not yet
+ * published: no reader or writer sees it, plain stores do), so that a
+ * growth loses no answer.  An entry written into the old table meanwhile is
+ * lost: it is offered again. */
+static void migrate(struct arena_hdr *a, struct sp_slot *t, unsigned int order)
+{
+	struct sp_gens *g = gens_of(a);
+	unsigned int oorder;
+	const struct sp_slot *o = table_of(a, &oorder);
+
+	if (!o || !g)
+		return;
+	for (uint64_t i = 0; i < ((uint64_t)1 << oorder); i++) {
+		const struct sp_slot *s = &o[i];
+		uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		struct sp_slot c;
+		uint64_t idx[2];
+
+		if (seq & 1 || !LD(s->err))
+			continue;
+		c.seq = 0;
+		c.len = LD(s->len);
+		c.err = LD(s->err);
+		c.plen = LD(s->plen);
+		c.chain = LD(s->chain);
+		c.nidx = LD(s->nidx);
+		c.hash = LD(s->hash);
+		c.ngen = LD(s->ngen);
+		if (c.len > SP_TAIL)
+			continue;
+		memcpy(c.tail, s->tail, sizeof(c.tail));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (LD(s->seq) != seq || !chain_holds(g, chain_at(a, c.chain, c.plen), c.nidx, c.ngen))
+			continue;
+		candidates(c.hash, order, idx);
+		if (!t[idx[0]].err)
+			t[idx[0]] = c;
+		else if (!t[idx[1]].err)
+			t[idx[1]] = c;
+	}
+}
+
+/* Make a table of 2^order slots the current one, unless another process
+ * already replaced `old` (S4); the path generations first. */
+static void table_grow(struct arena_hdr *a, uint64_t old, unsigned int order)
+{
+	uint64_t bytes = (uint64_t)sizeof(struct sp_slot) << order, w;
+	char *p;
+
+	if (!gens_of(a)) {
+		uint64_t none = 0;
+
+		p = take_big(a, sizeof(struct sp_gens));
+		if (!p)
+			return;
+		/* Zero-filled: every generation 0.  Lost to a racing CAS: the
+		 * space is not reused (A2). */
+		if (!__atomic_compare_exchange_n(&a->sp_gens, &none, (uint64_t)(p - (char *)a) / 8,
+						 false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return;
+	}
+	p = take_big(a, bytes);
 	if (!p)
 		return;
+	migrate(a, (struct sp_slot *)p, order);
 	w = ((uint64_t)(p - (char *)a) / 8) << 8 | order;
 	if (__atomic_compare_exchange_n(&a->sp_table, &old, w, false, __ATOMIC_RELEASE,
 					__ATOMIC_RELAXED))
 		__atomic_store_n(&a->sp_evicted, 0, __ATOMIC_RELAXED);
 }
 
-/* The chain for (k, path[0..plen), wd, gen), found interned or made: its
- * ref, or 0 (no room). */
+/* The chain for (k, path[0..plen), f's components but the last's name
+ * generation), found interned or made: its ref, or 0 (no room). */
 static uint32_t chain_get(struct arena_hdr *a, const struct dcache_spath_key *k, const char *path,
-			  size_t plen, const int *wd, const uint64_t *gen, unsigned int n)
+			  size_t plen, const struct dcache_spath_fill *f, const uint64_t *sgen,
+			  const uint64_t *ngen)
 {
+	unsigned int n = f->n;
 	uint64_t h = hash_bytes(mix(mix(k->cred, ((uint64_t)(uint32_t)k->start << 32) | k->flags), n),
 				path, plen);
 	uint32_t *slot, ref;
@@ -305,14 +461,16 @@ static uint32_t chain_get(struct arena_hdr *a, const struct dcache_spath_key *k,
 	struct sp_chain *nc;
 
 	for (unsigned int i = 0; i < n; i++)
-		h = mix(mix(h, (uint32_t)wd[i]), gen[i]);
+		h = mix(mix(mix(h, (uint32_t)f->wd[i]), sgen[i]),
+			i + 1 < n ? ngen[i] ^ ((uint64_t)f->nidx[i] << 40) : 0);
 	slot = &a->sp_chains[h % ARENA_SP_CHAINS];
 	ref = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 	c = ref ? chain_at(a, ref, plen) : NULL;
 	if (c && LD(c->n) == n && chain_is(c, k, path, plen)) {
 		unsigned int i = 0;
 
-		while (i < n && LD(c->wd[i]) == wd[i] && LD(c->gen[i]) == gen[i])
+		while (i < n && LD(c->wd[i]) == f->wd[i] && LD(c->sgen[i]) == sgen[i] &&
+		       (i + 1 == n || (LD(c->nidx[i]) == f->nidx[i] && LD(c->ngen[i]) == ngen[i])))
 			i++;
 		if (i == n)
 			return ref;
@@ -326,8 +484,10 @@ static uint32_t chain_get(struct arena_hdr *a, const struct dcache_spath_key *k,
 	nc->plen = (uint32_t)plen;
 	nc->cred = k->cred;
 	for (unsigned int i = 0; i < n; i++) {
-		nc->wd[i] = wd[i];
-		nc->gen[i] = gen[i];
+		nc->wd[i] = f->wd[i];
+		nc->sgen[i] = sgen[i];
+		nc->nidx[i] = i + 1 < n ? f->nidx[i] : 0;
+		nc->ngen[i] = i + 1 < n ? ngen[i] : 0;
 	}
 	memcpy(nc->prefix, path, plen);
 	ref = (uint32_t)(((char *)nc - (char *)a) / 8);
@@ -335,24 +495,26 @@ static uint32_t chain_get(struct arena_hdr *a, const struct dcache_spath_key *k,
 	return ref;
 }
 
-int dcache_spath_put(void *mem, const struct dcache_spath_key *k, const char *path, size_t len,
-		     uint64_t h, int err, const int *wd, const uint64_t *gen, unsigned int n)
+int dcache_spath_put(void *mem, const struct dcache_spath_fill *f, const uint64_t *sgen,
+		     const uint64_t *ngen)
 {
 	struct arena_hdr *a = mem;
-	uint64_t tw = __atomic_load_n(&a->sp_table, __ATOMIC_ACQUIRE), idx[2];
-	size_t plen = tail_at(path, len);
-	unsigned int order;
+	const struct dcache_spath_key *k = &f->key;
+	const char *path = f->path;
+	size_t len = f->len, plen = tail_at(path, len);
+	uint64_t tw = __atomic_load_n(&a->sp_table, __ATOMIC_ACQUIRE), idx[2], h = f->h;
+	unsigned int order, n = f->n;
 	struct sp_slot *t, *s = NULL;
 	uint32_t seq = 0, ref;
 	bool evict = true;
 
 	if (len == 0 || len > DCACHE_SPATH_NAME || len - plen > SP_TAIL || n == 0 ||
-	    n > DCACHE_SPATH_DIRS || (err != ENOENT && err != ENOTDIR))
+	    n > DCACHE_SPATH_DIRS || (f->err != ENOENT && f->err != ENOTDIR))
 		return -EINVAL;
+	if (tw == SP_TABLE_OFF)
+		return -EPERM;
 	t = table_of(a, &order);
-	if (!t) {
-		if (tw == SP_TABLE_OFF)
-			return -EPERM;
+	if (!t || !gens_of(a)) {
 		table_grow(a, tw, a->size < ((uint64_t)8 << 20) ? SP_ORDER_SMALL : SP_ORDER_MIN);
 		return -ENOSPC; /* the next put uses it */
 	}
@@ -368,7 +530,8 @@ int dcache_spath_put(void *mem, const struct dcache_spath_key *k, const char *pa
 				continue;
 			if (pass == 0 ? LD(x->hash) == h :
 			    (LD(x->err) == 0 ||
-			     !chain_holds(a, chain_at(a, LD(x->chain), LD(x->plen))))) {
+			     !chain_holds(gens_of(a), chain_at(a, LD(x->chain), LD(x->plen)),
+					  LD(x->nidx), LD(x->ngen)))) {
 				s = x;
 				seq = q;
 				evict = false;
@@ -381,7 +544,7 @@ int dcache_spath_put(void *mem, const struct dcache_spath_key *k, const char *pa
 		if (seq & 1)
 			return -EBUSY;
 	}
-	ref = chain_get(a, k, path, plen, wd, gen, n);
+	ref = chain_get(a, k, path, plen, f, sgen, ngen);
 	if (!ref)
 		return -ENOSPC;
 	if (!__atomic_compare_exchange_n(&s->seq, &seq, seq + 1, false, __ATOMIC_ACQUIRE,
@@ -390,8 +553,10 @@ int dcache_spath_put(void *mem, const struct dcache_spath_key *k, const char *pa
 	__atomic_thread_fence(__ATOMIC_RELEASE); /* the odd seq before the new fields */
 	ST(s->len, (uint8_t)(len - plen));
 	ST(s->plen, (uint16_t)plen);
-	ST(s->err, (uint8_t)err);
+	ST(s->err, (uint8_t)f->err);
 	ST(s->chain, ref);
+	ST(s->nidx, f->nidx[n - 1]);
+	ST(s->ngen, ngen[n - 1]);
 	ST(s->hash, h);
 	memcpy(s->tail, path + plen, len - plen);
 	__atomic_store_n(&s->seq, seq + 2, __ATOMIC_RELEASE);

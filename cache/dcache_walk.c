@@ -133,26 +133,29 @@ static inline int sp_probe(struct sp_walk *sp, const struct dentry *start, const
 	return 0;
 }
 
-/* The walk looks a name up in (or steps through) directory cur.  A scratch
- * directory's watch reports no change of its own attributes: its parent's
- * does (IN_ATTRIB on a subdirectory's name: the watcher bumps the parent's
- * generation), so it is listed only right after its parent, on a full watch. */
-static inline void sp_note(struct sp_walk *sp, const struct dentry *cur)
+/* The walk looks name (len bytes) up in directory cur, or steps through it
+ * ("." or ".."): what it finds depends on that name's binding there and on
+ * cur's own state (dcache_spath.c, the path generations).  A scratch
+ * directory's watch reports no change of its own mode, its parent's does:
+ * it is used only right after a look-up of it in its parent, on a full
+ * watch. */
+static inline void sp_note(struct sp_walk *sp, const struct dentry *cur, const char *name,
+			   size_t len)
 {
 	bool names_only = false, pn = true;
 	int wd = sp_wd(cur, &names_only);
+	unsigned int n = sp->f.n;
 
 	if (wd >= 0 && names_only &&
-	    (!sp->f.n || sp_wd(LOAD_ACQUIRE(cur->parent), &pn) != sp->f.wd[sp->f.n - 1] || pn))
+	    (!n || sp_wd(LOAD_ACQUIRE(cur->parent), &pn) != sp->f.wd[n - 1] || pn))
 		wd = -1;
-	if (wd < 0) {
+	if (wd < 0 || n == DCACHE_SPATH_DIRS) {
 		sp->on = false;
-	} else if (!sp->f.n || sp->f.wd[sp->f.n - 1] != wd) {
-		if (sp->f.n == DCACHE_SPATH_DIRS)
-			sp->on = false;
-		else
-			sp->f.wd[sp->f.n++] = wd;
+		return;
 	}
+	sp->f.wd[n] = wd;
+	sp->f.nidx[n] = dcache_spath_name_slot(wd, name, len);
+	sp->f.n = n + 1;
 }
 
 static inline int sp_offer(struct sp_walk *sp, int err)
@@ -307,7 +310,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		}
 
 		if (sp.on)
-			sp_note(&sp, cur); /* its search permission and listing decide */
+			sp_note(&sp, cur, name, len); /* its search permission, name's binding */
 		if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'))) {
 			d = len == 1 ? cur : cur->parent;
 			s = d_seq_begin(d);

@@ -246,8 +246,9 @@ static uint64_t spath_pos(void)
 static void spath_put(const struct dcache_spath_fill *f)
 {
 	unsigned int gen = atomic_load(&inst_gen);
-	uint64_t gens[DCACHE_SPATH_DIRS];
+	uint64_t sgen[DCACHE_SPATH_DIRS], ngen[DCACHE_SPATH_DIRS];
 	void *a = session_arena();
+	int r;
 
 	if (!a || !atomic_load(&session_active) || atomic_load(&listing_off) ||
 	    atomic_load(&listing_synced) != gen || f->n > DCACHE_SPATH_DIRS ||
@@ -256,10 +257,15 @@ static void spath_put(const struct dcache_spath_fill *f)
 	for (unsigned int i = 0; i < f->n; i++)
 		if (session_wd_foreign(f->wd[i]))
 			return;
-	if (session_spath_ticket(f->wd, f->n, gens, f->pos) != 1 ||
-	    atomic_load(&inst_gen) != gen || !atomic_load(&session_active))
+	r = session_spath_ticket(f->wd, f->nidx, f->n, sgen, ngen, f->pos);
+	if (r < 0) {
+		/* No table yet: this offer makes one (and is dropped). */
+		(void)dcache_spath_put(a, f, sgen, ngen);
 		return;
-	if (dcache_spath_put(a, &f->key, f->path, f->len, f->h, f->err, f->wd, gens, f->n) == 0)
+	}
+	if (r != 1 || atomic_load(&inst_gen) != gen || !atomic_load(&session_active))
+		return;
+	if (dcache_spath_put(a, f, sgen, ngen) == 0)
 		atomic_fetch_add_explicit(&st_paths_shared, 1, memory_order_relaxed);
 }
 

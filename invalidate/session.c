@@ -411,7 +411,7 @@ const uint32_t *session_mounts_word(void)
 /*
  * The shared path table's ticket (inval_shared.c, spath_put).  As the
  * listing ticket above: with no read cycle between s1 and s2, every bump in
- * gen[] has its record below tail.  A walk that began when we had applied
+ * sgen[] and ngen[] has its record below tail.  A walk that began when we had applied
  * the records below pos0 saw every change those records tell; it may have
  * missed one that a record in [pos0, tail) tells - applied during or after
  * the walk, or not yet - so none of them may be about a directory of the
@@ -419,7 +419,8 @@ const uint32_t *session_mounts_word(void)
  * be a loss (IN_Q_OVERFLOW bumps every generation).  At most 256 records
  * are looked at; one overwritten meanwhile: no.
  */
-int session_spath_ticket(const int *wd, unsigned int n, uint64_t *gen, uint64_t pos0)
+int session_spath_ticket(const int *wd, const uint32_t *nidx, unsigned int n, uint64_t *sgen,
+			 uint64_t *ngen, uint64_t pos0)
 {
 	uint32_t s1, s2;
 	uint64_t tail, pos;
@@ -428,8 +429,8 @@ int session_spath_ticket(const int *wd, unsigned int n, uint64_t *gen, uint64_t 
 		return -1;
 	s1 = __atomic_load_n(&ring->state, __ATOMIC_SEQ_CST);
 	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
-	for (unsigned int i = 0; i < n; i++)
-		gen[i] = dcache_arena_gen(arena, wd[i]);
+	if (dcache_spath_gens(arena, wd, nidx, n, sgen, ngen) != 0)
+		return -1;
 	s2 = __atomic_load_n(&ring->state, __ATOMIC_SEQ_CST);
 	if (dcache_arena_mounts_done(arena) != __atomic_load_n(&ring->mounts, __ATOMIC_ACQUIRE))
 		return -1;

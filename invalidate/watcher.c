@@ -424,16 +424,12 @@ static void *grow_main(void *arg)
 
 /* Whether event `ev` may change its watch's listing (dcache_arena.c, gens):
  * a name created, removed, moved in or out; anything about the directory
- * itself (no name: attributes, deleted, moved, unmounted, watch gone); the
- * attributes of a subdirectory (IN_ATTRIB | IN_ISDIR with its name): a
- * scratch directory's own watch reports no change of its mode, its
- * parent's does (cache/dcache_walk.c, sp_note: the shared path table). */
+ * itself (no name: attributes, deleted, moved, unmounted, watch gone). */
 static int changes_listing(const struct inotify_event *ev)
 {
 	if (!ev->len)
 		return 1;
-	return (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) != 0 ||
-	       (ev->mask & (IN_ATTRIB | IN_ISDIR)) == (IN_ATTRIB | IN_ISDIR);
+	return (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) != 0;
 }
 
 /* The death notice (ring.h, alive): our tid in the word, the word's entry
@@ -645,6 +641,9 @@ static void read_cycle(struct watcher *w)
 				dcache_arena_invalidate(w->arena, -1);
 			else if (w->arena && changes_listing(ev))
 				dcache_arena_invalidate(w->arena, ev->wd);
+			/* The path table's generations likewise (S5). */
+			if (w->arena)
+				dcache_spath_event(w->arena, ev->wd, ev->mask, ev->name, len);
 			rec->wd = ev->wd;
 			rec->mask = ev->mask;
 			rec->cookie = ev->cookie;

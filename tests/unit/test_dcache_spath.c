@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,22 +37,49 @@ static void *map_arena(size_t size)
 
 static const struct dcache_spath_key K = { .start = 1, .flags = 1, .cred = 42 };
 
-/* Put (k, path) = err passed through directories wd[0..n), with their
+/* Put (k, path) = err found by a walk that looked the first n components
+ * of path up, component i in the directory watched as wd[i], with their
  * generations now; the first put of an arena makes the table and is
- * refused (-ENOSPC), so this puts twice when needed. */
+ * refused (-ENOSPC), so this puts again when needed. */
 static int put(void *a, const struct dcache_spath_key *k, const char *path, int err,
 	       const int *wd, unsigned int n)
 {
-	uint64_t gen[DCACHE_SPATH_DIRS];
-	size_t len = strlen(path);
+	struct dcache_spath_fill f = { .key = *k, .path = path, .len = strlen(path), .err = err };
+	uint64_t sgen[DCACHE_SPATH_DIRS], ngen[DCACHE_SPATH_DIRS];
+	const char *p = path;
 	int r;
 
-	for (unsigned int i = 0; i < n; i++)
-		gen[i] = dcache_arena_gen(a, wd[i]);
-	r = dcache_spath_put(a, k, path, len, dcache_spath_hash(k, path, len), err, wd, gen, n);
-	if (r == -ENOSPC)
-		r = dcache_spath_put(a, k, path, len, dcache_spath_hash(k, path, len), err, wd, gen, n);
+	f.h = dcache_spath_hash(k, path, f.len);
+	f.n = n;
+	for (unsigned int i = 0; i < n && i < DCACHE_SPATH_DIRS; i++) {
+		size_t l;
+
+		while (*p == '/')
+			p++;
+		l = strcspn(p, "/");
+		f.wd[i] = wd[i];
+		f.nidx[i] = dcache_spath_name_slot(wd[i], p, l);
+		p += l;
+	}
+	for (int tries = 0; tries < 2; tries++) {
+		if (dcache_spath_gens(a, f.wd, f.nidx, n > DCACHE_SPATH_DIRS ? 0 : n, sgen, ngen) != 0)
+			memset(sgen, 0, sizeof(sgen)), memset(ngen, 0, sizeof(ngen));
+		r = dcache_spath_put(a, &f, sgen, ngen);
+		if (r != -ENOSPC)
+			break;
+	}
 	return r;
+}
+
+/* An event naming `name` in directory wd (IN_CREATE), or about wd itself. */
+static void created(void *a, int wd, const char *name)
+{
+	dcache_spath_event(a, wd, IN_CREATE, name, strlen(name));
+}
+
+static void changed_itself(void *a, int wd)
+{
+	dcache_spath_event(a, wd, IN_ATTRIB, "", 0);
 }
 
 static int find(void *a, const struct dcache_spath_key *k, const char *path)
@@ -61,7 +89,7 @@ static int find(void *a, const struct dcache_spath_key *k, const char *path)
 	return dcache_spath_find(a, k, path, len, dcache_spath_hash(k, path, len));
 }
 
-static void test_dcache_spath_answer_holds_until_a_passed_directory_changes(void **state)
+static void test_dcache_spath_answer_holds_until_a_component_on_the_way_changes(void **state)
 {
 	void *a = map_arena(DCACHE_ARENA_SIZE);
 	const int wd[3] = { 1, 5, 9 };
@@ -72,20 +100,40 @@ static void test_dcache_spath_answer_holds_until_a_passed_directory_changes(void
 	assert_int_equal(put(a, &K, "/src/f.c/y", ENOTDIR, wd, 2), 0);
 	assert_int_equal(find(a, &K, "/src/inc/x.h"), ENOENT);
 	assert_int_equal(find(a, &K, "/src/f.c/y"), ENOTDIR);
-	/* Another directory's change: nothing moves. */
-	dcache_arena_invalidate(a, 6);
+	/* Other names of the directories on the way: nothing moves. */
+	created(a, 9, "y.h");
+	created(a, 1, "tmp0");
+	changed_itself(a, 6);
 	assert_int_equal(find(a, &K, "/src/inc/x.h"), ENOENT);
-	/* The last directory's: only the answer that passed it goes. */
-	dcache_arena_invalidate(a, 9);
+	assert_int_equal(find(a, &K, "/src/f.c/y"), ENOTDIR);
+	/* The name itself made: only its answer goes. */
+	created(a, 9, "x.h");
 	assert_int_equal(find(a, &K, "/src/inc/x.h"), 0);
 	assert_int_equal(find(a, &K, "/src/f.c/y"), ENOTDIR);
-	/* The first one's (the root): every answer goes. */
-	dcache_arena_invalidate(a, 1);
+	/* f.c replaced (a rename over it, a removal): its ENOTDIR goes. */
+	dcache_spath_event(a, 5, IN_MOVED_TO, "f.c", 3);
 	assert_int_equal(find(a, &K, "/src/f.c/y"), 0);
-	/* Offered again after the change: it answers again. */
+	/* Offered again after the change: it answers again; a directory on
+	 * the way changed itself (its mode: search permission): it goes. */
 	assert_int_equal(put(a, &K, "/src/inc/x.h", ENOENT, wd, 3), 0);
 	assert_int_equal(find(a, &K, "/src/inc/x.h"), ENOENT);
+	changed_itself(a, 5);
+	assert_int_equal(find(a, &K, "/src/inc/x.h"), 0);
+	/* An ancestor's name on the way moved (inc renamed away). */
+	assert_int_equal(put(a, &K, "/src/inc/x.h", ENOENT, wd, 3), 0);
+	assert_int_equal(find(a, &K, "/src/inc/x.h"), ENOENT);
+	dcache_spath_event(a, 5, IN_MOVED_FROM | IN_ISDIR, "inc", 3);
+	assert_int_equal(find(a, &K, "/src/inc/x.h"), 0);
+	/* A subdirectory's mode seen on its parent's watch (a scratch
+	 * directory's own watch does not report it). */
+	assert_int_equal(put(a, &K, "/src/inc/x.h", ENOENT, wd, 3), 0);
+	dcache_spath_event(a, 1, IN_ATTRIB, "src", 3); /* a file's attributes: nothing */
+	assert_int_equal(find(a, &K, "/src/inc/x.h"), ENOENT);
+	dcache_spath_event(a, 1, IN_ATTRIB | IN_ISDIR, "src", 3);
+	assert_int_equal(find(a, &K, "/src/inc/x.h"), 0);
 	/* Events lost: every generation moves. */
+	assert_int_equal(put(a, &K, "/src/inc/x.h", ENOENT, wd, 3), 0);
+	assert_int_equal(find(a, &K, "/src/inc/x.h"), ENOENT);
 	dcache_arena_invalidate(a, -1);
 	assert_int_equal(find(a, &K, "/src/inc/x.h"), 0);
 	munmap(a, DCACHE_ARENA_SIZE);
@@ -158,8 +206,8 @@ static void test_dcache_spath_table_grows_instead_of_refusing(void **state)
 	}
 	print_message("answered after growth: %u of %u\n", found, n);
 	assert_true(found > n / 2);
-	/* Exact still: one change and none answers. */
-	dcache_arena_invalidate(a, 3);
+	/* Exact still: the directory itself changed, and none answers. */
+	changed_itself(a, 4);
 	for (unsigned int i = 0; i < n; i += 97) {
 		snprintf(p, sizeof(p), "/a/b/c/h%u.h", i);
 		assert_int_equal(find(a, &K, p), 0);
@@ -194,7 +242,7 @@ static void test_dcache_spath_writers_killed_anywhere_leave_nothing_half_done(vo
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		if (k % 10 == 0)
-			dcache_arena_invalidate(a, 1 + k % 3);
+			changed_itself(a, 1 + k % 3);
 		for (unsigned int i = 0; i < 3000; i += 7) {
 			int r;
 
@@ -255,7 +303,7 @@ static void test_dcache_spath_scribbled_table_never_faults(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dcache_spath_answer_holds_until_a_passed_directory_changes),
+		cmocka_unit_test(test_dcache_spath_answer_holds_until_a_component_on_the_way_changes),
 		cmocka_unit_test(test_dcache_spath_answers_only_its_whole_key),
 		cmocka_unit_test(test_dcache_spath_table_grows_instead_of_refusing),
 		cmocka_unit_test(test_dcache_spath_writers_killed_anywhere_leave_nothing_half_done),
