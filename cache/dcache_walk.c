@@ -52,18 +52,19 @@ struct frame {
  * The shared path table (dcache_spath.c) in the walk
  * ==================================================
  * In a session, a walk that the path index did not answer first asks the
- * shared table for the whole name: one hash, one or two slots, a generation
- * per directory; a hit is the answer (ENOENT or ENOTDIR).  Otherwise the
- * walk notes the watch number of every directory it looks a name up in
- * (sp_note), and a negative answer it reaches is offered (sp_offer ->
+ * shared table for the whole name: one hash, one or two slots, two
+ * generations per component; a hit is the answer (ENOENT or ENOTDIR).
+ * Otherwise the walk notes every component it looks up, its directory's
+ * watch number and the name (sp_note), and a negative answer it reaches is
+ * offered (sp_offer ->
  * ops->spath_put) with the ring position sampled before the walk: the
  * ticket there refuses it if an event about one of those directories was
  * applied since that sample or is still unapplied (inval_shared.c,
  * spath_put), so the generations it samples never vouch for a change this
  * walk did not see.  A walk through a directory without a watch of the
  * session or a TTL directory, through a names-only (scratch) directory not
- * entered from its parent on a full watch (sp_note), or through more than
- * DCACHE_SPATH_DIRS directories, offers nothing.
+ * entered from its parent on a full watch (sp_note), or with more than
+ * DCACHE_SPATH_DIRS components, offers nothing.
  * A find needs no check against this process's own tree: an entry is
  * exact for the whole session while its generations hold (dcache_spath.c),
  * and this process's sync points (coherence clauses 1-2) wait for the
