@@ -74,7 +74,11 @@
  * before) adds lookup batches ("look"), each run by an exec'd copy of this
  * program WITH the shim (run_look_batch()): a fresh process of the session
  * asks names looked up just before, compares each answer with the raw
- * syscall itself and fails the run on a mismatch.  With --expect-path-hits
+ * syscall itself and fails the run on a mismatch.  A third of the batches
+ * are races ("race", run_race_batch()): a raw child changes names while this
+ * process looks them up in new spellings, unchecked, so that walks offer
+ * answers while changes are under way; once the child is reaped every
+ * answer must be exact, here and in the helper.  With --expect-path-hits
  * the run fails unless the statistics records show lookups answered from
  * the shared path table (path_hits_shared), in the lookup helpers too.
  * (Started as root, the helpers of the nobody half share nothing: their
@@ -190,6 +194,8 @@ enum op_kind {
 	P_AS_NOBODY,  /* the rest runs as nobody (when started as root) */
 	B_LOOK,       /* the next a lookups run in an exec'd copy WITH the shim,
 		       * each compared there (--look-helpers) */
+	B_RACE,       /* of the next a ops, the changes run in a raw child while
+		       * this process makes the lookups, then see run_race_batch() */
 	NKINDS
 };
 
@@ -208,7 +214,7 @@ static const char *const k_kind_names[NKINDS] = {
 	[F_CHMOD] = "fd-chmod", [F_CLOSE] = "fd-close",
 	[P_CHDIR] = "chdir", [P_SETEUID] = "seteuid",
 	[B_FORK] = "fork", [B_EXEC] = "exec", [P_AS_NOBODY] = "as-nobody",
-	[B_LOOK] = "look",
+	[B_LOOK] = "look", [B_RACE] = "race",
 };
 
 /*
@@ -321,6 +327,7 @@ static unsigned long g_ringn;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void resolve_libc(void);
+static void parent_of(const char *p, char *buf, size_t n);
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -845,6 +852,37 @@ static void gen_look_batch(struct gen *g, struct op *op)
 	g->look_again = !g->look_again && rnd(g, 2);
 }
 
+/* Changes for a raw child, and lookups of the names they change for this
+ * process to make meanwhile (run_race_batch()). */
+static void gen_race_batch(struct gen *g, struct op *op)
+{
+	int nmut = (int)rnd(g, 3) + 1, n = 0;
+
+	op->kind = B_RACE;
+	op->sub = calloc((size_t)nmut * 3, sizeof(*op->sub));
+	if (!op->sub)
+		die("out of memory");
+	for (int i = 0; i < nmut; i++) {
+		struct op *m = &op->sub[n++];
+		const char *paths[2];
+
+		gen_mutation(g, m, true);
+		paths[0] = m->p1;
+		paths[1] = m->kind == M_RENAME ? m->p2 : NULL;
+		for (int k = 0; k < 2 && paths[k]; k++) {
+			struct op *l = &op->sub[n++];
+			char par[4096];
+
+			gen_lookup(g, l);
+			parent_of(paths[k], par, sizeof(par));
+			free(l->p1);
+			l->p1 = xstrdup(rnd(g, 4) ? paths[k] : par);
+			recent_add(g, l->p1);
+		}
+	}
+	op->a = op->nsub = n;
+}
+
 /* A bad-pointer probe of path (the lookup just generated). */
 static void gen_efault(struct gen *g, const char *path, struct op *op)
 {
@@ -887,7 +925,10 @@ static void gen_main_op(struct gen *g, struct op *op)
 	/* Not with euid nobody: with a real uid of root, the exec'd helper
 	 * may be AT_SECURE and then ld.so would not preload the shim. */
 	if (g->look_pm && !g->euid_nobody && (g->look_again || rnd(g, 1000) < g->look_pm)) {
-		gen_look_batch(g, op);
+		if (!g->look_again && rnd(g, 3) == 0)
+			gen_race_batch(g, op);
+		else
+			gen_look_batch(g, op);
 		return;
 	}
 	r = rnd(g, 1000);
@@ -1073,7 +1114,7 @@ static struct op *load_log(const char *file, long *n)
 				die("out of memory");
 		}
 		ops[*n] = op;
-		if (op.kind == B_FORK || op.kind == B_EXEC || op.kind == B_LOOK) {
+		if (op.kind == B_FORK || op.kind == B_EXEC || op.kind == B_LOOK || op.kind == B_RACE) {
 			batch = &ops[*n];
 			want = op.a;
 			batch->sub = calloc((size_t)(want ? want : 1), sizeof(*batch->sub));
@@ -1094,7 +1135,8 @@ static const char *expand(const char *p, char *buf, size_t n)
 {
 	if (!p || p[0] != '@')
 		return p;
-	snprintf(buf, n, "%s%s", g_tree, p + 1);
+	if ((size_t)snprintf(buf, n, "%s%s", g_tree, p + 1) >= n)
+		die("path too long: %s", p);
 	return buf;
 }
 
@@ -2446,6 +2488,148 @@ static void run_look_batch(const struct op *op)
 		die("lookup helper failed (status 0x%x)", status);
 }
 
+/* A lookup whose answer is not compared (a race is on). */
+static void lookup_unchecked(const struct op *op)
+{
+	char buf[PATH_MAX + 512];
+	const char *p = expand(op->p1, buf, sizeof(buf));
+	struct stat st;
+	int fd;
+
+	switch (op->kind) {
+	case L_LSTAT:
+	case L_LSTAT64:
+	case L_LXSTAT:
+		(void)!lstat(p, &st);
+		break;
+	case L_FSTATAT:
+	case L_FSTATAT64:
+	case L_FXSTATAT:
+		(void)!fstatat(AT_FDCWD, p, &st, op->b);
+		break;
+	case L_ACCESS:
+		(void)!access(p, op->a);
+		break;
+	case L_FACCESSAT:
+		(void)!faccessat(AT_FDCWD, p, op->a, op->b);
+		break;
+	case L_EUIDACCESS:
+	case L_EACCESS:
+		(void)!euidaccess(p, op->a);
+		break;
+	case L_OPEN:
+		fd = open(p, op->b | (op->b & O_PATH ? 0 : O_NONBLOCK));
+		if (fd >= 0)
+			close(fd);
+		break;
+	default:
+		(void)!stat(p, &st);
+		break;
+	}
+}
+
+#define SPELLINGS 48
+
+/* Spelling k of lookup op: its path with k more "." components at the
+ * start ("@/./a", "././a"), the same name to the kernel but another key to
+ * the path index and to the shared path table. */
+static void spell(const struct op *op, int k, struct op *out)
+{
+	char buf[PATH_MAX + 64];
+	const char *p = op->p1 ? op->p1 : "";
+	bool tree = p[0] == '@';
+	size_t n = 0;
+
+	*out = *op;
+	out->sub = NULL;
+	out->nsub = 0;
+	out->p2 = NULL;
+	if (tree)
+		buf[n++] = '@';
+	for (int i = 0; i < k && *p; i++) {
+		memcpy(buf + n, tree ? "/." : "./", 2);
+		n += 2;
+	}
+	snprintf(buf + n, sizeof(buf) - n, "%s", tree ? p + 1 : p);
+	out->p1 = xstrdup(buf);
+}
+
+/*
+ * A race (look batches, --look-helpers): a raw child (raw_fork()) makes the
+ * batch's changes, 100 us apart, while this process makes the batch's
+ * lookups (of the names changed and their parents) over and over, each
+ * round in another spelling (spell()): a spelling not looked up before is
+ * walked, not answered by the path index, and a walk that finds a name
+ * absent offers it to the shared path table, perhaps from a dentry that an
+ * event already published (its generations bumped) has not reached yet in
+ * this process.  The ticket (invalidate/inval_shared.c, spath_put) must
+ * refuse such an offer.  The answers are not compared while the child
+ * runs (nothing is exact before the waitpid).  Then, the child reaped, the
+ * changes are checked as after a batch, and every spelling used is looked
+ * up and compared here and in a lookup helper: a fresh process, which an
+ * entry that slipped through would answer wrongly.
+ */
+static void run_race_batch(const struct op *op)
+{
+	struct op look = { .kind = B_LOOK };
+	struct op *sp = calloc((size_t)op->nsub * SPELLINGS, sizeof(*sp));
+	pid_t pid;
+	int status = 0, nlook = 0, round = 0, nspell;
+	bool reaped = false;
+
+	if (!sp)
+		die("out of memory");
+	for (int i = 0; i < op->nsub; i++)
+		for (int k = 0; k < SPELLINGS && is_lookup(op->sub[i].kind); k++)
+			spell(&op->sub[i], k, &sp[i * SPELLINGS + k]);
+	pid = raw_fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		for (int i = 0; i < op->nsub; i++) {
+			struct timespec ts = { 0, 100000 };
+
+			if (is_lookup(op->sub[i].kind))
+				continue;
+			syscall(SYS_nanosleep, &ts, NULL);
+			run_mutation(&op->sub[i], BK_RAW);
+		}
+		syscall(SYS_exit_group, 0);
+	}
+	g_batches++;
+	for (; round < SPELLINGS && !reaped; round++) {
+		for (int i = 0; i < op->nsub; i++)
+			if (is_lookup(op->sub[i].kind))
+				lookup_unchecked(&sp[i * SPELLINGS + round]);
+		reaped = waitpid(pid, &status, WNOHANG) == pid;
+	}
+	if (!reaped && waitpid(pid, &status, 0) != pid)
+		die("waitpid: %s", strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("race helper failed (status 0x%x)", status);
+	/* reaped: the sync point.  Everything must be exact now. */
+	for (int i = 0; i < op->nsub; i++)
+		if (!is_lookup(op->sub[i].kind))
+			check_op_paths(&op->sub[i]);
+	nspell = round < SPELLINGS ? round : SPELLINGS;
+	look.sub = calloc((size_t)op->nsub * SPELLINGS, sizeof(*look.sub));
+	if (!look.sub)
+		die("out of memory");
+	for (int i = 0; i < op->nsub; i++) {
+		for (int k = 0; k < nspell && is_lookup(op->sub[i].kind); k++) {
+			run_lookup(&sp[i * SPELLINGS + k], "(after a race)");
+			look.sub[nlook++] = sp[i * SPELLINGS + k]; /* shallow: sp owns the paths */
+		}
+	}
+	look.a = look.nsub = nlook;
+	if (nlook)
+		run_look_batch(&look);
+	free(look.sub);
+	for (int i = 0; i < op->nsub * SPELLINGS; i++)
+		free(sp[i].p1);
+	free(sp);
+}
+
 /* --look-helper TREE SEED INDEX LINE...: the exec'd lookup helper (with
  * the shim): each line a lookup, compared as in the run. */
 static int look_helper_main(int argc, char **argv)
@@ -2587,6 +2771,9 @@ static void run_one(const struct op *op)
 		break;
 	case B_LOOK:
 		run_look_batch(op);
+		break;
+	case B_RACE:
+		run_race_batch(op);
 		break;
 	case P_CHDIR:
 		run_chdir(op);
@@ -2862,7 +3049,8 @@ static int minimize_main(const char *file)
 	for (long i = 0; i < n; i++) {
 		struct op *b = &ops[i];
 
-		if (!keep[i] || (b->kind != B_FORK && b->kind != B_EXEC && b->kind != B_LOOK))
+		if (!keep[i] || (b->kind != B_FORK && b->kind != B_EXEC && b->kind != B_LOOK &&
+				 b->kind != B_RACE))
 			continue;
 		for (int j = 0; j < b->nsub && b->nsub > 1;) {
 			struct op gone = b->sub[j];
