@@ -304,6 +304,7 @@ void dcache_stats_sum(struct dcache_stats *out)
 	out->pass_attr = c[DCACHE_STAT_PASS_ATTR];
 	out->pass_racy = c[DCACHE_STAT_PASS_RACY];
 	out->index_hits = c[DCACHE_STAT_INDEX];
+	out->shared_path_hits = c[DCACHE_STAT_SPATH];
 	out->fill_ns = c[DCACHE_STAT_FILL_NS];
 }
 
@@ -531,6 +532,10 @@ void dc_kill_one_locked(struct dentry *d)
 void dc_kill_all_locked(void)
 {
 	tree_changed_locked();
+	/* The shared path table too, until invalidate/ says again that this
+	 * instance may use it (dcache_spath_use): an emptied cache is an
+	 * instance given up, events lost, or credentials changed. */
+	dcache_spath_use(NULL, 0, NULL);
 	if (!dc_root)
 		return;
 	dc_uncomplete_locked(dc_root);
@@ -1007,6 +1012,7 @@ void dcache_fork_child(void)
 	dc_crdp = NULL;
 	dc_table = NULL;
 	dc_table_size = 0;
+	dcache_spath_use(NULL, 0, NULL); /* the child attaches on its own */
 	dc_pending = NULL; /* the parent's: abandoned with its dentries */
 	dc_callrcu_ready = false;
 	STORE_RELAXED(dc_maint, 0);

@@ -98,6 +98,28 @@ struct dcache_listing {
 	uint64_t gen;      /* the watch's generation at the ticket */
 };
 
+#define DCACHE_SPATH_DIRS 12  /* directories a shared walk may pass */
+#define DCACHE_SPATH_NAME 200 /* bytes of a shared name (its last component: 40) */
+struct dcache_spath_key {
+	int start;          /* watch number of the walk's start (root or cwd) */
+	unsigned int flags; /* DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, as asked */
+	uint64_t cred;      /* the credentials key (session_cred_key) */
+};
+
+/* An offer for the shared path table (dcache_ops.spath_put): the name, the
+ * answer, and the directories the walk looked names up in, in order. */
+struct dcache_spath_fill {
+	struct dcache_spath_key key;
+	uint64_t h;         /* dcache_spath_hash(&key, path, len) */
+	uint64_t pos;       /* spath_pos() before the walk */
+	const char *path;
+	size_t len;
+	int err;            /* ENOENT or ENOTDIR */
+	unsigned int n;     /* components looked up, in order: */
+	int wd[DCACHE_SPATH_DIRS];        /* the directory's watch number */
+	uint32_t nidx[DCACHE_SPATH_DIRS]; /* dcache_spath_name_slot(wd, component) */
+};
+
 /*
  * Calls out of the cache.  watch_dir, unwatch_dir and fs_cacheable run with
  * the writer mutex held; the kernel_* calls may run with or without it.  None
@@ -207,6 +229,14 @@ struct dcache_ops {
 	 * of its own: then its deferred frees run after a grace period in the
 	 * caller (dcache.c, "Threads we do not start"). */
 	int (*sole_thread)(void);
+	/* May be NULL (no session).  The shared path table (dcache_spath.c):
+	 * spath_pos gives how far this process has applied the session's
+	 * events (its ring position), sampled before a walk whose negative
+	 * answer it may offer; spath_put offers that answer, if the
+	 * generations it samples then can vouch for the walk (S5).  Both run
+	 * inside the walk's read-side section: no lock, no syscall. */
+	uint64_t (*spath_pos)(void);
+	void (*spath_put)(const struct dcache_spath_fill *f);
 };
 
 /* Per-thread counters, summed by dcache_stats_sum(). */
@@ -224,6 +254,8 @@ struct dcache_stats {
 	uint64_t pass_racy;     /* of passthrough: mtime/ctime too recent (RCUWALK_RACY_MS) */
 	uint64_t index_hits;    /* walks the path index resolved in one step (whole name
 				 * to final dentry); their answers count as hits/neg_hits */
+	uint64_t shared_path_hits; /* lookups the session's shared path table answered
+				 * (dcache_spath.c); counted in neg_hits too */
 	uint64_t fill_ns;       /* ns spent filling the cache on misses: CLOCK_MONOTONIC
 				 * around each dc_populate_rcu() that the lookup made for
 				 * the cache (not one whose kernel answer went to the caller
@@ -241,6 +273,7 @@ enum dcache_stat_id {
 	DCACHE_STAT_PASS_ATTR,  /* likewise: attributes never kept (hard links, FIFOs, devices) */
 	DCACHE_STAT_PASS_RACY,  /* likewise: racy timestamps, the kernel's answer not kept */
 	DCACHE_STAT_INDEX,      /* a walk resolved by the path index */
+	DCACHE_STAT_SPATH,      /* a lookup answered by the shared path table */
 	DCACHE_STAT_FILL_NS,    /* ns, added by the lookups themselves (dcache_stat_add) */
 	DCACHE_STAT_N_
 };
@@ -282,6 +315,13 @@ void dcache_set_completion(unsigned int probes, unsigned int max_entries);
  * `min_answers` cached answers (default 4096; 0 = from the first): a process
  * that makes fewer never touches the index's pages.  Call before lookups. */
 void dcache_set_index(unsigned long min_answers);
+/* Use the shared path table of arena `mem` (NULL: stop) with credentials
+ * key `cred`, while the arena's mount count equals *mounts (the ring's).
+ * invalidate/, under the dcache mutex, once this instance has caught up
+ * with the session; emptying the cache (dcache_reset, events lost, a
+ * credential change) and a fork child stop it.  Readers see it at their
+ * next walk. */
+void dcache_spath_use(void *mem, uint64_t cred, const uint32_t *mounts);
 
 /*
  * Resolve `path` (absolute, or relative to the cwd) as the kernel would for
@@ -429,7 +469,7 @@ size_t dcache_table_buckets(void);
  * killed anywhere leaves nothing visible half-done.  No liburcu: the watcher
  * links it too.  A listing is `count` times: a d_type byte, the name, NUL.
  */
-#define DCACHE_ARENA_SIZE ((size_t)32 << 20)
+#define DCACHE_ARENA_SIZE ((size_t)64 << 20)
 /* Format a zero-filled mapping of `size` bytes: 0 or -EINVAL.  The watcher,
  * before any process can map it. */
 int dcache_arena_format(void *mem, size_t size);
@@ -449,6 +489,9 @@ void dcache_arena_mounts_changed(void *mem, uint32_t count);
 uint32_t dcache_arena_mounts_done(const void *mem);
 /* Watch `wd`'s generation now (acquire).  Any thread of an attached process. */
 uint64_t dcache_arena_gen(const void *mem, int wd);
+/* The generation slot watch `wd` shares with others (wd modulo the count):
+ * one bump serves every watch of a slot. */
+unsigned int dcache_arena_gen_slot(int wd);
 /* Publish the listing of watch `wd` read after its generation was `gen`
  * (its watch in place before that sample): 0, -ESTALE (the generation has
  * moved), -ENOSPC (arena full) or -EINVAL.  Any thread. */
@@ -504,12 +547,52 @@ void dcache_arena_set_limit(void *mem, uint64_t bytes);
 /* The current limit, and the bytes left below it.  Any thread. */
 uint64_t dcache_arena_limit(const void *mem);
 uint64_t dcache_arena_room(const void *mem);
+/* The room the watcher keeps ahead: DCACHE_ARENA_MARGIN, or the largest
+ * take refused for want of room, if larger.  The growing thread. */
+uint64_t dcache_arena_want_room(const void *mem);
 /* The count of requests for room (acquire), and a wait (up to ns) for it
  * to move past `seen`.  The watcher's growing thread. */
 uint32_t dcache_arena_wants(const void *mem);
 void dcache_arena_wait_wants(void *mem, uint32_t seen, long ns);
 /* How many puts the arena refused for want of space.  Any thread. */
 uint64_t dcache_arena_refused(const void *mem);
+
+/*
+ * The shared path table (dcache_spath.c), in the arena: a whole name to the
+ * negative answer a walk found for it, valid while the generations of the
+ * directories it passed are unchanged.  Lock-free, async-signal-safe, no
+ * liburcu; a corrupt table gives wrong answers, never a fault.
+ */
+/* The key's hash (never 0).  Any thread. */
+uint64_t dcache_spath_hash(const struct dcache_spath_key *k, const char *path, size_t len);
+/* ENOENT or ENOTDIR if a valid entry answers (k, path[0..len)), else 0.
+ * Any thread of an attached process, after its sync point. */
+int dcache_spath_find(const void *mem, const struct dcache_spath_key *k, const char *path,
+		      size_t len, uint64_t h);
+/* The name generation slot of `name` (len bytes) in directory `wd`.  Any
+ * thread. */
+uint32_t dcache_spath_name_slot(int wd, const char *name, size_t len);
+/* Bump what event (wd, mask, name) may change: a name's binding, or the
+ * directory's own state (no name); wd < 0 or IN_Q_OVERFLOW: everything.
+ * The watcher, for every event, before it publishes the event's record. */
+void dcache_spath_event(void *mem, int wd, uint32_t mask, const char *name, size_t len);
+/* Sample the generations of components (wd[i], nidx[i]), i < n: 0, or
+ * -ENOENT while the table has none yet.  Any thread (under a ticket). */
+int dcache_spath_gens(const void *mem, const int *wd, const uint32_t *nidx, unsigned int n,
+		      uint64_t *sgen, uint64_t *ngen);
+/* Publish that (f->key, f->path) is f->err, found by a walk through
+ * f->n components whose generations were sgen[], ngen[] (dcache_spath_gens):
+ * 0, -EINVAL, -ENOSPC (no table yet, or no room), -EBUSY (slot being
+ * written), -EPERM (no table in this arena).  The caller vouches for the
+ * generations (invalidate/inval_shared.c). */
+int dcache_spath_put(void *mem, const struct dcache_spath_fill *f, const uint64_t *sgen,
+		     const uint64_t *ngen);
+/* No path table in this arena: every put is refused (-EPERM), every find
+ * answers 0.  The watcher, before any process maps the arena. */
+void dcache_spath_off(void *mem);
+/* Live entries evicted from the current table, and its slots (0: none
+ * yet).  Any thread. */
+void dcache_spath_counts(const void *mem, uint64_t *evicted, unsigned int *slots);
 
 #ifdef __cplusplus
 }

@@ -105,25 +105,7 @@
 #include <linux/futex.h>
 
 #include "dcache.h"
-
-#define ARENA_MAGIC 0x31414e4552415752ULL /* "RWARENA1" */
-#define ARENA_VERSION 4u
-#define ARENA_GENS 65536u
-#define ARENA_BUCKETS 16384u
-#define ARENA_CHAIN_MAX 64 /* entries a reader looks at in one chain */
-
-struct arena_hdr {
-	uint64_t magic;
-	uint32_t version, ngens, nbuckets, pad;
-	uint64_t size;
-	_Alignas(64) uint64_t bump;  /* next free byte (A2) */
-	uint64_t refused;            /* puts refused for want of space */
-	uint32_t mounts_done;        /* the mount count whose bump is complete */
-	uint32_t wants;              /* futex: bumped when room runs short (A6) */
-	uint64_t limit;              /* bytes backed by memory: entries end below it (A6) */
-	_Alignas(64) uint64_t gens[ARENA_GENS];
-	uint32_t heads[ARENA_BUCKETS];
-};
+#include "dcache_arena_int.h"
 
 enum { ENT_LISTING = 1, ENT_WATCH = 2, ENT_ATTR = 3, ENT_NAME = 4, ENT_SEARCH = 5 };
 
@@ -140,8 +122,6 @@ struct arena_ent {
 			  * ENT_WATCH: the name, NUL */
 };
 
-#define ARENA_DATA (((sizeof(struct arena_hdr) + 63) / 64) * 64)
-
 static uint32_t bucket_of(int wd)
 {
 	uint32_t h = (uint32_t)wd * 2654435761u;
@@ -157,11 +137,6 @@ static uint32_t bucket_of_name(int wd, const char *name, size_t len)
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ (unsigned char)name[i]) * 16777619u;
 	return (h ^ (h >> 15)) % ARENA_BUCKETS;
-}
-
-static uint64_t *gen_of(struct arena_hdr *a, int wd)
-{
-	return &a->gens[(uint32_t)wd % ARENA_GENS];
 }
 
 int dcache_arena_format(void *mem, size_t size)
@@ -201,6 +176,7 @@ void dcache_arena_invalidate(void *mem, int wd)
 	}
 	for (uint32_t i = 0; i < ARENA_GENS; i++)
 		__atomic_fetch_add(&a->gens[i], 1, __ATOMIC_SEQ_CST);
+	spath_bump_all(a);
 }
 
 void dcache_arena_mounts_changed(void *mem, uint32_t count)
@@ -214,6 +190,11 @@ void dcache_arena_mounts_changed(void *mem, uint32_t count)
 uint32_t dcache_arena_mounts_done(const void *mem)
 {
 	return __atomic_load_n(&((const struct arena_hdr *)mem)->mounts_done, __ATOMIC_ACQUIRE);
+}
+
+unsigned int dcache_arena_gen_slot(int wd)
+{
+	return (uint32_t)wd % ARENA_GENS;
 }
 
 uint64_t dcache_arena_gen(const void *mem, int wd)
@@ -244,7 +225,7 @@ static bool names_valid(const char *names, size_t len, size_t count)
 }
 
 /* The bytes entries may occupy (A6): below `limit` and `size`. */
-static uint64_t arena_extent(const struct arena_hdr *a)
+uint64_t arena_extent(const struct arena_hdr *a)
 {
 	uint64_t l = __atomic_load_n(&a->limit, __ATOMIC_ACQUIRE);
 
@@ -252,23 +233,28 @@ static uint64_t arena_extent(const struct arena_hdr *a)
 }
 
 /* Ask the watcher for room (A6). */
-static void arena_want_room(struct arena_hdr *a)
+void arena_want_room(struct arena_hdr *a)
 {
 	__atomic_fetch_add(&a->wants, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &a->wants, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-/* Space for an entry with `len` bytes of names, or NULL (A2, A6). */
-static struct arena_ent *arena_alloc(struct arena_hdr *a, size_t len)
+/* `need` bytes (a multiple of 8) of fresh, zero-filled space, or NULL (A2,
+ * A6).  A take larger than DCACHE_ARENA_MARGIN that is refused leaves its
+ * size in want_big, so that the watcher grows the arena until it fits. */
+void *arena_take(struct arena_hdr *a, uint64_t need)
 {
-	uint64_t need = (sizeof(struct arena_ent) + len + 7) & ~(uint64_t)7;
 	uint64_t lim = arena_extent(a), off = __atomic_load_n(&a->bump, __ATOMIC_RELAXED);
 
 	do {
 		if (off < ARENA_DATA || off % 8 || off > lim || lim - off < need) {
 			__atomic_fetch_add(&a->refused, 1, __ATOMIC_RELAXED);
-			if (lim < a->size)
+			if (lim < a->size) {
+				if (need > DCACHE_ARENA_MARGIN &&
+				    __atomic_load_n(&a->want_big, __ATOMIC_RELAXED) < need)
+					__atomic_store_n(&a->want_big, need, __ATOMIC_RELAXED);
 				arena_want_room(a);
+			}
 			return NULL;
 		}
 	} while (!__atomic_compare_exchange_n(&a->bump, &off, off + need, true, __ATOMIC_RELAXED,
@@ -276,7 +262,13 @@ static struct arena_ent *arena_alloc(struct arena_hdr *a, size_t len)
 	/* This take crossed into the margin: the next chunk, now. */
 	if (lim < a->size && lim - off >= DCACHE_ARENA_MARGIN && lim - off - need < DCACHE_ARENA_MARGIN)
 		arena_want_room(a);
-	return (struct arena_ent *)((char *)a + off);
+	return (char *)a + off;
+}
+
+/* Space for an entry with `len` bytes of names, or NULL (A2, A6). */
+static struct arena_ent *arena_alloc(struct arena_hdr *a, size_t len)
+{
+	return arena_take(a, (sizeof(struct arena_ent) + len + 7) & ~(uint64_t)7);
 }
 
 void dcache_arena_set_limit(void *mem, uint64_t bytes)
@@ -301,6 +293,13 @@ uint64_t dcache_arena_room(const void *mem)
 	uint64_t lim = arena_extent(a), used = __atomic_load_n(&a->bump, __ATOMIC_RELAXED);
 
 	return used < lim ? lim - used : 0;
+}
+
+uint64_t dcache_arena_want_room(const void *mem)
+{
+	uint64_t big = __atomic_load_n(&((const struct arena_hdr *)mem)->want_big, __ATOMIC_RELAXED);
+
+	return big > DCACHE_ARENA_MARGIN ? big : DCACHE_ARENA_MARGIN;
 }
 
 uint32_t dcache_arena_wants(const void *mem)

@@ -663,6 +663,16 @@ extern struct pidx_map *dc_pidx;
 extern unsigned long dc_pidx_min_answers;
 extern __thread bool tls_populated __attribute__((tls_model("initial-exec")));
 
+/* The shared path table in use (dcache_spath.c; dcache_spath_use()): the
+ * arena (NULL: none), the credentials key, and the ring's mount count that
+ * the arena's must equal. */
+struct dc_spath_use {
+	void *arena;
+	uint64_t cred;
+	const uint32_t *mounts;
+};
+extern struct dc_spath_use dc_spath;
+
 /* The set of hash h, and its tag byte (never 0). */
 static inline unsigned int pidx_set(uint64_t h)
 {

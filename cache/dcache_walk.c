@@ -53,6 +53,126 @@ struct frame {
 };
 
 /*
+ * The shared path table (dcache_spath.c) in the walk
+ * ==================================================
+ * In a session, a walk that the path index did not answer first asks the
+ * shared table for the whole name: one hash, one or two slots, two
+ * generations per component; a hit is the answer (ENOENT or ENOTDIR).
+ * Otherwise the walk notes every component it looks up, its directory's
+ * watch number and the name (sp_note), and a negative answer it reaches is
+ * offered (sp_offer ->
+ * ops->spath_put) with the ring position sampled before the walk: the
+ * ticket there refuses it if an event about one of those directories was
+ * applied since that sample or is still unapplied (inval_shared.c,
+ * spath_put), so the generations it samples never vouch for a change this
+ * walk did not see.  A walk through a directory without a watch of the
+ * session or a TTL directory, through a names-only (scratch) directory not
+ * entered from its parent on a full watch (sp_note), or with more than
+ * DCACHE_SPATH_DIRS components, offers nothing.
+ * A find needs no check against this process's own tree: an entry is
+ * exact for the whole session while its generations hold (dcache_spath.c),
+ * and this process's sync points (coherence clauses 1-2) wait for the
+ * watcher to publish, so to have bumped for, every event queued before.
+ * The find is made only while the arena's mount count is the ring's (a
+ * mount change counted whose bump of every generation is not done yet).
+ */
+struct dc_spath_use dc_spath;
+
+void dcache_spath_use(void *mem, uint64_t cred, const uint32_t *mounts)
+{
+	if (mem && mounts) {
+		STORE_RELAXED(dc_spath.cred, cred);
+		STORE_RELAXED(dc_spath.mounts, mounts);
+		STORE_RELEASE(dc_spath.arena, mem);
+	} else {
+		STORE_RELEASE(dc_spath.arena, NULL);
+	}
+}
+
+struct sp_walk {
+	bool on; /* this walk may offer its negative answer */
+	struct dcache_spath_fill f;
+};
+
+/* The session's watch number of directory d, if its answers may be shared
+ * (watched, not TTL), else -1; *names_only: a scratch directory's watch.
+ * Under rcu_read_lock(). */
+static inline int sp_wd(const struct dentry *d, bool *names_only)
+{
+	const struct dir_state *ds;
+
+	if (d->type != D_DIR || (d_flags(d) & D_TTL) || !(ds = LOAD_ACQUIRE(d->dir)))
+		return -1;
+	*names_only = __atomic_load_n(&ds->names_only, __ATOMIC_RELAXED);
+	return __atomic_load_n(&ds->wd, __ATOMIC_RELAXED);
+}
+
+/* At a walk's start: the shared table's answer for (start, qkey, path), or
+ * 0; then sp->on says whether the walk may offer one. */
+static inline int sp_probe(struct sp_walk *sp, const struct dentry *start, const char *path,
+			   size_t len, unsigned int qkey)
+{
+	void *a = LOAD_ACQUIRE(dc_spath.arena);
+	bool names_only = false;
+	int wd, r;
+
+	sp->on = false;
+	if (!a || len == 0 || len > DCACHE_SPATH_NAME || (wd = sp_wd(start, &names_only)) < 0 ||
+	    names_only ||
+	    dcache_arena_mounts_done(a) != LOAD_ACQUIRE(*LOAD_RELAXED(dc_spath.mounts)))
+		return 0;
+	sp->f.key.start = wd;
+	sp->f.key.flags = qkey;
+	sp->f.key.cred = LOAD_RELAXED(dc_spath.cred);
+	sp->f.h = dcache_spath_hash(&sp->f.key, path, len);
+	r = dcache_spath_find(a, &sp->f.key, path, len, sp->f.h);
+	if (r)
+		return r;
+	if (dc_ops->spath_put && dc_ops->spath_pos) {
+		sp->f.pos = dc_ops->spath_pos();
+		sp->f.path = path;
+		sp->f.len = len;
+		sp->f.n = 0;
+		sp->on = true;
+	}
+	return 0;
+}
+
+/* The walk looks name (len bytes) up in directory cur, or steps through it
+ * ("." or ".."): what it finds depends on that name's binding there and on
+ * cur's own state (dcache_spath.c, the path generations).  A scratch
+ * directory's watch reports no change of its own mode, its parent's does:
+ * it is used only right after a look-up of it in its parent, on a full
+ * watch. */
+static inline void sp_note(struct sp_walk *sp, const struct dentry *cur, const char *name,
+			   size_t len)
+{
+	bool names_only = false, pn = true;
+	int wd = sp_wd(cur, &names_only);
+	unsigned int n = sp->f.n;
+
+	if (wd >= 0 && names_only &&
+	    (!n || sp_wd(LOAD_ACQUIRE(cur->parent), &pn) != sp->f.wd[n - 1] || pn))
+		wd = -1;
+	if (wd < 0 || n == DCACHE_SPATH_DIRS) {
+		sp->on = false;
+		return;
+	}
+	sp->f.wd[n] = wd;
+	sp->f.nidx[n] = dcache_spath_name_slot(wd, name, len);
+	sp->f.n = n + 1;
+}
+
+static inline int sp_offer(struct sp_walk *sp, int err)
+{
+	if (sp->on && sp->f.n) {
+		sp->f.err = err;
+		dc_ops->spath_put(&sp->f);
+	}
+	return err;
+}
+
+/*
  * One RCU-walk attempt.  Under rcu_read_lock().  known_len: strlen(path) if
  * the caller has it, else SIZE_MAX.  Returns 0 / errno (answer),
  * DCACHE_PASS, WALK_RETRY (a dentry changed under us) or WALK_MISS (*m says
@@ -82,6 +202,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 	size_t plen = PIDX_NAME_MAX;
 	const struct pidx_map *pidx;
 	bool index = false; /* this walk may fill an index slot */
+	struct sp_walk sp;
 
 	if (d_flags(root) & D_NOCACHE) {
 		NOTE_PASS_WHY(root);
@@ -136,6 +257,18 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		/* No entry, or res changed since (attributes): walk, and refill. */
 		index = !tls_populated && pidx_worth_filling();
 	}
+	sp.on = false;
+	if (LOAD_RELAXED(dc_spath.arena)) {
+		size_t splen = known_len != SIZE_MAX ? known_len : strnlen(path, DCACHE_SPATH_NAME + 1);
+		int r = sp_probe(&sp, start, path, splen, qkey);
+
+		if (r) {
+			if (d_seq_retry(start, cur_seq))
+				return WALK_RETRY;
+			dcache_stat_inc(DCACHE_STAT_SPATH);
+			return r;
+		}
+	}
 
 	for (;;) {
 		const char *name, *next;
@@ -189,6 +322,8 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 			return WALK_MISS;
 		}
 
+		if (sp.on)
+			sp_note(&sp, cur, name, len); /* its search permission, name's binding */
 		if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'))) {
 			d = len == 1 ? cur : cur->parent;
 			s = d_seq_begin(d);
@@ -230,7 +365,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 				if (index && !(d_flags(cur) & D_TTL))
 					dc_pidx_fill(start, qkey, path, plen, ph, gen, cur, cur_seq,
 						     PIDX_ABSENT);
-				return ENOENT;
+				return sp_offer(&sp, ENOENT);
 			}
 			m->kind = MISS_CHILD;
 			m->d = cur;
@@ -276,7 +411,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 				return WALK_RETRY;
 			if (index)
 				dc_pidx_fill(start, qkey, path, plen, ph, gen, d, s, 0);
-			return ENOENT;
+			return sp_offer(&sp, ENOENT);
 		}
 		if (d->type == D_LNK && (!last || follow)) {
 			const char *body = d_link(d);
@@ -306,7 +441,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		if (d->type != D_DIR) {
 			if (d_seq_retry(d, s))
 				return WALK_RETRY;
-			return ENOTDIR;
+			return sp_offer(&sp, ENOTDIR);
 		}
 		cur = d;
 		cur_seq = s;
@@ -320,7 +455,7 @@ resolved:
 	if (want_dir && res->type != D_DIR) {
 		if (d_seq_retry(res, res_seq))
 			return WALK_RETRY;
-		return ENOTDIR;
+		return sp_offer(&sp, ENOTDIR);
 	}
 	if (qflags & DCACHE_Q_FIND_) {
 		/* The caller answers from res (valid under its RCU section) and

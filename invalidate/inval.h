@@ -202,6 +202,7 @@ struct inval_stats {
 	unsigned long watches_shared;   /* directory watches taken from them (no inotify_add_watch) */
 	unsigned long names_shared;     /* what a name is, taken from them (no lstat) */
 	unsigned long searches_shared;  /* search permission, taken from them (no lstat) */
+	unsigned long paths_shared;     /* negative answers offered to the shared path table */
 };
 void inval_stats_get(struct inval_stats *out);
 

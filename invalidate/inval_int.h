@@ -53,6 +53,7 @@ extern atomic_int listing_off;
 extern atomic_uint ring_mounts_applied;
 /* Statistics: shared entries taken from the session's arena. */
 extern atomic_ulong st_listings_shared, st_watches_shared, st_names_shared, st_searches_shared;
+extern atomic_ulong st_paths_shared;
 
 /* The session's watch numbers this process added ("A session's records
  * about watches this process never added"). */

@@ -96,6 +96,15 @@ static int listing_ticket(int wd, struct dcache_listing *t)
 	t->wd = wd;
 	t->inst = gen;
 	t->can_put = r;
+	/* Caught up with the session: its shared path table may answer us
+	 * (until the cache is emptied: dcache_spath_use). */
+	{
+		uint64_t cred = session_cred_key();
+		const uint32_t *mw = session_mounts_word();
+
+		if (cred && mw && session_arena())
+			dcache_spath_use(session_arena(), cred, mw);
+	}
 	return 1;
 }
 
@@ -220,9 +229,50 @@ static void shared_search_put(const struct dcache_listing *t)
 		(void)dcache_arena_put_search(a, t->wd, t->gen, cred);
 }
 
+/*
+ * The shared path table (cache/dcache_spath.c; the walk's side: the top of
+ * cache/dcache_walk.c).  An offer is made under the conditions of a listing
+ * ticket that allows publishing (the session ours, sharing not off, caught
+ * up, our mounts applied, every directory one we watch), with generations
+ * that session_spath_ticket() vouches for: sampled with no read cycle
+ * running, and no record since the walk began about any of its
+ * directories.  Inside the walk's read-side section: no lock, no syscall.
+ */
+static uint64_t spath_pos(void)
+{
+	return session_read_pos();
+}
+
+static void spath_put(const struct dcache_spath_fill *f)
+{
+	unsigned int gen = atomic_load(&inst_gen);
+	uint64_t sgen[DCACHE_SPATH_DIRS], ngen[DCACHE_SPATH_DIRS];
+	void *a = session_arena();
+	int r;
+
+	if (!a || !atomic_load(&session_active) || atomic_load(&listing_off) ||
+	    atomic_load(&listing_synced) != gen || f->n > DCACHE_SPATH_DIRS ||
+	    session_mounts() != atomic_load(&ring_mounts_applied))
+		return;
+	for (unsigned int i = 0; i < f->n; i++)
+		if (session_wd_foreign(f->wd[i]))
+			return;
+	r = session_spath_ticket(f->wd, f->nidx, f->n, sgen, ngen, f->pos);
+	if (r < 0) {
+		/* No table yet: this offer makes one (and is dropped). */
+		(void)dcache_spath_put(a, f, sgen, ngen);
+		return;
+	}
+	if (r != 1 || atomic_load(&inst_gen) != gen || !atomic_load(&session_active))
+		return;
+	if (dcache_spath_put(a, f, sgen, ngen) == 0)
+		atomic_fetch_add_explicit(&st_paths_shared, 1, memory_order_relaxed);
+}
+
 void inval_shared_off(void)
 {
 	atomic_store(&listing_off, 1);
+	dcache_spath_use(NULL, 0, NULL);
 }
 
 void inval_shared_forget(void)
@@ -244,4 +294,6 @@ DCACHE_START_TEXT void inval_shared_fill_ops(struct dcache_ops *ops)
 	ops->shared_name_put = shared_name_put;
 	ops->shared_search_get = shared_search_get;
 	ops->shared_search_put = shared_search_put;
+	ops->spath_pos = spath_pos;
+	ops->spath_put = spath_put;
 }

@@ -398,6 +398,63 @@ int session_listing_ticket(int wd, uint64_t *gen, int (*ours)(int wd))
 	return pos == tail || unapplied_foreign(pos, tail, ours);
 }
 
+uint64_t session_read_pos(void)
+{
+	return __atomic_load_n(&read_pos, __ATOMIC_ACQUIRE);
+}
+
+const uint32_t *session_mounts_word(void)
+{
+	return ring ? &ring->mounts : NULL;
+}
+
+/*
+ * The shared path table's ticket (inval_shared.c, spath_put).  As the
+ * listing ticket above: with no read cycle between s1 and s2, every bump in
+ * sgen[] and ngen[] has its record below tail.  A walk that began when we had applied
+ * the records below pos0 saw every change those records tell; it may have
+ * missed one that a record in [pos0, tail) tells - applied during or after
+ * the walk, or not yet - so none of them may be about a directory of the
+ * walk (by generation slot, as the bumps are: wd % the arena's count), nor
+ * be a loss (IN_Q_OVERFLOW bumps every generation).  At most 256 records
+ * are looked at; one overwritten meanwhile: no.
+ */
+int session_spath_ticket(const int *wd, const uint32_t *nidx, unsigned int n, uint64_t *sgen,
+			 uint64_t *ngen, uint64_t pos0)
+{
+	uint32_t s1, s2;
+	uint64_t tail, pos;
+
+	if (!arena)
+		return -1;
+	s1 = __atomic_load_n(&ring->state, __ATOMIC_SEQ_CST);
+	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+	if (dcache_spath_gens(arena, wd, nidx, n, sgen, ngen) != 0)
+		return -1;
+	s2 = __atomic_load_n(&ring->state, __ATOMIC_SEQ_CST);
+	if (dcache_arena_mounts_done(arena) != __atomic_load_n(&ring->mounts, __ATOMIC_ACQUIRE))
+		return -1;
+	if ((s1 & 1) || s1 != s2)
+		return 0;
+	pos = __atomic_load_n(&read_pos, __ATOMIC_ACQUIRE);
+	if (pos0 > pos || pos > tail || tail - pos0 > 256)
+		return 0;
+	for (uint64_t i = pos0; i < tail; i++) {
+		const struct ring_rec *r = &ring->recs[i % RING_RECORDS];
+		int32_t rwd = __atomic_load_n(&r->wd, __ATOMIC_RELAXED);
+		uint32_t mask = __atomic_load_n(&r->mask, __ATOMIC_RELAXED);
+
+		RING_FENCE(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) - i >= RING_RECORDS ||
+		    (mask & IN_Q_OVERFLOW) || rwd < 0)
+			return 0;
+		for (unsigned int k = 0; k < n; k++)
+			if (dcache_arena_gen_slot(rwd) == dcache_arena_gen_slot(wd[k]))
+				return 0;
+	}
+	return 1;
+}
+
 void *session_arena(void)
 {
 	return arena;

@@ -75,6 +75,19 @@ void session_apply_locked(void (*apply)(const struct inotify_event *ev));
  * while a counted mount change's bump is not done).  Under the dcache
  * writer mutex, the caller having found the directory alive under it. */
 int session_listing_ticket(int wd, uint64_t *gen, int (*ours)(int wd));
+/* The count of ring records this process has applied (acquire).  Any thread. */
+uint64_t session_read_pos(void);
+/* The ring's mount count (ring.h, mounts), for the cache to compare with
+ * the arena's (dcache_spath_use); NULL when not attached. */
+const uint32_t *session_mounts_word(void);
+/* The shared path table's ticket: sample the generations of the walk's
+ * components (wd[i], nidx[i]), i < n, into sgen[] and ngen[]
+ * (dcache_spath_gens), and say whether a walk that began when this process
+ * had applied the records below pos0 may be offered with them: 1 if so, 0
+ * if not (a read cycle ran, or a record since pos0 is about one of those
+ * directories), -1 without a table yet.  Any thread; no lock, no syscall. */
+int session_spath_ticket(const int *wd, const uint32_t *nidx, unsigned int n, uint64_t *sgen,
+			 uint64_t *ngen, uint64_t pos0);
 /* The shared entries' mapping (cache/dcache_arena.c), NULL without one.
  * Mapped with the ring, never unmapped; any thread. */
 void *session_arena(void);

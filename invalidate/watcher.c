@@ -405,7 +405,9 @@ static void *grow_main(void *arg)
 
 		if (lim >= DCACHE_ARENA_SIZE)
 			return NULL;
-		if (dcache_arena_room(w->arena) >= DCACHE_ARENA_MARGIN) {
+		/* The margin, or a larger take that was refused (the shared
+		 * path table's, dcache_spath.c) whole. */
+		if (dcache_arena_room(w->arena) >= dcache_arena_want_room(w->arena)) {
 			dcache_arena_wait_wants(w->arena, seen, 1000000000L);
 			continue;
 		}
@@ -639,6 +641,9 @@ static void read_cycle(struct watcher *w)
 				dcache_arena_invalidate(w->arena, -1);
 			else if (w->arena && changes_listing(ev))
 				dcache_arena_invalidate(w->arena, ev->wd);
+			/* The path table's generations likewise (S5). */
+			if (w->arena)
+				dcache_spath_event(w->arena, ev->wd, ev->mask, ev->name, len);
 			rec->wd = ev->wd;
 			rec->mask = ev->mask;
 			rec->cookie = ev->cookie;
@@ -1011,6 +1016,8 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 		return refuse(&w, out, "the ring", r);
 	if (!getenv("RCUWALK_NO_ARENA"))
 		make_arena(&w); /* without it (w.note says why): phase 1 */
+	if (w.arena && getenv("RCUWALK_NO_SHARED_PATHS"))
+		dcache_spath_off(w.arena); /* before any process maps it */
 	/* Without the death notice: the readers' slower checks, and no fd
 	 * taken with pidfd_getfd (its pid could be another's by then). */
 	if (arm_death_notice(&w) == 0)

@@ -310,7 +310,7 @@ static int parse_record(const char *line, unsigned long long v[F_N_], char end[8
 {
 	static const int v1[] = { F_hits, F_neg_hits, F_misses, F_passthrough, F_invalidations,
 				  F_saved };
-	char buf[1024], *save = NULL, *tok;
+	char buf[RCUWALK_RECORD_LEN + 1], *save = NULL, *tok;
 	int seen[F_N_] = { 0 };
 	int pid_seen = 0;
 
@@ -558,6 +558,10 @@ static void print_summary(FILE *f, const struct summary *s, const struct run_inf
 	     "--session: what a name is, taken from the shared entries (no lstat)");
 	LINE("searches_shared", v[F_searches_shared], "",
 	     "--session: search permission on a directory, from the shared entries (no lstat)");
+	LINE("paths_shared", v[F_paths_shared], "",
+	     "--session: absent names offered to the shared path table");
+	LINE("path_hits_shared", v[F_path_hits_shared], "",
+	     "--session: lookups answered from the shared path table (no walk)");
 	LINE("mismatches", v[F_mismatches], "", "--verify: cached answers that differed from the kernel's (see the verify log)");
 	LINE("saved", v[F_saved], "", "syscalls avoided (hits + neg_hits)");
 	fprintf(f, "%-15s %14lld %6s  %s\n", "net_saved", net, "", "saved - misses - watches");

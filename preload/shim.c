@@ -1005,10 +1005,13 @@ static char *realpath_pass(const char *path, char *resolved)
 
 	if (!resolved || !__atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE))
 		return CALL_REAL(realpath, path, resolved);
-	tmp[0] = '\0'; /* glibc writes an absolute name, or nothing */
+	/* glibc writes an absolute name, an empty one (its getcwd failed: the
+	 * cwd was removed), or nothing; '\1' tells the last from the others. */
+	tmp[0] = '\1';
+	tmp[1] = '\0';
 	out = CALL_REAL(realpath, path, tmp);
 	err = errno;
-	if (tmp[0] && preload_copy_bytes(resolved, tmp, strlen(tmp) + 1) != 0) {
+	if (tmp[0] != '\1' && preload_copy_bytes(resolved, tmp, strlen(tmp) + 1) != 0) {
 		errno = EFAULT;
 		return NULL;
 	}

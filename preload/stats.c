@@ -165,7 +165,7 @@ struct counters {
 	uint64_t pass[PRELOAD_PASS_N_];
 	struct dcache_stats dc;
 	uint64_t events, watch_fail, overflows, mismatches, pass_watch, pass_fs, pass_attr, pass_racy;
-	uint64_t listings_shared, watches_shared, names_shared, searches_shared;
+	uint64_t listings_shared, watches_shared, names_shared, searches_shared, paths_shared;
 	uint64_t start_ns;
 	uint64_t watches; /* a level: watches held now */
 };
@@ -186,6 +186,7 @@ static void snapshot(struct counters *c)
 	c->watches_shared = is.watches_shared;
 	c->names_shared = is.names_shared;
 	c->searches_shared = is.searches_shared;
+	c->paths_shared = is.paths_shared;
 	c->watch_fail = is.watch_failures;
 	c->overflows = is.overflows;
 	c->watches = is.watches;
@@ -336,6 +337,8 @@ void preload_write_record(const char *end)
 		v[n++] = delta(now.watches_shared, base.watches_shared);
 		v[n++] = delta(now.names_shared, base.names_shared);
 		v[n++] = delta(now.searches_shared, base.searches_shared);
+		v[n++] = delta(now.paths_shared, base.paths_shared);
+		v[n++] = delta(now.dc.shared_path_hits, base.dc.shared_path_hits);
 		v[n++] = delta(now.dc.fill_ns, base.dc.fill_ns);
 		v[n++] = delta(now.start_ns, base.start_ns);
 	}
@@ -354,7 +357,7 @@ void preload_write_record(const char *end)
 			RCUWALK_RECORD_FIELDS(RCUWALK_NAME_)
 #undef RCUWALK_NAME_
 		};
-		_Static_assert(sizeof(names) / sizeof(names[0]) == 29, "field count");
+		_Static_assert(sizeof(names) / sizeof(names[0]) == 31, "field count");
 
 		for (int i = 0; i < n; i++) {
 			*p++ = ' ';
@@ -411,6 +414,7 @@ static void stats_fork_child(void)
 	base.watches_shared = is.watches_shared;
 	base.names_shared = is.names_shared;
 	base.searches_shared = is.searches_shared;
+	base.paths_shared = is.paths_shared;
 	base.watches = 0; /* inval_fork_child() drops the parent's watches */
 	record_lock = 0;
 }

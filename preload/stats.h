@@ -68,6 +68,11 @@
  *   searches_shared  directories this process's credentials may search,
  *                 taken from the session's shared entries instead of an
  *                 lstat of a name in them (phase 2)
+ *   paths_shared  negative answers (ENOENT, ENOTDIR) of whole names that
+ *                 this process offered to the session's shared path table
+ *   path_hits_shared  lookups answered from the session's shared path
+ *                 table (a name another process found absent), without a
+ *                 walk of this process's own; counted in neg_hits too
  *   fill_ns       ns spent filling the cache on misses (the kernel calls
  *                 the cache made for itself, and their bookkeeping),
  *                 measured around each (DCACHE_STAT_FILL_NS)
@@ -115,7 +120,7 @@
 	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows) \
 	X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)    \
 	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared)    \
-	X(searches_shared) X(fill_ns) X(start_ns)
+	X(searches_shared) X(paths_shared) X(path_hits_shared) X(fill_ns) X(start_ns)
 
 #define RCUWALK_RECORD_PID_DIGITS 10
 #define RCUWALK_RECORD_NUM_DIGITS 20

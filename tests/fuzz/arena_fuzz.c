@@ -18,7 +18,11 @@
  *            that a reader could not parse); for an overwrite: a 3-byte
  *            offset into the bucket heads and entries (past the header and
  *            the generations), a length byte and that many bytes
- * After every record, every watch number 0-255 is read back.
+ * After every record, every watch number 0-255 is read back, and the shared
+ * path table (dcache_spath.c) is asked for 64 names: ENOENT, ENOTDIR or
+ * nothing.  Record kind 3 with its second byte's top bit set offers such a
+ * name (through one to three components, the last in the record's watch);
+ * kind 4-5 also moves the path generations (a name's, or the watch's own).
  *
  * Build: CC=clang cmake -DRCUWALK_FUZZ=ON; run: rcuwalk_arena_fuzz [flags] [corpus].
  */
@@ -54,6 +58,8 @@ static void check_listing(const char *buf, long n, size_t count)
 		abort(); /* a count that disagrees with the names */
 }
 
+static const struct dcache_spath_key spk = { .start = 1, .flags = 1, .cred = 9 };
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -76,7 +82,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 * search answer, or a directory's attributes */
 			struct stat st = { .st_mode = S_IFDIR | 0755, .st_ino = data[i] };
 
-			if (data[i] & 1)
+			if (data[i + 1] & 0x80) {
+				static const int wds[3] = { 1, 2, 0 };
+				struct dcache_spath_fill f = { .key = spk };
+				uint64_t sg[3], ng[3];
+				char p[64];
+				const char *c[3] = { "s", "d0", "n0" };
+
+				f.len = (size_t)snprintf(p, sizeof(p), "/s/d%u/n%u", data[i] % 5,
+							 data[i + 1] & 63);
+				f.path = p;
+				f.h = dcache_spath_hash(&spk, p, f.len);
+				f.err = (data[i] & 8) ? ENOTDIR : ENOENT;
+				f.n = 1 + data[i] % 3;
+				for (unsigned int k = 0; k < f.n; k++) {
+					f.wd[k] = k == 2 ? wd : wds[k];
+					f.nidx[k] = dcache_spath_name_slot(f.wd[k], c[k], strlen(c[k]));
+				}
+				if (dcache_spath_gens(a, f.wd, f.nidx, f.n, sg, ng) != 0)
+					memset(sg, 0, sizeof(sg)), memset(ng, 0, sizeof(ng));
+				(void)dcache_spath_put(a, &f, sg, ng);
+			} else if (data[i] & 1)
 				(void)dcache_arena_put_watch(a, wd, dcache_arena_gen(a, wd), "x0", 2,
 							     data[i + 1], 1, 2);
 			else if (data[i] & 2)
@@ -95,6 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			i += len;
 		} else if (what < 6) {
 			dcache_arena_invalidate(a, (data[i - 2] & 8) ? -1 : wd);
+			dcache_spath_event(a, wd, (data[i - 2] & 16) ? 0x100 /* IN_CREATE */ : 0,
+					   "n0", (data[i - 2] & 16) ? 2 : 0);
 		} else if (i + 4 <= size) {
 			size_t at = HEADS_AT + (((size_t)data[i] << 16 | (size_t)data[i + 1] << 8 |
 						 data[i + 2]) %
@@ -132,6 +160,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if ((r != 0 && r != -ENOENT) || (cred == 0 && r == 0))
 					abort(); /* key 0 is never answered */
 			}
+		}
+		for (unsigned int k = 0; k < 64; k++) {
+			char p[64];
+			size_t l = (size_t)snprintf(p, sizeof(p), "/s/d%u/n%u", k % 5, k);
+			int r = dcache_spath_find(a, &spk, p, l, dcache_spath_hash(&spk, p, l));
+
+			if (r != 0 && r != ENOENT && r != ENOTDIR)
+				abort(); /* only a negative answer, or none */
 		}
 	}
 	free(a);

@@ -54,10 +54,35 @@
  *
  * The tree lives at mkdtemp("/tmp/rcuwalk-fuzz-XXXXXX") + 96 levels of "z" +
  * "/t": the generated paths and symlink bodies contain few enough ".." that
- * no lookup can climb out to /tmp, which other processes change at any time.
- * "@" in a path stands for the tree's absolute path.  Beside the tree, two
- * symlinks no generated change can name, @/../L and @/../M, give readlink
- * probes a link that is always there.
+ * no lookup can climb out to /tmp, which other processes change at any time
+ * (the count: shallow_cap()).  "@" in a path stands for the tree's absolute
+ * path.  Beside the tree, two symlinks no generated change can name, @/../L
+ * and @/../M, give readlink probes a link that is always there.
+ *
+ * --depth N puts the tree N levels of "z" down instead.  A session's shared
+ * path table (cache/dcache_spath.c) takes a name of at most 200 bytes whose
+ * walk passes at most 12 directories; at 96 only relative names (walked from
+ * the cwd) fit.  At N = 4 an absolute name passes 8 directories before its
+ * first component (/, /tmp, the scratch directory, 4 "z", the tree), so
+ * that names of up to five components fit.  Below 96 the generator keeps
+ * ".." out of the paths it changes and of symlink bodies, and at most N + 1
+ * in a lookup path (shallow_cap()): the same seed gives other operations
+ * than at 96.  A log of such a run says "# depth N", which --replay and
+ * --minimize obey.
+ *
+ * --look-helpers PERMILLE (default 0: none, and the operations of a seed as
+ * before) adds lookup batches ("look"), each run by an exec'd copy of this
+ * program WITH the shim (run_look_batch()): a fresh process of the session
+ * asks names looked up just before, compares each answer with the raw
+ * syscall itself and fails the run on a mismatch.  A third of the batches
+ * are races ("race", run_race_batch()): a raw child changes names while this
+ * process looks them up in new spellings, unchecked, so that walks offer
+ * answers while changes are under way; once the child is reaped every
+ * answer must be exact, here and in the helper.  With --expect-path-hits
+ * the run fails unless the statistics records show lookups answered from
+ * the shared path table (path_hits_shared), in the lookup helpers too.
+ * (Started as root, the helpers of the nobody half share nothing: their
+ * records show no shared listing, name or path.)
  *
  * On a mismatch the program prints the seed, the operation index, both
  * answers and the last operations, writes the whole operation log to
@@ -66,9 +91,13 @@
  * operations the mismatch needs.
  *
  * Usage: rcuwalk_difftest [--ops N] [--seed S] [--efault PERMILLE] [--no-shim] [-v]
+ *                         [--depth N] [--look-helpers PERMILLE] [--expect-session]
+ *                         [--expect-path-hits]
  *        rcuwalk_difftest --replay FILE | --minimize FILE
- * Exit: 0 pass, 1 mismatch, 2 setup error, 77 skip (shim not preloaded, or
- * --expect-session without a session: the launcher found no inotify instance).
+ * Exit: 0 pass, 1 mismatch (or no answer from the cache, or with
+ * --expect-path-hits none from the shared path table), 2 setup error, 77
+ * skip (shim not preloaded, or --expect-session without a session: the
+ * launcher found no inotify instance).
  * Run under the shim: LD_PRELOAD=librcuwalk.so or `rcuwalk -- rcuwalk_difftest`.
  */
 #define _GNU_SOURCE
@@ -124,6 +153,7 @@ int __openat64_2(int dirfd, const char *path, int flags);
 #define SENTINEL_ERRNO 4242
 #define NSLOTS 4
 #define RING 48
+#define RECENT 32
 
 /* ------------------------------------------------------------------------ */
 /* Operations                                                               */
@@ -162,6 +192,10 @@ enum op_kind {
 	B_FORK,
 	B_EXEC,       /* the next a ops run in an exec'd copy without the shim */
 	P_AS_NOBODY,  /* the rest runs as nobody (when started as root) */
+	B_LOOK,       /* the next a lookups run in an exec'd copy WITH the shim,
+		       * each compared there (--look-helpers) */
+	B_RACE,       /* of the next a ops, the changes run in a raw child while
+		       * this process makes the lookups, then see run_race_batch() */
 	NKINDS
 };
 
@@ -180,6 +214,7 @@ static const char *const k_kind_names[NKINDS] = {
 	[F_CHMOD] = "fd-chmod", [F_CLOSE] = "fd-close",
 	[P_CHDIR] = "chdir", [P_SETEUID] = "seteuid",
 	[B_FORK] = "fork", [B_EXEC] = "exec", [P_AS_NOBODY] = "as-nobody",
+	[B_LOOK] = "look", [B_RACE] = "race",
 };
 
 /*
@@ -266,6 +301,9 @@ static char g_tree[PATH_MAX];    /* the tree: "@" */
 static uint64_t g_seed = 1;
 static long g_nops = 100000;
 static unsigned g_efault_pm = 100; /* --efault: per mille of lookups followed by probes */
+static int g_depth = BARRIER_DEPTH; /* --depth: levels of "z" above the tree */
+static unsigned g_look_pm;       /* --look-helpers: per mille of main-stream ops */
+static pid_t g_run_pid;          /* the run's process (run_trial), for the statistics */
 static bool g_verbose;
 static bool g_quiet;             /* minimizer trials: no output, no log file */
 static bool g_started_root;
@@ -273,6 +311,7 @@ static long g_idx = -1;          /* index of the operation running */
 static const char *g_phase = "main";
 static unsigned long g_compared, g_mutations, g_batches;
 static unsigned long g_efault, g_efault_skipped; /* bad-pointer probes compared, skipped */
+static unsigned long g_look_batches, g_look_lookups; /* lookup helpers, their lookups */
 
 /* Resolved at startup: the shim's (or libc's) old stat entry points. */
 static int (*p_xstat)(int, const char *, struct stat *);
@@ -287,6 +326,8 @@ static char g_ring[RING][512]; /* the last operations, as text */
 static unsigned long g_ringn;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void resolve_libc(void);
+static void parent_of(const char *p, char *buf, size_t n);
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -406,6 +447,14 @@ struct gen {
 	char *last_link; /* the last symlink the main stream made (readlink probes) */
 	bool euid_nobody;
 	bool root;      /* the phase runs with uid 0 */
+	/* A shallow tree (--depth below BARRIER_DEPTH): -1 (the default
+	 * depth: no cap), else the most ".." a lookup path may hold; mutation
+	 * paths and symlink bodies then hold none (see shallow_cap()). */
+	int dotdot_cap;
+	unsigned look_pm; /* --look-helpers: per mille of main-stream ops */
+	char *recent[RECENT]; /* lookup paths generated lately (look batches) */
+	unsigned long nrecent;
+	bool look_again; /* the next main-stream op is a second look batch */
 };
 
 static uint64_t mix64(uint64_t *s)
@@ -468,17 +517,18 @@ static void app(char *buf, size_t n, const char *s)
 }
 
 /* A path to look up: anything goes, including "", ".", "..", "//", long
- * components and trailing slashes. */
+ * components and trailing slashes.  At most seven "..": six components and
+ * a trailing "/.." (g->dotdot_cap lowers that in a shallow tree). */
 static char *gen_lookup_path(struct gen *g)
 {
 	static const unsigned wn[] = { 22, 30, 24, 13, 8, 3 };
 	static const char *const special[] = { "@", ".", "@/.", "./", "..", "@/..", "@/", "" };
 	char buf[4096] = "";
 	unsigned r = rnd(g, 1000);
-	int ncomp;
+	int ncomp, dots = 0;
 
 	if (r < 16)
-		return xstrdup(special[rnd(g, 8)]);
+		return xstrdup(special[rnd(g, 8)]); /* one ".." at most */
 	if (rnd(g, 100) < 40)
 		app(buf, sizeof(buf), "@");
 	else if (rnd(g, 12) == 0)
@@ -493,9 +543,14 @@ static char *gen_lookup_path(struct gen *g)
 			app(buf, sizeof(buf), gen_name(g));
 		else if (c < 870)
 			app(buf, sizeof(buf), ".");
-		else if (c < 960)
-			app(buf, sizeof(buf), "..");
-		else if (c < 985)
+		else if (c < 960) {
+			/* a ".." over the cap is a "." (no draw of its own:
+			 * within the cap, the same path as uncapped) */
+			bool over = g->dotdot_cap >= 0 && dots >= g->dotdot_cap;
+
+			app(buf, sizeof(buf), over ? "." : "..");
+			dots += !over;
+		} else if (c < 985)
 			app(buf, sizeof(buf), "e");
 		else if (c < 993)
 			app(buf, sizeof(buf), g_long255);
@@ -508,14 +563,14 @@ static char *gen_lookup_path(struct gen *g)
 	else if (r < 10)
 		app(buf, sizeof(buf), "/.");
 	else if (r < 11)
-		app(buf, sizeof(buf), "/..");
+		app(buf, sizeof(buf), g->dotdot_cap >= 0 && dots >= g->dotdot_cap ? "/." : "/..");
 	else if (r < 12)
 		app(buf, sizeof(buf), "//");
 	return xstrdup(buf);
 }
 
 /* A path to change: starts with a name (never ".", ".." or the tree itself),
- * one to four components. */
+ * one to four components; in a shallow tree never "..". */
 static char *gen_mut_path(struct gen *g)
 {
 	static const unsigned wn[] = { 30, 35, 22, 13 };
@@ -531,7 +586,7 @@ static char *gen_mut_path(struct gen *g)
 			app(buf, sizeof(buf), "/");
 		if (i == 0 || c < 940)
 			app(buf, sizeof(buf), c < 995 || i == 0 ? gen_name(g) : g_long255);
-		else if (c < 970)
+		else if (c < 970 || g->dotdot_cap >= 0) /* shallow: never ".." */
 			app(buf, sizeof(buf), ".");
 		else
 			app(buf, sizeof(buf), "..");
@@ -542,7 +597,8 @@ static char *gen_mut_path(struct gen *g)
 }
 
 /* A symlink body: relative or absolute into the tree, at most two "..",
- * loops and dangling targets come by themselves. */
+ * loops and dangling targets come by themselves.  In a shallow tree no
+ * "..": the body ".." becomes "@" (the tree), a ".." component a name. */
 static char *gen_link_body(struct gen *g)
 {
 	char buf[4096] = "";
@@ -555,8 +611,8 @@ static char *gen_link_body(struct gen *g)
 		return xstrdup("");
 	if (r < 5)
 		return xstrdup(".");
-	if (r < 7)
-		return xstrdup("..");
+	if (r < 7) /* shallow: the tree itself, never above it */
+		return xstrdup(g->dotdot_cap >= 0 ? "@" : "..");
 	if (rnd(g, 100) < 15)
 		app(buf, sizeof(buf), "@");
 	ncomp = (int)rnd(g, 3) + 1;
@@ -565,7 +621,7 @@ static char *gen_link_body(struct gen *g)
 
 		if (*buf)
 			app(buf, sizeof(buf), "/");
-		if (c < 75 || (c >= 80 && dots >= 2)) {
+		if (c < 75 || (c >= 80 && (dots >= 2 || g->dotdot_cap >= 0))) {
 			app(buf, sizeof(buf), gen_name(g));
 		} else if (c < 80) {
 			app(buf, sizeof(buf), ".");
@@ -753,6 +809,80 @@ static void gen_batch(struct gen *g, struct op *op, bool exec)
 	}
 }
 
+/* A path looked up lately (look batches, --look-helpers). */
+static void recent_add(struct gen *g, const char *path)
+{
+	char **slot = &g->recent[g->nrecent++ % RECENT];
+
+	free(*slot);
+	*slot = xstrdup(path);
+}
+
+/* A path looked up lately: one of the last 8 more often than not. */
+static char *recent_pick(struct gen *g)
+{
+	unsigned long n = g->nrecent < RECENT ? g->nrecent : RECENT;
+	unsigned k = rnd(g, 100) < 60 && n > 8 ? 8 : (unsigned)n;
+
+	return xstrdup(g->recent[(g->nrecent - 1 - rnd(g, k)) % RECENT]);
+}
+
+/* Lookups for a lookup helper: most of them names looked up lately (by this
+ * process or a helper), which the shared path table may hold, the others
+ * new.  Half the batches are followed at once by a second one, which asks
+ * mostly the first one's names: nothing changes between them, so the
+ * second helper finds the absent ones in the shared path table. */
+static void gen_look_batch(struct gen *g, struct op *op)
+{
+	op->kind = B_LOOK;
+	op->a = op->nsub = (int)rnd(g, 8) + 1;
+	op->sub = calloc((size_t)op->nsub, sizeof(*op->sub));
+	if (!op->sub)
+		die("out of memory");
+	for (int i = 0; i < op->nsub; i++) {
+		struct op *l = &op->sub[i];
+
+		gen_lookup(g, l);
+		if (g->nrecent && rnd(g, 100) < 60) {
+			free(l->p1);
+			l->p1 = recent_pick(g);
+		}
+		recent_add(g, l->p1);
+	}
+	g->look_again = !g->look_again && rnd(g, 2);
+}
+
+/* Changes for a raw child, and lookups of the names they change for this
+ * process to make meanwhile (run_race_batch()). */
+static void gen_race_batch(struct gen *g, struct op *op)
+{
+	int nmut = (int)rnd(g, 3) + 1, n = 0;
+
+	op->kind = B_RACE;
+	op->sub = calloc((size_t)nmut * 3, sizeof(*op->sub));
+	if (!op->sub)
+		die("out of memory");
+	for (int i = 0; i < nmut; i++) {
+		struct op *m = &op->sub[n++];
+		const char *paths[2];
+
+		gen_mutation(g, m, true);
+		paths[0] = m->p1;
+		paths[1] = m->kind == M_RENAME ? m->p2 : NULL;
+		for (int k = 0; k < 2 && paths[k]; k++) {
+			struct op *l = &op->sub[n++];
+			char par[4096];
+
+			gen_lookup(g, l);
+			parent_of(paths[k], par, sizeof(par));
+			free(l->p1);
+			l->p1 = xstrdup(rnd(g, 4) ? paths[k] : par);
+			recent_add(g, l->p1);
+		}
+	}
+	op->a = op->nsub = n;
+}
+
 /* A bad-pointer probe of path (the lookup just generated). */
 static void gen_efault(struct gen *g, const char *path, struct op *op)
 {
@@ -790,6 +920,15 @@ static void gen_main_op(struct gen *g, struct op *op)
 		op->kind = P_SETEUID;
 		op->a = 0;
 		g->euid_nobody = false;
+		return;
+	}
+	/* Not with euid nobody: with a real uid of root, the exec'd helper
+	 * may be AT_SECURE and then ld.so would not preload the shim. */
+	if (g->look_pm && !g->euid_nobody && (g->look_again || rnd(g, 1000) < g->look_pm)) {
+		if (!g->look_again && rnd(g, 3) == 0)
+			gen_race_batch(g, op);
+		else
+			gen_look_batch(g, op);
 		return;
 	}
 	r = rnd(g, 1000);
@@ -837,6 +976,15 @@ static void gen_op(struct gen *g, struct op *op)
 		return;
 	}
 	gen_main_op(g, op);
+	/* With look batches, a fifth of the lookups ask a name looked up
+	 * lately, which a helper may have found absent (and offered). */
+	if (g->look_pm && op->kind <= L_OPEN) {
+		if (g->nrecent && rnd(g, 100) < 20) {
+			free(op->p1);
+			op->p1 = recent_pick(g);
+		}
+		recent_add(g, op->p1);
+	}
 	/* a name in the tree itself: likely made, and still there a while */
 	if (op->kind == M_SYMLINK && !strchr(op->p1 + (op->p1[0] == '@' ? 2 : 0), '/')) {
 		free(g->last_link);
@@ -856,6 +1004,35 @@ static void gen_release(struct gen *g)
 		op_free(&g->pending[--g->npending]);
 	free(g->last_link);
 	g->last_link = NULL;
+	for (int i = 0; i < RECENT; i++) {
+		free(g->recent[i]);
+		g->recent[i] = NULL;
+	}
+}
+
+/*
+ * The most ".." a generated lookup path may hold in a tree `depth` levels of
+ * "z" below the scratch directory, or -1: no cap.
+ *
+ * Why 96 levels by default: a lookup climbs by the ".." of its path (seven
+ * at most, gen_lookup_path()) and of the symlink bodies it follows (two
+ * each, at most 40 of them: the kernel's MAXSYMLINKS), 87 levels at most
+ * from where it starts, the cwd or the tree (cwd_in_tree()), and 97 levels
+ * lie between the tree and /tmp.  (A mutation may reach above the tree too,
+ * by the same means, and move the cwd there; the margin is wide enough for
+ * that to stay theory.)
+ *
+ * Below that depth (--depth N) nothing climbs through symlinks: mutation
+ * paths and symlink bodies hold no ".." (the generator), so every entry is
+ * made in the tree, every symlink leads to the tree or below its own
+ * directory, and the cwd never leaves the tree; a lookup then stands at
+ * most as many levels above the tree as its path holds "..", which the cap
+ * keeps within the N + 1 levels up to the scratch directory (made by
+ * mkdtemp, changed by nobody else).  From N = 6 on, the cap never bites.
+ */
+static int shallow_cap(int depth)
+{
+	return depth >= BARRIER_DEPTH ? -1 : depth + 1;
 }
 
 static void gen_init(struct gen *g, uint64_t seed, long nops, bool root, unsigned efault_pm)
@@ -866,6 +1043,8 @@ static void gen_init(struct gen *g, uint64_t seed, long nops, bool root, unsigne
 	g->root = root;
 	g->nobody_at = root ? nops / 2 : -1;
 	g->efault_pm = efault_pm;
+	g->dotdot_cap = shallow_cap(g_depth);
+	g->look_pm = g_look_pm;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -914,6 +1093,9 @@ static struct op *load_log(const char *file, long *n)
 		char *l = line;
 		struct op op;
 
+		/* "# depth N": the log of a run in a shallow tree (write_log) */
+		if (sscanf(l, "# depth %d", &g_depth) == 1 && (g_depth < 1 || g_depth > 200))
+			die("%s: depth %d", file, g_depth);
 		if (*l == '#' || *l == '\n')
 			continue;
 		while (*l == ' ')
@@ -932,7 +1114,7 @@ static struct op *load_log(const char *file, long *n)
 				die("out of memory");
 		}
 		ops[*n] = op;
-		if (op.kind == B_FORK || op.kind == B_EXEC) {
+		if (op.kind == B_FORK || op.kind == B_EXEC || op.kind == B_LOOK || op.kind == B_RACE) {
 			batch = &ops[*n];
 			want = op.a;
 			batch->sub = calloc((size_t)(want ? want : 1), sizeof(*batch->sub));
@@ -953,7 +1135,8 @@ static const char *expand(const char *p, char *buf, size_t n)
 {
 	if (!p || p[0] != '@')
 		return p;
-	snprintf(buf, n, "%s%s", g_tree, p + 1);
+	if ((size_t)snprintf(buf, n, "%s%s", g_tree, p + 1) >= n)
+		die("path too long: %s", p);
 	return buf;
 }
 
@@ -2172,6 +2355,21 @@ static void run_excl(const struct op *op)
 
 static char **g_argv0;
 
+/* One operation of a batch as an exec'd helper's argument: its log line. */
+static char *op_arg(const struct op *op)
+{
+	char line[8192];
+	FILE *f = fmemopen(line, sizeof(line), "w");
+
+	if (!f)
+		die("fmemopen");
+	op_write(f, op, "");
+	fclose(f);
+	line[sizeof(line) - 1] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	return xstrdup(line);
+}
+
 static void run_exec_batch(const struct op *op)
 {
 	char **args = calloc((size_t)op->nsub + 5, sizeof(char *));
@@ -2191,18 +2389,8 @@ static void run_exec_batch(const struct op *op)
 	args[0] = g_argv0[0];
 	args[1] = (char *)"--helper";
 	args[2] = g_tree;
-	for (int i = 0; i < op->nsub; i++) {
-		char line[8192];
-		FILE *f = fmemopen(line, sizeof(line), "w");
-
-		if (!f)
-			die("fmemopen");
-		op_write(f, &op->sub[i], "");
-		fclose(f);
-		line[sizeof(line) - 1] = '\0';
-		line[strcspn(line, "\n")] = '\0';
-		args[3 + i] = xstrdup(line);
-	}
+	for (int i = 0; i < op->nsub; i++)
+		args[3 + i] = op_arg(&op->sub[i]);
 	/* posix_spawn: not the shim's fork() (see raw_fork()) */
 	if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, env) != 0)
 		die("posix_spawn: %s", strerror(errno));
@@ -2252,6 +2440,216 @@ static void run_batch(const struct op *op)
 	/* waitpid() returned: the sync point.  Everything must be exact now. */
 	for (int i = 0; i < op->nsub; i++)
 		check_op_paths(&op->sub[i]);
+}
+
+/*
+ * A batch of lookups in an exec'd copy of this program WITH the shim, the
+ * environment as it is (LD_PRELOAD, the session, RCUWALK_STATS): a fresh
+ * process, whose cache holds nothing of this one's, so that it answers
+ * from what the session shares, its shared path table included (names this
+ * process or an earlier helper found absent), and offers what it finds
+ * absent to this process and later helpers.  It compares each lookup with
+ * the raw syscall itself, reports a mismatch there and exits 1: then this
+ * run reports one too (and writes the log).  Spawned and reaped as the
+ * other exec'd helpers: nothing changes meanwhile.
+ */
+static void run_look_batch(const struct op *op)
+{
+	char **args = calloc((size_t)op->nsub + 6, sizeof(char *));
+	char seed[32], idx[32];
+	pid_t pid;
+	int status;
+
+	if (!args)
+		die("out of memory");
+	snprintf(seed, sizeof(seed), "%" PRIu64, g_seed);
+	snprintf(idx, sizeof(idx), "%ld", g_idx);
+	args[0] = g_argv0[0];
+	args[1] = (char *)"--look-helper";
+	args[2] = g_tree;
+	args[3] = seed;
+	args[4] = idx;
+	for (int i = 0; i < op->nsub; i++)
+		args[5 + i] = op_arg(&op->sub[i]);
+	if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, environ) != 0)
+		die("posix_spawn: %s", strerror(errno));
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid: %s", strerror(errno));
+	for (int i = 0; i < op->nsub; i++)
+		free(args[5 + i]);
+	free(args);
+	g_look_batches++;
+	g_look_lookups += (unsigned long)op->nsub;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
+		mismatch_text("lookup batch", "(the helper's, above)",
+			      "(in a lookup helper: an exec'd copy with the shim)",
+			      "see the helper's report above", "see the helper's report above");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("lookup helper failed (status 0x%x)", status);
+}
+
+/* A lookup whose answer is not compared (a race is on). */
+static void lookup_unchecked(const struct op *op)
+{
+	char buf[PATH_MAX + 512];
+	const char *p = expand(op->p1, buf, sizeof(buf));
+	struct stat st;
+	int fd;
+
+	switch (op->kind) {
+	case L_LSTAT:
+	case L_LSTAT64:
+	case L_LXSTAT:
+		(void)!lstat(p, &st);
+		break;
+	case L_FSTATAT:
+	case L_FSTATAT64:
+	case L_FXSTATAT:
+		(void)!fstatat(AT_FDCWD, p, &st, op->b);
+		break;
+	case L_ACCESS:
+		(void)!access(p, op->a);
+		break;
+	case L_FACCESSAT:
+		(void)!faccessat(AT_FDCWD, p, op->a, op->b);
+		break;
+	case L_EUIDACCESS:
+	case L_EACCESS:
+		(void)!euidaccess(p, op->a);
+		break;
+	case L_OPEN:
+		fd = open(p, op->b | (op->b & O_PATH ? 0 : O_NONBLOCK));
+		if (fd >= 0)
+			close(fd);
+		break;
+	default:
+		(void)!stat(p, &st);
+		break;
+	}
+}
+
+#define SPELLINGS 48
+
+/* Spelling k of lookup op: its path with k more "." components at the
+ * start ("@/./a", "././a"), the same name to the kernel but another key to
+ * the path index and to the shared path table. */
+static void spell(const struct op *op, int k, struct op *out)
+{
+	char buf[PATH_MAX + 64];
+	const char *p = op->p1 ? op->p1 : "";
+	bool tree = p[0] == '@';
+	size_t n = 0;
+
+	*out = *op;
+	out->sub = NULL;
+	out->nsub = 0;
+	out->p2 = NULL;
+	if (tree)
+		buf[n++] = '@';
+	for (int i = 0; i < k && *p; i++) {
+		memcpy(buf + n, tree ? "/." : "./", 2);
+		n += 2;
+	}
+	snprintf(buf + n, sizeof(buf) - n, "%s", tree ? p + 1 : p);
+	out->p1 = xstrdup(buf);
+}
+
+/*
+ * A race (look batches, --look-helpers): a raw child (raw_fork()) makes the
+ * batch's changes, 100 us apart, while this process makes the batch's
+ * lookups (of the names changed and their parents) over and over, each
+ * round in another spelling (spell()): a spelling not looked up before is
+ * walked, not answered by the path index, and a walk that finds a name
+ * absent offers it to the shared path table, perhaps from a dentry that an
+ * event already published (its generations bumped) has not reached yet in
+ * this process.  The ticket (invalidate/inval_shared.c, spath_put) must
+ * refuse such an offer.  The answers are not compared while the child
+ * runs (nothing is exact before the waitpid).  Then, the child reaped, the
+ * changes are checked as after a batch, and every spelling used is looked
+ * up and compared here and in a lookup helper: a fresh process, which an
+ * entry that slipped through would answer wrongly.
+ */
+static void run_race_batch(const struct op *op)
+{
+	struct op look = { .kind = B_LOOK };
+	struct op *sp = calloc((size_t)op->nsub * SPELLINGS, sizeof(*sp));
+	pid_t pid;
+	int status = 0, nlook = 0, round = 0, nspell;
+	bool reaped = false;
+
+	if (!sp)
+		die("out of memory");
+	for (int i = 0; i < op->nsub; i++)
+		for (int k = 0; k < SPELLINGS && is_lookup(op->sub[i].kind); k++)
+			spell(&op->sub[i], k, &sp[i * SPELLINGS + k]);
+	pid = raw_fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		for (int i = 0; i < op->nsub; i++) {
+			struct timespec ts = { 0, 100000 };
+
+			if (is_lookup(op->sub[i].kind))
+				continue;
+			syscall(SYS_nanosleep, &ts, NULL);
+			run_mutation(&op->sub[i], BK_RAW);
+		}
+		syscall(SYS_exit_group, 0);
+	}
+	g_batches++;
+	for (; round < SPELLINGS && !reaped; round++) {
+		for (int i = 0; i < op->nsub; i++)
+			if (is_lookup(op->sub[i].kind))
+				lookup_unchecked(&sp[i * SPELLINGS + round]);
+		reaped = waitpid(pid, &status, WNOHANG) == pid;
+	}
+	if (!reaped && waitpid(pid, &status, 0) != pid)
+		die("waitpid: %s", strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("race helper failed (status 0x%x)", status);
+	/* reaped: the sync point.  Everything must be exact now. */
+	for (int i = 0; i < op->nsub; i++)
+		if (!is_lookup(op->sub[i].kind))
+			check_op_paths(&op->sub[i]);
+	nspell = round < SPELLINGS ? round : SPELLINGS;
+	look.sub = calloc((size_t)op->nsub * SPELLINGS, sizeof(*look.sub));
+	if (!look.sub)
+		die("out of memory");
+	for (int i = 0; i < op->nsub; i++) {
+		for (int k = 0; k < nspell && is_lookup(op->sub[i].kind); k++) {
+			run_lookup(&sp[i * SPELLINGS + k], "(after a race)");
+			look.sub[nlook++] = sp[i * SPELLINGS + k]; /* shallow: sp owns the paths */
+		}
+	}
+	look.a = look.nsub = nlook;
+	if (nlook)
+		run_look_batch(&look);
+	free(look.sub);
+	for (int i = 0; i < op->nsub * SPELLINGS; i++)
+		free(sp[i].p1);
+	free(sp);
+}
+
+/* --look-helper TREE SEED INDEX LINE...: the exec'd lookup helper (with
+ * the shim): each line a lookup, compared as in the run. */
+static int look_helper_main(int argc, char **argv)
+{
+	snprintf(g_tree, sizeof(g_tree), "%s", argv[2]);
+	g_seed = strtoull(argv[3], NULL, 10);
+	g_idx = strtol(argv[4], NULL, 10);
+	g_phase = "lookup helper";
+	resolve_libc();
+	for (int i = 5; i < argc; i++) {
+		char line[512];
+		struct op op;
+
+		if (!op_parse(argv[i], &op) || !is_lookup(op.kind) || op.kind == L_EFAULT)
+			return 3;
+		snprintf(g_ring[g_ringn++ % RING], sizeof(g_ring[0]), "%s", op_line(&op, line, sizeof(line)));
+		run_lookup(&op, "(in a lookup helper: an exec'd copy with the shim)");
+		op_free(&op);
+	}
+	exit(0);
 }
 
 /* --helper TREE LINE...: the exec'd helper (no shim) */
@@ -2371,6 +2769,12 @@ static void run_one(const struct op *op)
 	case B_EXEC:
 		run_batch(op);
 		break;
+	case B_LOOK:
+		run_look_batch(op);
+		break;
+	case B_RACE:
+		run_race_batch(op);
+		break;
 	case P_CHDIR:
 		run_chdir(op);
 		break;
@@ -2394,6 +2798,9 @@ static void print_phase(void)
 	printf("phase %s: %lu comparisons (%lu with bad pointers, %lu such probes skipped), "
 	       "%lu mutations, %lu helper batches\n",
 	       g_phase, g_compared, g_efault, g_efault_skipped, g_mutations, g_batches);
+	if (g_look_batches)
+		printf("phase %s: %lu lookup helpers compared %lu lookups\n", g_phase,
+		       g_look_batches, g_look_lookups);
 }
 
 /* Runs the operations in this process (forking the nobody phase when asked).
@@ -2416,6 +2823,7 @@ static int run_ops(struct src *s)
 			become_nobody();
 			g_phase = "nobody";
 			g_compared = g_mutations = g_batches = g_efault = g_efault_skipped = 0;
+			g_look_batches = g_look_lookups = 0;
 			snprintf(g_ring[g_ringn++ % RING], sizeof(g_ring[0]), "as-nobody 0 0 - -");
 			src_release(s, &op);
 			continue;
@@ -2441,6 +2849,8 @@ static void write_log(long upto, const struct src *s, char *file, size_t n)
 	}
 	fprintf(f, "# rcuwalk_difftest log: seed %" PRIu64 ", operations 0..%ld; \"@\" = the tree\n",
 		g_seed, upto);
+	if (g_depth != BARRIER_DEPTH)
+		fprintf(f, "# depth %d\n", g_depth);
 	if (!s->from_list) {
 		struct gen g = s->g;
 		struct op op;
@@ -2472,7 +2882,7 @@ static void make_scratch(void)
 	if (syscall(SYS_fchmodat, AT_FDCWD, g_scratch, 0755) != 0)
 		die("chmod %s: %s", g_scratch, strerror(errno));
 	snprintf(p, sizeof(p), "%s", g_scratch);
-	for (int i = 0; i < BARRIER_DEPTH; i++) {
+	for (int i = 0; i < g_depth; i++) {
 		strcat(p, "/z");
 		if (syscall(SYS_mkdirat, AT_FDCWD, p, 0755) != 0)
 			die("mkdir %s: %s", p, strerror(errno));
@@ -2554,6 +2964,7 @@ static int run_trial(struct src *s)
 			die("chdir %s: %s", g_tree, strerror(errno));
 		exit(run_ops(s));
 	}
+	g_run_pid = pid;
 	if (waitpid(pid, &status, 0) != pid)
 		die("waitpid: %s", strerror(errno));
 	cleanup_scratch();
@@ -2638,7 +3049,8 @@ static int minimize_main(const char *file)
 	for (long i = 0; i < n; i++) {
 		struct op *b = &ops[i];
 
-		if (!keep[i] || (b->kind != B_FORK && b->kind != B_EXEC))
+		if (!keep[i] || (b->kind != B_FORK && b->kind != B_EXEC && b->kind != B_LOOK &&
+				 b->kind != B_RACE))
 			continue;
 		for (int j = 0; j < b->nsub && b->nsub > 1;) {
 			struct op gone = b->sub[j];
@@ -2663,6 +3075,8 @@ static int minimize_main(const char *file)
 	if (!f)
 		die("%s: %s", out, strerror(errno));
 	fprintf(f, "# minimized from %s: %ld of %ld operations\n", file, kept, n);
+	if (g_depth != BARRIER_DEPTH)
+		fprintf(f, "# depth %d\n", g_depth);
 	for (long i = 0; i < n; i++)
 		if (keep[i])
 			op_write(f, &ops[i], "");
@@ -2699,13 +3113,22 @@ static int minimize_main(const char *file)
 
 struct totals {
 	unsigned long long hits, neg_hits, misses, pass, inval;
+	unsigned long long paths_shared, path_hits, path_hits_helpers; /* the shared path table */
 	int lines;
 };
+
+/* Field `name` of a record, 0 if it has none. */
+static unsigned long long stats_field(const char *line, const char *name)
+{
+	const char *p = strstr(line, name);
+
+	return p ? strtoull(p + strlen(name), NULL, 10) : 0;
+}
 
 static void read_stats(const char *file, long from, struct totals *t)
 {
 	FILE *f = fopen(file, "r");
-	char line[512];
+	char line[4096];
 
 	memset(t, 0, sizeof(*t));
 	if (!f)
@@ -2725,6 +3148,10 @@ static void read_stats(const char *file, long from, struct totals *t)
 			t->pass += p;
 			t->inval += iv;
 			t->lines++;
+			t->paths_shared += stats_field(line, " paths_shared=");
+			t->path_hits += stats_field(line, " path_hits_shared=");
+			if (pid != g_run_pid) /* lookup helpers (--look-helpers) */
+				t->path_hits_helpers += stats_field(line, " path_hits_shared=");
 		}
 	}
 	fclose(f);
@@ -2760,10 +3187,29 @@ static int owner_of(const char *name)
 	return OWN_OTHER;
 }
 
+/* The entry points looked up at startup (p_xstat, ..., p_libc_realpath). */
+static void resolve_libc(void)
+{
+	void *libc;
+
+	p_xstat = (int (*)(int, const char *, struct stat *))dlsym(RTLD_DEFAULT, "__xstat");
+	p_lxstat = (int (*)(int, const char *, struct stat *))dlsym(RTLD_DEFAULT, "__lxstat");
+	p_fxstatat = (int (*)(int, int, const char *, struct stat *, int))dlsym(RTLD_DEFAULT, "__fxstatat");
+	libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	if (libc) {
+		p_libc_euidaccess = (int (*)(const char *, int))dlsym(libc, "euidaccess");
+		/* the current version (the oldest one wants a buffer) */
+		p_libc_realpath = (char *(*)(const char *, char *))dlvsym(libc, "realpath", "GLIBC_2.3");
+	}
+	if (!p_libc_euidaccess || !p_libc_realpath)
+		die("glibc's euidaccess or realpath not found");
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: rcuwalk_difftest [--ops N] [--seed S] [--efault PERMILLE] [--no-shim]\n"
-			"                        [--expect-session] [-v]\n"
+			"                        [--depth N] [--look-helpers PERMILLE]\n"
+			"                        [--expect-session] [--expect-path-hits] [-v]\n"
 			"       rcuwalk_difftest --replay FILE | --minimize FILE\n");
 	exit(2);
 }
@@ -2771,7 +3217,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	const char *replay = NULL, *minimize = NULL, *stats;
-	bool no_shim = false, expect_session = false;
+	bool no_shim = false, expect_session = false, expect_path_hits = false;
 	struct src s = { 0 };
 	struct totals t;
 	long stats_from = 0;
@@ -2781,6 +3227,8 @@ int main(int argc, char **argv)
 	g_argv0 = argv;
 	if (argc >= 3 && !strcmp(argv[1], "--helper"))
 		return helper_main(argc, argv);
+	if (argc >= 5 && !strcmp(argv[1], "--look-helper"))
+		return look_helper_main(argc, argv);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--ops") && i + 1 < argc)
 			g_nops = strtol(argv[++i], NULL, 10);
@@ -2794,13 +3242,21 @@ int main(int argc, char **argv)
 			minimize = argv[++i];
 		else if (!strcmp(argv[i], "--no-shim"))
 			no_shim = true;
+		else if (!strcmp(argv[i], "--depth") && i + 1 < argc)
+			g_depth = (int)strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--look-helpers") && i + 1 < argc)
+			g_look_pm = (unsigned)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--expect-session"))
 			expect_session = true;
+		else if (!strcmp(argv[i], "--expect-path-hits"))
+			expect_path_hits = true;
 		else if (!strcmp(argv[i], "-v"))
 			g_verbose = true;
 		else
 			usage();
 	}
+	if (g_depth < 1 || g_depth > 200 || g_look_pm > 1000)
+		usage();
 	if (!no_shim && !shim_loaded()) {
 		fprintf(stderr, "rcuwalk_difftest: librcuwalk.so is not preloaded (--no-shim runs without it)\n");
 		return 77;
@@ -2855,21 +3311,7 @@ int main(int argc, char **argv)
 	memset(g_data, 'x', sizeof(g_data));
 	memset(g_long256, 'x', 256);
 	memset(g_long255, 'y', 255);
-	p_xstat = (int (*)(int, const char *, struct stat *))dlsym(RTLD_DEFAULT, "__xstat");
-	p_lxstat = (int (*)(int, const char *, struct stat *))dlsym(RTLD_DEFAULT, "__lxstat");
-	p_fxstatat = (int (*)(int, int, const char *, struct stat *, int))dlsym(RTLD_DEFAULT, "__fxstatat");
-	{
-		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-
-		if (libc) {
-			p_libc_euidaccess = (int (*)(const char *, int))dlsym(libc, "euidaccess");
-			/* the current version (the oldest one wants a buffer) */
-			p_libc_realpath = (char *(*)(const char *, char *))dlvsym(libc, "realpath",
-										  "GLIBC_2.3");
-		}
-	}
-	if (!p_libc_euidaccess || !p_libc_realpath)
-		die("glibc's euidaccess or realpath not found");
+	resolve_libc();
 	for (int e = 0; e < NEPS; e++)
 		g_owner[e] = owner_of(k_ep_names[e]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2892,8 +3334,16 @@ int main(int argc, char **argv)
 		printf("shim statistics (%d processes): hits=%llu neg_hits=%llu misses=%llu "
 		       "passthrough=%llu invalidations=%llu\n",
 		       t.lines, t.hits, t.neg_hits, t.misses, t.pass, t.inval);
+		printf("shared path table: paths_shared=%llu path_hits_shared=%llu "
+		       "(%llu in lookup helpers)\n", t.paths_shared, t.path_hits, t.path_hits_helpers);
 		if (rc == 0 && t.hits + t.neg_hits == 0) {
 			fprintf(stderr, "rcuwalk_difftest: the shim answered nothing from its cache\n");
+			rc = 1;
+		}
+		/* else the run proves nothing about the shared path table */
+		if (rc == 0 && expect_path_hits && (t.path_hits == 0 || t.path_hits_helpers == 0)) {
+			fprintf(stderr, "rcuwalk_difftest: --expect-path-hits, but %s answered from the "
+				"shared path table\n", t.path_hits ? "no lookup helper's lookup was" : "no lookup was");
 			rc = 1;
 		}
 	}

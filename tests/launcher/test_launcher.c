@@ -214,7 +214,8 @@ static int count_substr(const char *hay, const char *needle)
 	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved) X(lookups)   \
 	X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form) X(pass_write) X(pass_early)   \
 	X(watches) X(watch_fail) X(events) X(overflows) X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy) \
-	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared) X(searches_shared)
+	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared) X(searches_shared) \
+	X(paths_shared) X(path_hits_shared)
 enum {
 #define X(n) I_##n,
 	FIELDS(X)

@@ -1033,7 +1033,11 @@ static int helper_foreign_child(const char *e, const char *what)
  * renaming base/d away and making a new one in its place.  The stats
  * records count the listings the children took from the shared ones. */
 static const char *const shared_names[] = { "x0", "x1", "x2", "x3", "f0", "f1", "f5", "f9",
-					    "new1", "f1b", "z", "s", "s/x", "x4" };
+					    "new1", "f1b", "z", "s", "s/x", "x4",
+					    /* the shared path table's answers: ENOTDIR,
+					     * a trailing slash, below an absent name,
+					     * through a symlink */
+					    "f2/x", "f3/", "x5/y/z", "s/deep/x", "l/x", "l/", "x6" };
 
 static int helper_shared(const char *base)
 {
@@ -1049,7 +1053,9 @@ static int helper_shared(const char *base)
 	}
 	snprintf(p, sizeof(p), "%s/s", d);
 	raw_mkdir(p);
-	for (int round = 0; round < 10; round++) {
+	snprintf(p, sizeof(p), "%s/l", d);
+	syscall(SYS_symlinkat, "f4", AT_FDCWD, p);
+	for (int round = 0; round < 12; round++) {
 		if (reap(spawn_helper("shared-child", base, "")) != 0)
 			FAIL("shared: child %d failed", round);
 		switch (round) {
@@ -1081,6 +1087,39 @@ static int helper_shared(const char *base)
 			snprintf(p, sizeof(p), "%s/z", d);
 			if (raw_write_file(p, 1, 0) != 0)
 				FAIL("shared: create z");
+			snprintf(p, sizeof(p), "%s/l", d);
+			syscall(SYS_symlinkat, "f4", AT_FDCWD, p); /* dangling now: no f4 */
+			break;
+		case 6: /* x5/y/z: absent at x5, then at y */
+			snprintf(p, sizeof(p), "%s/x5", d);
+			raw_mkdir(p);
+			break;
+		case 7: /* f2 a directory: f2/x absent instead of ENOTDIR */
+			snprintf(p, sizeof(p), "%s/f2", d);
+			raw_mkdir(p);
+			break;
+		case 8: /* f2/x present, the symlink's target a directory */
+			snprintf(p, sizeof(p), "%s/f2/x", d);
+			if (raw_write_file(p, 1, 0) != 0)
+				FAIL("shared: create f2/x");
+			snprintf(p, sizeof(p), "%s/f4", d);
+			raw_mkdir(p);
+			break;
+		case 9: /* the symlink retargeted, x6 made */
+			snprintf(p, sizeof(p), "%s/l", d);
+			syscall(SYS_unlinkat, AT_FDCWD, p, 0);
+			syscall(SYS_symlinkat, "f5", AT_FDCWD, p);
+			snprintf(p, sizeof(p), "%s/x6", d);
+			if (raw_write_file(p, 1, 0) != 0)
+				FAIL("shared: create x6");
+			break;
+		case 10: /* search permission on s taken away (and back below) */
+			snprintf(p, sizeof(p), "%s/s", d);
+			syscall(SYS_fchmodat, AT_FDCWD, p, 0600);
+			break;
+		case 11:
+			snprintf(p, sizeof(p), "%s/s", d);
+			syscall(SYS_fchmodat, AT_FDCWD, p, 0755);
 			break;
 		}
 	}
@@ -1931,7 +1970,11 @@ static void test_session_shared_listings_exact_across_processes(void **state)
 	subdir(d, "shared");
 	snprintf(stats, sizeof(stats), "%s/shared.stats", g_scratch);
 	setenv("RCUWALK_STATS", stats, 1);
+	/* Without the path table, which would answer most of the absent
+	 * names before any listing is needed (its own test: below). */
+	setenv("RCUWALK_NO_SHARED_PATHS", "1", 1);
 	st = run_session("shared", d, "");
+	unsetenv("RCUWALK_NO_SHARED_PATHS");
 	unsetenv("RCUWALK_STATS");
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
@@ -1943,6 +1986,32 @@ static void test_session_shared_listings_exact_across_processes(void **state)
 	assert_true(shared >= 1);
 	assert_true(watches >= 1);
 	assert_true(names >= 1);
+}
+
+/* The shared path table (cache/dcache_spath.c): in the scenario above the
+ * children's negative answers (ENOENT, ENOTDIR, through a symlink, below a
+ * trailing slash) are offered and later children answer from them, exact
+ * after every change the parent made between them. */
+static void test_session_shared_path_answers_exact_across_processes(void **state)
+{
+	char d[PLEN], stats[PLEN];
+	long long offered, hits;
+	int st;
+
+	(void)state;
+	subdir(d, "spath");
+	snprintf(stats, sizeof(stats), "%s/spath.stats", g_scratch);
+	setenv("RCUWALK_STATS", stats, 1);
+	st = run_session("shared", d, "");
+	unsetenv("RCUWALK_STATS");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	offered = stats_field(stats, "paths_shared");
+	hits = stats_field(stats, "path_hits_shared");
+	print_message("negative answers offered to the shared path table: %lld, answered from it: %lld\n",
+		      offered, hits);
+	assert_true(offered >= 1);
+	assert_true(hits >= 1);
 }
 
 /* Attaching takes the instance with pidfd_getfd where the kernel allows
@@ -2152,6 +2221,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_watcher_death_seen_by_idle_process),
 		cmocka_unit_test(test_session_foreign_directory_records_reach_nothing),
 		cmocka_unit_test(test_session_shared_listings_exact_across_processes),
+		cmocka_unit_test(test_session_shared_path_answers_exact_across_processes),
 		cmocka_unit_test(test_session_shared_directory_attributes_exact_after_inode_flag_ioctl),
 		cmocka_unit_test(test_session_access_on_a_shared_file_name_asks_the_kernel_once),
 		cmocka_unit_test(test_session_search_answers_shared_only_with_the_same_credentials),
