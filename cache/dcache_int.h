@@ -585,6 +585,11 @@ struct miss {
 	 * which would hash the same D_LISTED entry again, and again. */
 	bool relist;
 	int err;                /* POP_MISS_ANSWERED: 0 (m->st) or the errno */
+	/* The shared path table's answer for this name, found at the walk's
+	 * start, when the walk went on to fill the path index (dcache_walk.c,
+	 * sp_walk_on): a WALK_MISS or DCACHE_PASS of that walk is answered
+	 * with it (dcache_lookup_len) instead of asking the kernel. */
+	int sp_answer;
 	unsigned char pass_why; /* POP_MISS_ANSWERED: PASS_WHY_* if the reply's attributes
 				 * were not kept (counted as the kernel's answer) */
 	/* Last, and not cleared by MISS_INIT: written by dc_populate_rcu()
@@ -819,6 +824,10 @@ static inline bool pidx_worth_filling(void)
 	return b && LOAD_RELAXED(b->c[DCACHE_STAT_HIT]) + LOAD_RELAXED(b->c[DCACHE_STAT_NEG_HIT]) >=
 			    dc_pidx_min_answers;
 }
+
+/* A walk that went on after a shared table hit answered itself (true) or
+ * not (dcache_walk.c, sp_walk_on). */
+void dc_sp_walk_done(bool answered);
 
 void dc_pidx_fill(const struct dentry *start, unsigned int key, const char *name,
 		  size_t len, uint64_t h, uint64_t gen, struct dentry *res,

@@ -89,6 +89,31 @@ void dcache_spath_use(void *mem, uint64_t cred, const uint32_t *mounts)
 	}
 }
 
+/*
+ * A name the shared table answers never reaches this thread's own path
+ * index, whose hits cost less (no chain, no generations): a thread that
+ * fills the index (pidx_worth_filling) walks on after a hit, so that the
+ * walk fills it, and takes the table's answer where its own cache misses
+ * (struct miss, sp_answer).  A thread whose cache cannot answer such walks
+ * (a session's new process, before its directories are complete) stops
+ * trying: sp_budget, per thread, goes down by one for a walk that missed and
+ * up by four for one that answered (at most 256); none is tried at 0.
+ */
+static __thread int sp_budget __attribute__((tls_model("initial-exec"))) = 64;
+
+static inline bool sp_walk_on(void)
+{
+	return sp_budget > 0;
+}
+
+void dc_sp_walk_done(bool answered)
+{
+	if (answered)
+		sp_budget = sp_budget > 252 ? 256 : sp_budget + 4;
+	else if (sp_budget > 0)
+		sp_budget--;
+}
+
 struct sp_walk {
 	bool on; /* this walk may offer its negative answer */
 	struct dcache_spath_fill f;
@@ -265,8 +290,11 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		if (r) {
 			if (d_seq_retry(start, cur_seq))
 				return WALK_RETRY;
-			dcache_stat_inc(DCACHE_STAT_SPATH);
-			return r;
+			if (!index || !sp_walk_on()) {
+				dcache_stat_inc(DCACHE_STAT_SPATH);
+				return r;
+			}
+			m->sp_answer = r; /* walk on: fill the index (sp_walk_on) */
 		}
 	}
 
@@ -559,6 +587,18 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 			r = dc_walk_rcu(path, plen, flags, amode, st, &m);
 			if (r == WALK_RETRY)
 				continue;
+			if (m.sp_answer) {
+				/* The shared table answered; the walk that went on to
+				 * fill the index (sp_walk_on) answers if it can. */
+				bool own = r != WALK_MISS && r != DCACHE_PASS;
+
+				dc_sp_walk_done(own);
+				if (!own) {
+					dcache_stat_inc(DCACHE_STAT_SPATH);
+					r = m.sp_answer;
+				}
+				break;
+			}
 			if (r != WALK_MISS)
 				break;
 			tls_populated = true;
