@@ -703,6 +703,7 @@ DCACHE_START_TEXT void preload_init(void)
 
 	if (s && *s && strcmp(s, "0") != 0)
 		return;
+	inval_session_env(getenv("RCUWALK_SESSION"), getenv("RCUWALK_SESSION_FDS"));
 	/* RCUWALK_EXCLUDE=DIR[:DIR...]: what lies below DIR passes through (at
 	 * most DCACHE_MAX_EXCLUDES directories).  An exclusion the cache cannot
 	 * honour whole is a correctness escape hatch left open: then nothing is
