@@ -60,9 +60,13 @@ struct statx;
  *    otherwise be zero in .bss.  In .data, whose page ld.so has written
  *    already (it clears the partial page after it), not on a .bss page of its
  *    own: each page first written is a page fault.
+ *  - DCACHE_START_RODATA: a constant only the start-up code reads (the
+ *    names of the variables it looks for): on that same page of .data, not
+ *    on a page of .rodata that a process would fault in for it alone.
  */
 #define DCACHE_START_TEXT __attribute__((section(".text.startup.rcuwalk")))
 #define DCACHE_START_DATA __attribute__((section(".data.rcuwalk_start")))
+#define DCACHE_START_RODATA __attribute__((section(".data.rcuwalk_start_ro")))
 
 /* Returned by dcache_lookup() when the cache cannot answer exactly. */
 #define DCACHE_PASS (-1)

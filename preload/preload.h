@@ -66,9 +66,11 @@ void preload_write_stats(void);
  * size - 1 bytes. */
 long preload_read_file_raw(const char *path, char *buf, size_t size);
 
-/* Verify mode (verify.c): RCUWALK_VERIFY=1.  Set once by preload_init(). */
+/* Verify mode (verify.c): RCUWALK_VERIFY=1.  Set once by preload_init(),
+ * from the values of RCUWALK_VERIFY, RCUWALK_VERIFY_LOG and (fault-injection
+ * builds) RCUWALK_TEST_CORRUPT it read. */
 extern int preload_verify;
-void preload_verify_init(void);
+void preload_verify_init(const char *verify, const char *log, const char *corrupt);
 /* Log one mismatch (one O_APPEND write) and count it.  errno kept. */
 void preload_verify_mismatch(const char *call, const char *path, const char *cached,
 			     const char *kernel);
