@@ -220,19 +220,26 @@ static unsigned int prog_seq[2];
 static int act_lock;
 static int (*real_sigaction_p)(int, const struct sigaction *, struct sigaction *);
 
-static int slot(int sig)
+static inline int slot(int sig)
 {
 	return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : -1;
 }
 
-static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* The functions the fault handler's installation runs (real_sigaction,
+ * prog_write, lock_acts, unlock_acts, mirror) are placed with the start-up
+ * code (DCACHE_START_TEXT; the program's sigaction() calls run them later):
+ * no page of .text or .rodata is touched for them alone at start. */
+static const char sigaction_name[] DCACHE_START_RODATA = "sigaction";
+
+DCACHE_START_TEXT static int real_sigaction(int sig, const struct sigaction *act,
+					    struct sigaction *old)
 {
 	int (*f)(int, const struct sigaction *, struct sigaction *) =
 		__atomic_load_n(&real_sigaction_p, __ATOMIC_ACQUIRE);
 
 	if (!f) {
 		f = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT,
-										  "sigaction");
+										  sigaction_name);
 		if (!f) {
 			errno = ENOSYS;
 			return -1;
@@ -271,7 +278,7 @@ static void prog_read(int i, struct sigaction *out)
 }
 
 /* Under act_lock. */
-static void prog_write(int i, const struct sigaction *in)
+DCACHE_START_TEXT static void prog_write(int i, const struct sigaction *in)
 {
 	__atomic_store_n(&prog_seq[i], prog_seq[i] + 1, __ATOMIC_RELAXED);
 	SEQ_FENCE(__ATOMIC_RELEASE);
@@ -280,21 +287,24 @@ static void prog_write(int i, const struct sigaction *in)
 }
 
 /* act_lock with every signal blocked (raw: nothing of ours, nothing of libc's
- * that a wrapper could see). */
-static void lock_acts(sigset_t *old)
+ * that a wrapper could see).  "Every signal" as glibc's sigfillset() means
+ * it: all but its internal SIGCANCEL (32) and SIGSETXID (33), whose
+ * handlers a thread must be able to run (a setuid() in another thread waits
+ * for them); the kernel's first _NSIG bits. */
+DCACHE_START_TEXT static void lock_acts(sigset_t *old)
 {
-	sigset_t all;
+	unsigned long all = ~((1UL << (32 - 1)) | (1UL << (33 - 1)));
 
-	sigfillset(&all);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, old, _NSIG / 8);
+	_Static_assert(_NSIG / 8 == sizeof(all), "the kernel's sigset is one word");
+	preload_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)old, _NSIG / 8);
 	while (__atomic_exchange_n(&act_lock, 1, __ATOMIC_ACQUIRE))
-		syscall(SYS_sched_yield);
+		preload_sys(SYS_sched_yield, 0, 0, 0, 0);
 }
 
-static void unlock_acts(const sigset_t *old)
+DCACHE_START_TEXT static void unlock_acts(const sigset_t *old)
 {
 	__atomic_store_n(&act_lock, 0, __ATOMIC_RELEASE);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+	preload_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, _NSIG / 8);
 }
 
 static void fault_handler(int sig, siginfo_t *si, void *ucv);
@@ -302,7 +312,7 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv);
 /* Make the kernel hold fault_handler with the program's mask and flags, and
  * record what the program will be told (the kernel's own view of mask and
  * flags, as glibc reports them, with the program's handler).  Under act_lock. */
-static int mirror(int sig, const struct sigaction *want)
+DCACHE_START_TEXT static int mirror(int sig, const struct sigaction *want)
 {
 	struct sigaction k = *want, cur;
 
@@ -370,13 +380,13 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv)
 
 DCACHE_START_TEXT void preload_fault_init(void)
 {
-	static const int sigs[2] = { SIGSEGV, SIGBUS };
 	sigset_t old;
 	int ok = 1;
 
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_STACK, &rl) == 0)
+	/* getrlimit() as glibc makes it, raw (preload_sys) */
+	if (preload_sys(SYS_prlimit64, 0, RLIMIT_STACK, 0, (long)&rl) == 0)
 		preload_live_stack_max = rl.rlim_cur < ((rlim_t)8 << 20) ? (uintptr_t)rl.rlim_cur
 									: (uintptr_t)8 << 20;
 	if (!FAULT_GUARD_SUPPORTED) {
@@ -385,9 +395,10 @@ DCACHE_START_TEXT void preload_fault_init(void)
 	}
 	lock_acts(&old);
 	for (int i = 0; i < 2; i++) {
+		int sig = i ? SIGBUS : SIGSEGV;
 		struct sigaction cur;
 
-		if (real_sigaction(sigs[i], NULL, &cur) != 0 || mirror(sigs[i], &cur) != 0)
+		if (real_sigaction(sig, NULL, &cur) != 0 || mirror(sig, &cur) != 0)
 			ok = 0;
 	}
 	if (ok)

@@ -75,7 +75,7 @@ extern int preload_strict;
 __thread int preload_in_shim __attribute__((tls_model("initial-exec")));
 unsigned int preload_cwd_epoch, preload_cred_epoch, preload_ns_epoch;
 static unsigned int cwd_seen, cred_seen, ns_seen;
-static int ids_equal;
+static int ids_equal DCACHE_START_DATA;
 
 /* ---------------------------------------------------------------------- */
 /* Real functions, resolved once with dlsym(RTLD_NEXT). */
@@ -130,9 +130,15 @@ struct kpath {
 	char s[PATH_MAX + 8];
 };
 
-void preload_refresh_ids(void)
+/* The kernel's ids, raw (preload_sys): at start no libc binding and no page
+ * of libc's for them.  They are the ids that matter here: the kernel's
+ * access() checks with them and the cache learned its permission facts
+ * with them (a library that fakes getuid(), libfakeroot, changes neither;
+ * under it the cache serves no permission answer anyway). */
+DCACHE_START_TEXT void preload_refresh_ids(void)
 {
-	ids_equal = getuid() == geteuid() && getgid() == getegid();
+	ids_equal = preload_sys(SYS_getuid, 0, 0, 0, 0) == preload_sys(SYS_geteuid, 0, 0, 0, 0) &&
+		    preload_sys(SYS_getgid, 0, 0, 0, 0) == preload_sys(SYS_getegid, 0, 0, 0, 0);
 }
 
 /* Apply chdir / credential changes noted by wrappers.  Inside the shim. */
