@@ -101,7 +101,7 @@ static unsigned long sample_mask; /* interval - 1 */
 static int sample_lock;
 static __thread unsigned long tls_sample_n __attribute__((tls_model("initial-exec")));
 static uint64_t start_ns_total; /* preload_count_start_ns() */
-static int stats_on; /* stats_path is set: read at every exit, on a hot page */
+static int stats_on DCACHE_START_DATA; /* stats_path is set: read at every exit */
 
 int preload_sample_due(void)
 {
@@ -384,9 +384,12 @@ out:
 	errno = saved_errno;
 }
 
-void preload_write_stats(void)
+/* The destructor's, in every process: with stats off it reads stats_on
+ * (on the start-up data page) and returns, touching no other page. */
+DCACHE_START_TEXT void preload_write_stats(void)
 {
-	preload_write_record("dtor");
+	if (stats_on)
+		preload_write_record("dtor");
 }
 
 /* ---------------------------------------------------------------------- */
