@@ -220,7 +220,7 @@ static unsigned int prog_seq[2];
 static int act_lock;
 static int (*real_sigaction_p)(int, const struct sigaction *, struct sigaction *);
 
-static inline int slot(int sig)
+__attribute__((always_inline)) static inline int slot(int sig)
 {
 	return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : -1;
 }

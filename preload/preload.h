@@ -25,6 +25,7 @@
  * rt_sigprocmask).
  */
 #if defined(__x86_64__)
+__attribute__((always_inline)) /* also at -O0: no call out of .text.startup */
 static inline long preload_sys(long n, long a1, long a2, long a3, long a4)
 {
 	long ret;
