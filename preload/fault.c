@@ -225,14 +225,20 @@ __attribute__((always_inline)) static inline int slot(int sig)
 	return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : -1;
 }
 
-/* The functions the fault handler's installation runs (real_sigaction,
- * prog_write, lock_acts, unlock_acts, mirror) are placed with the start-up
- * code (DCACHE_START_TEXT; the program's sigaction() calls run them later):
- * no page of .text or .rodata is touched for them alone at start. */
+/*
+ * The installation at start (preload_fault_init) runs its own copies of
+ * real_sigaction, mirror, prog_write and the lock, in .text.startup
+ * (DCACHE_START_TEXT: no page of .text or .rodata touched for them alone at
+ * start); the program's sigaction() calls run those in .text, beside the
+ * wrappers (a fork() child that resets its handlers before exec, as bash's
+ * do, touches one page of ours for the wrapper, not a second one).  Their
+ * bodies are FAULT_INLINE, written once.
+ */
+#define FAULT_INLINE __attribute__((always_inline)) static inline
 static const char sigaction_name[] DCACHE_START_RODATA = "sigaction";
+typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
 
-DCACHE_START_TEXT static int real_sigaction(int sig, const struct sigaction *act,
-					    struct sigaction *old)
+FAULT_INLINE int real_sigaction_body(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	int (*f)(int, const struct sigaction *, struct sigaction *) =
 		__atomic_load_n(&real_sigaction_p, __ATOMIC_ACQUIRE);
@@ -247,6 +253,17 @@ DCACHE_START_TEXT static int real_sigaction(int sig, const struct sigaction *act
 		__atomic_store_n(&real_sigaction_p, f, __ATOMIC_RELEASE);
 	}
 	return f(sig, act, old);
+}
+
+static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return real_sigaction_body(sig, act, old);
+}
+
+DCACHE_START_TEXT static int start_real_sigaction(int sig, const struct sigaction *act,
+						  struct sigaction *old)
+{
+	return real_sigaction_body(sig, act, old);
 }
 
 /* prog[]'s seqcount fences.  ThreadSanitizer does not model fences (GCC
@@ -278,7 +295,7 @@ static void prog_read(int i, struct sigaction *out)
 }
 
 /* Under act_lock. */
-DCACHE_START_TEXT static void prog_write(int i, const struct sigaction *in)
+FAULT_INLINE void prog_write(int i, const struct sigaction *in)
 {
 	__atomic_store_n(&prog_seq[i], prog_seq[i] + 1, __ATOMIC_RELAXED);
 	SEQ_FENCE(__ATOMIC_RELEASE);
@@ -291,7 +308,7 @@ DCACHE_START_TEXT static void prog_write(int i, const struct sigaction *in)
  * it: all but its internal SIGCANCEL (32) and SIGSETXID (33), whose
  * handlers a thread must be able to run (a setuid() in another thread waits
  * for them); the kernel's first _NSIG bits. */
-DCACHE_START_TEXT static void lock_acts(sigset_t *old)
+FAULT_INLINE void lock_acts_body(sigset_t *old)
 {
 	unsigned long all = ~((1UL << (32 - 1)) | (1UL << (33 - 1)));
 
@@ -301,10 +318,20 @@ DCACHE_START_TEXT static void lock_acts(sigset_t *old)
 		preload_sys(SYS_sched_yield, 0, 0, 0, 0);
 }
 
-DCACHE_START_TEXT static void unlock_acts(const sigset_t *old)
+FAULT_INLINE void unlock_acts_body(const sigset_t *old)
 {
 	__atomic_store_n(&act_lock, 0, __ATOMIC_RELEASE);
 	preload_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, _NSIG / 8);
+}
+
+static void lock_acts(sigset_t *old)
+{
+	lock_acts_body(old);
+}
+
+static void unlock_acts(const sigset_t *old)
+{
+	unlock_acts_body(old);
 }
 
 static void fault_handler(int sig, siginfo_t *si, void *ucv);
@@ -312,15 +339,15 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv);
 /* Make the kernel hold fault_handler with the program's mask and flags, and
  * record what the program will be told (the kernel's own view of mask and
  * flags, as glibc reports them, with the program's handler).  Under act_lock. */
-DCACHE_START_TEXT static int mirror(int sig, const struct sigaction *want)
+FAULT_INLINE int mirror_body(int sig, const struct sigaction *want, sigaction_fn *rs)
 {
 	struct sigaction k = *want, cur;
 
 	k.sa_sigaction = fault_handler;
 	k.sa_flags = (want->sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
-	if (real_sigaction(sig, &k, NULL) != 0)
+	if (rs(sig, &k, NULL) != 0)
 		return -1;
-	if (real_sigaction(sig, NULL, &cur) == 0) {
+	if (rs(sig, NULL, &cur) == 0) {
 		k = *want;
 		k.sa_mask = cur.sa_mask;
 		k.sa_flags = (cur.sa_flags & ~(SA_SIGINFO | SA_RESETHAND)) |
@@ -331,6 +358,11 @@ DCACHE_START_TEXT static int mirror(int sig, const struct sigaction *want)
 		prog_write(slot(sig), want);
 	}
 	return 0;
+}
+
+static int mirror(int sig, const struct sigaction *want)
+{
+	return mirror_body(sig, want, real_sigaction);
 }
 
 /* A signal that is not the shim's: what the program's disposition does. */
@@ -393,17 +425,18 @@ DCACHE_START_TEXT void preload_fault_init(void)
 		__atomic_store_n(&preload_uaccess_ready, 1, __ATOMIC_RELEASE);
 		return;
 	}
-	lock_acts(&old);
+	lock_acts_body(&old);
 	for (int i = 0; i < 2; i++) {
 		int sig = i ? SIGBUS : SIGSEGV;
 		struct sigaction cur;
 
-		if (real_sigaction(sig, NULL, &cur) != 0 || mirror(sig, &cur) != 0)
+		if (start_real_sigaction(sig, NULL, &cur) != 0 ||
+		    mirror_body(sig, &cur, start_real_sigaction) != 0)
 			ok = 0;
 	}
 	if (ok)
 		__atomic_store_n(&preload_uaccess_ready, 1, __ATOMIC_RELEASE);
-	unlock_acts(&old);
+	unlock_acts_body(&old);
 }
 
 /* ---------------------------------------------------------------------- */
