@@ -45,6 +45,7 @@
 #include <sched.h>
 #include <sys/fsuid.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -193,7 +194,33 @@ int preload_load_urcu(void)
  * quiesce reaches it, in a process the kernel requires to be
  * single-threaded for a user namespace) sends fork() the full path too.
  */
-int preload_warm_forks;
+struct preload_fork_gate preload_fork_gate DCACHE_COLD_BSS;
+
+/*
+ * Why a page of its own, wiped in children: a fork() during the warm-up
+ * wrote the count after the system call in both processes, and each write
+ * was a copy-on-write fault of the page it lay on (~2-4 us each on a small
+ * VM), in every fork+exec of a shell loop: the child's reset, the parent's
+ * decrement.  fork() copies nothing of a MADV_WIPEONFORK mapping (the child
+ * maps zeros there), so it does not write-protect the parent's page either:
+ * neither write faults.  The flag is inherited (on the start-up data page):
+ * the child's mapping keeps MADV_WIPEONFORK.
+ */
+static int fork_gate_wiped DCACHE_START_DATA; /* 1 done, -1 refused */
+
+int preload_fork_gate_wiped(void)
+{
+	int w = __atomic_load_n(&fork_gate_wiped, __ATOMIC_RELAXED);
+
+#ifdef MADV_WIPEONFORK /* Linux 4.14 */
+	if (!w) {
+		w = preload_sys(SYS_madvise, (long)&preload_fork_gate, sizeof(preload_fork_gate),
+				MADV_WIPEONFORK, 0) == 0 ? 1 : -1;
+		__atomic_store_n(&fork_gate_wiped, w, __ATOMIC_RELAXED);
+	}
+#endif
+	return w > 0;
+}
 
 /* PRELOAD_LOAD: load liburcu, then ON (or OFF, for good).  The lookup that
  * found LOAD then asks the cache, as if it had been ON. */

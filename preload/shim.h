@@ -32,8 +32,19 @@ extern __thread int preload_in_shim __attribute__((tls_model("initial-exec")));
 extern unsigned int preload_cwd_epoch, preload_cred_epoch, preload_ns_epoch;
 
 /* fork() calls of the warm-up in flight (shim.c, "warm_forks"): the cache
- * does not start while non-zero.  seq_cst accesses only. */
-extern int preload_warm_forks;
+ * does not start while non-zero.  seq_cst accesses only.  Alone on its page
+ * (struct preload_fork_gate), which the first warm-up fork() marks
+ * MADV_WIPEONFORK (preload_fork_gate_wiped). */
+struct preload_fork_gate {
+	int forks;
+} __attribute__((aligned(4096)));
+extern struct preload_fork_gate preload_fork_gate;
+#define preload_warm_forks (preload_fork_gate.forks)
+/* 1 if preload_fork_gate's page is MADV_WIPEONFORK in this process (and so
+ * in its fork() children): a child finds the count 0 without writing it.
+ * Marks it first if need be (one madvise() per exec'd image); 0 where that
+ * fails (the child then resets the count itself).  Any thread. */
+int preload_fork_gate_wiped(void);
 
 /* *slot, or the real function `name` (dlsym(RTLD_NEXT)) stored there.  Any
  * thread; the first call of a name is not async-signal-safe (dlsym). */

@@ -1046,16 +1046,22 @@ EXPORT pid_t fork(void)
 	 * reaches it): then its fork hooks are due. */
 	if (__atomic_load_n(&preload_enabled, __ATOMIC_RELAXED) == PRELOAD_WARMUP &&
 	    !dcache_urcu_loaded()) {
+		/* The count's page is wiped in the child (shim.c, "fork
+		 * gate"): after the fork neither process writes a page that
+		 * fork() write-protected (no errno restored either: the
+		 * atomics leave it alone).  Where it is not, the child resets
+		 * the count. */
+		int wiped = preload_fork_gate_wiped();
+
 		__atomic_add_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&preload_enabled, __ATOMIC_SEQ_CST) == PRELOAD_WARMUP) {
 			pid = CALL_REAL(fork);
 			if (pid == 0) {
-				__atomic_store_n(&preload_warm_forks, 0, __ATOMIC_RELAXED);
+				if (!wiped)
+					__atomic_store_n(&preload_warm_forks, 0, __ATOMIC_RELAXED);
 				return 0;
 			}
-			saved = errno;
 			__atomic_sub_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
-			errno = saved;
 			return pid;
 		}
 		__atomic_sub_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
