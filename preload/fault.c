@@ -69,8 +69,11 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-int preload_uaccess_ready;
-uintptr_t preload_live_stack_max;
+/* Written by the installation at start, read by every wrapper: on the
+ * start-up data page (DCACHE_START_DATA), as the program's dispositions
+ * below and the slots of the real functions. */
+int preload_uaccess_ready DCACHE_START_DATA;
+uintptr_t preload_live_stack_max DCACHE_START_DATA;
 
 #if defined(__x86_64__)
 /*
@@ -215,10 +218,10 @@ static int fixup(const siginfo_t *si, ucontext_t *uc)
 /* ---------------------------------------------------------------------- */
 /* The program's disposition of SIGSEGV (0) and SIGBUS (1). */
 
-static struct sigaction prog[2];
-static unsigned int prog_seq[2];
-static int act_lock;
-static int (*real_sigaction_p)(int, const struct sigaction *, struct sigaction *);
+static struct sigaction prog[2] DCACHE_START_DATA;
+static unsigned int prog_seq[2] DCACHE_START_DATA;
+static int act_lock DCACHE_START_DATA;
+static int (*real_sigaction_p)(int, const struct sigaction *, struct sigaction *) DCACHE_START_DATA;
 
 __attribute__((always_inline)) static inline int slot(int sig)
 {
@@ -514,7 +517,7 @@ static sighandler_t own_signal(int sig, sighandler_t h, int flags, int block_sel
 }
 
 #define SIGNAL_LIKE(name, flags, block_self)                                            \
-	static void *real_##name##_p;                                                 \
+	static void *real_##name##_p DCACHE_START_DATA;                               \
 	EXPORT sighandler_t name(int sig, sighandler_t h)                             \
 	{                                                                             \
 		sighandler_t (*f_)(int, sighandler_t);                                \

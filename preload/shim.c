@@ -74,7 +74,10 @@ _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat64 layout diff
 extern int preload_attrs_faked;
 extern int preload_strict;
 __thread int preload_in_shim __attribute__((tls_model("initial-exec")));
-unsigned int preload_cwd_epoch, preload_cred_epoch, preload_ns_epoch;
+/* Bumped by wrappers that the warm-up runs too (chdir in a shell): on the
+ * start-up data page. */
+unsigned int preload_cwd_epoch DCACHE_START_DATA, preload_cred_epoch DCACHE_START_DATA,
+	preload_ns_epoch DCACHE_START_DATA;
 static unsigned int cwd_seen, cred_seen, ns_seen;
 static int ids_equal DCACHE_START_DATA;
 
@@ -106,7 +109,7 @@ void *preload_real_sym(void **slot, const char *name)
  * clock_gettime and atomics.  Disarmed: one thread-local load per call.
  */
 __thread int preload_warm_armed __attribute__((tls_model("initial-exec")));
-static unsigned long long warmup_ns_spent;
+static unsigned long long warmup_ns_spent DCACHE_START_DATA; /* see REAL_DECL */
 
 __attribute__((noinline, cold)) void preload_warm_spent(unsigned long long t0)
 {
@@ -255,7 +258,7 @@ int preload_cache_usable(void)
 }
 
 /* Lookups seen during the warm-up (preload.h), by every thread. */
-static unsigned long warmup_seen;
+static unsigned long warmup_seen DCACHE_START_DATA;
 
 /* A lookup that cache_usable() turned away: count why.  During the warm-up
  * it is one of the N, and the N-th ends it: the next lookup of any thread

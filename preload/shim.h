@@ -88,7 +88,11 @@ static inline unsigned long long preload_warm_clock(void)
 	return preload_mono_ns1();
 }
 
-#define REAL_DECL(name) static void *real_##name##_p
+/* A real function's slot, on the start-up data page (DCACHE_START_DATA,
+ * dcache.h): a process's first calls of the wrappers, during its warm-up,
+ * resolve and write them; on a page of .bss they were a page fault of the
+ * shim's in every process that makes a call through it (gcc --version). */
+#define REAL_DECL(name) static void *real_##name##_p DCACHE_START_DATA
 #define CALL_REAL(name, ...)                                                         \
 	({                                                                            \
 		__typeof__(&name) f_ = (__typeof__(&name))preload_real_sym(&real_##name##_p, #name); \

@@ -56,7 +56,7 @@
 #include "preload.h"
 #include "stats.h"
 
-int preload_verify;
+int preload_verify DCACHE_START_DATA; /* read by every lookup wrapper */
 static char verify_log[PATH_MAX] DCACHE_COLD_BSS;
 static uint64_t mismatches;
 
