@@ -1029,13 +1029,15 @@ REAL_DECL(__realpath_chk);
 /*
  * glibc's realpath for a call the cache does not answer.  Once the copy
  * routines are usable, a caller's buffer is written through them: glibc
- * works in tmp and what it wrote there (the result, or the prefix it leaves
- * on ENOENT and EACCES) is copied out; an unwritable buffer gives EFAULT
- * where glibc would have crashed, as when the cache answers.
+ * works in tmp (PATH_MAX bytes, the caller's) and what it wrote there (the
+ * result, or the prefix it leaves on ENOENT and EACCES) is copied out; an
+ * unwritable buffer gives EFAULT where glibc would have crashed, as when
+ * the cache answers.  tmp is realpath()'s own buffer, not one more here:
+ * every page of stack below what the program reaches itself is a page
+ * fault, and glibc's realpath runs below this (gcc --version: 3 of them).
  */
-static char *realpath_pass(const char *path, char *resolved)
+static char *realpath_pass(const char *path, char *resolved, char *tmp)
 {
-	char tmp[PATH_MAX];
 	char *out;
 	int err;
 
@@ -1062,6 +1064,38 @@ static char *realpath_pass(const char *path, char *resolved)
  * crashes there, an unreadable path or an unwritable buffer gives NULL with
  * errno EFAULT, what a system call would answer.
  */
+/* Verify mode: the cache answered r (0 or an errno) with buf and einval;
+ * glibc's own realpath is the kernel's answer, and the one returned.  Out
+ * of line, with its buffers: realpath()'s frame stays small. */
+static __attribute__((noinline, cold)) char *realpath_verify(const char *path, char *resolved,
+							      const char *buf, int r, int einval,
+							      int saved)
+{
+	int kerr, cerr = r ? r : einval ? EINVAL : saved;
+	char a[PATH_MAX + 64], b[PATH_MAX + 64], tmp[PATH_MAX];
+	char *out;
+
+	errno = saved;
+	preload_in_shim++; /* its own lookups pass straight through */
+	out = realpath_pass(path, resolved, tmp); /* the buffer written as realpath() does */
+	preload_in_shim--;
+	kerr = errno;
+	if ((out != NULL) != (r == 0) || kerr != cerr || (out && strcmp(out, buf) != 0)) {
+		preload_fmt_name(a, sizeof(a), r ? -1 : 0, cerr, buf, r ? 0 : strlen(buf));
+		preload_fmt_name(b, sizeof(b), out ? 0 : -1, kerr, out ? out : "",
+				 out ? strlen(out) : 0);
+		if (out || r == 0) { /* errno after a success: part of the answer */
+			size_t n = strlen(a), m = strlen(b);
+
+			snprintf(a + n, sizeof(a) - n, " errno=%d", cerr);
+			snprintf(b + m, sizeof(b) - m, " errno=%d", kerr);
+		}
+		preload_verify_mismatch("realpath", path, a, b);
+	}
+	errno = kerr;
+	return out;
+}
+
 EXPORT char *realpath(const char *path, char *resolved)
 {
 	char buf[PATH_MAX];
@@ -1079,40 +1113,17 @@ EXPORT char *realpath(const char *path, char *resolved)
 		return NULL;
 	}
 	if (why != PATH_OK || !kp.s[0] || !cache_enter())
-		return realpath_pass(why == PATH_OK ? kp.s : path, resolved);
+		return realpath_pass(why == PATH_OK ? kp.s : path, resolved, buf);
 	r = dcache_realpath(kp.s, buf, sizeof(buf), &einval);
 	cache_leave();
 	if (r == DCACHE_PASS) {
 		errno = saved;
-		return realpath_pass(kp.s, resolved);
+		return realpath_pass(kp.s, resolved, buf);
 	}
 	if (r == 0 && buf[0] && (preload_test_corrupt() & PRELOAD_CORRUPT_LINK))
 		buf[0] ^= 1;
-	if (__builtin_expect(preload_verify, 0)) {
-		/* glibc's own realpath is the kernel's answer here. */
-		int kerr, cerr = r ? r : einval ? EINVAL : saved;
-		char a[PATH_MAX + 64], b[PATH_MAX + 64];
-
-		errno = saved;
-		preload_in_shim++; /* its own lookups pass straight through */
-		out = realpath_pass(kp.s, resolved); /* the buffer written as above */
-		preload_in_shim--;
-		kerr = errno;
-		if ((out != NULL) != (r == 0) || kerr != cerr || (out && strcmp(out, buf) != 0)) {
-			preload_fmt_name(a, sizeof(a), r ? -1 : 0, cerr, buf, r ? 0 : strlen(buf));
-			preload_fmt_name(b, sizeof(b), out ? 0 : -1, kerr, out ? out : "",
-					 out ? strlen(out) : 0);
-			if (out || r == 0) { /* errno after a success: part of the answer */
-				size_t n = strlen(a), m = strlen(b);
-
-				snprintf(a + n, sizeof(a) - n, " errno=%d", cerr);
-				snprintf(b + m, sizeof(b) - m, " errno=%d", kerr);
-			}
-			preload_verify_mismatch("realpath", kp.s, a, b);
-		}
-		errno = kerr;
-		return out;
-	}
+	if (__builtin_expect(preload_verify, 0))
+		return realpath_verify(kp.s, resolved, buf, r, einval, saved);
 	len = strlen(buf);
 	if (r > 0) {
 		/* as glibc since 2.35 */
