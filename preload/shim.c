@@ -823,6 +823,12 @@ REAL_DECL(openat);
 REAL_DECL(__open_2);
 REAL_DECL(__openat_2);
 
+/* For fork() (shim_process.c, preload_resolve_for_children). */
+void preload_resolve_openat(void)
+{
+	preload_real_sym(&real_openat_p, "openat");
+}
+
 static inline int open_needs_mode(int flags)
 {
 	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;

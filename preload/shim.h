@@ -49,6 +49,8 @@ int preload_fork_gate_wiped(void);
 /* *slot, or the real function `name` (dlsym(RTLD_NEXT)) stored there.  Any
  * thread; the first call of a name is not async-signal-safe (dlsym). */
 void *preload_real_sym(void **slot, const char *name);
+/* The open wrappers' real openat, resolved (shim.c): for fork(). */
+void preload_resolve_openat(void);
 
 /* Whether a lookup may use the cache now (starting it if due): shim.c's
  * cache_usable() for shim_process.c.  Outside the shim. */

@@ -1024,6 +1024,30 @@ static inline void urcu_hook(int i) { urcu_hooks[i](); }
  * which may be waiting for dcache_mutex), then our read mutex and dcache
  * mutex, which no holder keeps while waiting on liburcu.
  */
+/*
+ * The real functions a fork() child calls between the fork and its exec
+ * (a shell's redirections: open, dup2, close, fcntl; the stdio flush before
+ * it), resolved once in the parent, as the exec family is
+ * (preload_stats_resolve_exec): a child resolved each it needed with dlsym
+ * and threw the answer away at its exec, ~2,000 instructions and a few
+ * page faults a name (the parent's call is made once; bash's child for
+ * `cmd >/dev/null` made 4 of them: 17 page faults more than with an empty
+ * library, 7 after this).  REAL_DECL's slots are on the start-up data page.
+ */
+static int child_calls_resolved DCACHE_START_DATA;
+
+static void preload_resolve_for_children(void)
+{
+	if (__atomic_load_n(&child_calls_resolved, __ATOMIC_ACQUIRE))
+		return;
+	preload_resolve_openat();
+	preload_real_sym(&real_close_p, "close");
+	preload_real_sym(&real_dup2_p, "dup2");
+	preload_real_sym(&real_fcntl_p, "fcntl");
+	preload_real_sym(&real_fflush_p, "fflush");
+	__atomic_store_n(&child_calls_resolved, 1, __ATOMIC_RELEASE);
+}
+
 REAL_DECL(fork);
 EXPORT pid_t fork(void)
 {
@@ -1037,6 +1061,7 @@ EXPORT pid_t fork(void)
 	/* The child's exec, if it makes one, finds its real function here. */
 	preload_in_shim++;
 	preload_stats_resolve_exec();
+	preload_resolve_for_children();
 	preload_in_shim--;
 	/* During the warm-up nothing of the cache exists (no fd, no table, no
 	 * lock held: see preload_warm_forks): a plain fork().  The full path
