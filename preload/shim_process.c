@@ -393,6 +393,15 @@ static int stdio_mode_writes(const char *mode)
 		}                                             \
 		return file_;                                 \
 	}
+/* fileno, bound at load (a GOT slot, not a lazy PLT one; x86's noplt): a
+ * shell's fork() child flushes stdout before its exec (fflush below), and
+ * each child bound fileno anew (ld.so's look-up through the program's and
+ * every library's symbols, ~8 page faults), to throw it away at exec.  One
+ * symbol look-up at load instead, in every process. */
+#if defined(__x86_64__) || defined(__i386__)
+extern int fileno(FILE *f) __attribute__((noplt));
+#endif
+
 STDIO_OPEN(fopen, (const char *p, const char *m), 1, m, p, m)
 STDIO_OPEN(fopen64, (const char *p, const char *m), 1, m, p, m)
 STDIO_OPEN(freopen, (const char *p, const char *m, FILE *f), 0, m, p, m, f)
