@@ -56,9 +56,17 @@ static struct pass_block pass_first DCACHE_START_DATA;
 static unsigned int pass_used DCACHE_START_DATA;
 static __thread struct pass_block *tls_pass __attribute__((tls_model("initial-exec")));
 
+static int stats_on DCACHE_START_DATA; /* stats_path is set: read at every exit */
+
+/* Counted only with stats on: nothing else reads the counts (snapshot(),
+ * for a record), and a write here was the one write of a fork() child's
+ * redirection open to the start-up data page (a copy-on-write fault). */
 void preload_count_pass(enum preload_pass why)
 {
 	struct pass_block *b = tls_pass;
+
+	if (!stats_on)
+		return;
 
 	if (__builtin_expect(!b, 0)) {
 		unsigned int i = __atomic_fetch_add(&pass_used, 1, __ATOMIC_RELAXED);
@@ -107,7 +115,6 @@ static unsigned long sample_mask; /* interval - 1 */
 static int sample_lock;
 static __thread unsigned long tls_sample_n __attribute__((tls_model("initial-exec")));
 static uint64_t start_ns_total; /* preload_count_start_ns() */
-static int stats_on DCACHE_START_DATA; /* stats_path is set: read at every exit */
 
 int preload_sample_due(void)
 {
