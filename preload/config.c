@@ -605,7 +605,11 @@ static int canonical_dir(const char *dir, char *out, size_t size)
  * directories, or one whose name is PATH_MAX long or more.  A directory that
  * does not exist (yet) is kept as written if absolute; a relative one that
  * does not exist from here names nothing here and is left out. */
-DCACHE_START_TEXT static int parse_excludes(const char *spec, char **out, char *buf, size_t size)
+/* noinline, as say_exclude_refused: their PATH_MAX buffers kept out of
+ * preload_init()'s frame (clang inlined them: a 9 KiB frame, and a page of
+ * stack a process that looks nothing up never touched otherwise). */
+DCACHE_START_TEXT __attribute__((noinline)) static int parse_excludes(const char *spec, char **out,
+								      char *buf, size_t size)
 {
 	unsigned int n = 0;
 	size_t used = 0;
@@ -646,7 +650,7 @@ DCACHE_START_TEXT static int parse_excludes(const char *spec, char **out, char *
  * thousands of processes cannot fill a disk.  Raw syscalls: this runs inside
  * preload_init.
  */
-DCACHE_START_TEXT static void say_exclude_refused(const char *spec)
+DCACHE_START_TEXT __attribute__((noinline)) static void say_exclude_refused(const char *spec)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32], line[512];
 	struct stat st;
@@ -721,6 +725,9 @@ static const char env_names[ENV_N][24] DCACHE_START_RODATA = {
 	[ENV_FAKEROOTKEY] = "FAKEROOTKEY",
 	[ENV_PSEUDO_PREFIX] = "PSEUDO_PREFIX",
 };
+/* The first letters of the names above, as bits from 'F'. */
+#define ENV_FIRST_LETTERS                                                            \
+	((1u << ('F' - 'F')) | (1u << ('L' - 'F')) | (1u << ('P' - 'F')) | (1u << ('R' - 'F')))
 static const char lib_fakeroot[] DCACHE_START_RODATA = "libfakeroot";
 static const char lib_pseudo[] DCACHE_START_RODATA = "libpseudo";
 
@@ -747,6 +754,13 @@ DCACHE_START_TEXT static void read_env(const char *val[ENV_N])
 		size_t from = 0;
 		int i, end;
 
+		/* The first letter tested as a bit in a mask, not by a switch
+		 * (clang made one of the tests below a jump table in .rodata:
+		 * a page fault of its own). */
+		unsigned int c = (unsigned char)e[0] - 'F';
+
+		if (c > 'R' - 'F' || !((1u << c) & ENV_FIRST_LETTERS))
+			continue;
 		if (e[0] == 'R') {
 			/* "RCUWALK_", every such name's head, compared once */
 			while (from < 8 && e[from] == env_names[0][from])
@@ -755,11 +769,9 @@ DCACHE_START_TEXT static void read_env(const char *val[ENV_N])
 				continue;
 			i = 0;
 			end = ENV_RCUWALK_N;
-		} else if (e[0] == 'L' || e[0] == 'F' || e[0] == 'P') {
-			i = ENV_RCUWALK_N;
-			end = ENV_N;
 		} else {
-			continue;
+			i = ENV_RCUWALK_N; /* LD_PRELOAD, FAKEROOTKEY, PSEUDO_PREFIX */
+			end = ENV_N;
 		}
 		for (; i < end; i++)
 			if ((v = env_value(e, env_names[i], from))) {

@@ -398,8 +398,10 @@ static int stdio_mode_writes(const char *mode)
  * each child bound fileno anew (ld.so's look-up through the program's and
  * every library's symbols, ~8 page faults), to throw it away at exec.  One
  * symbol look-up at load instead, in every process. */
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__has_attribute)
+#if __has_attribute(noplt) /* GCC on x86; clang has no per-function noplt */
 extern int fileno(FILE *f) __attribute__((noplt));
+#endif
 #endif
 
 STDIO_OPEN(fopen, (const char *p, const char *m), 1, m, p, m)
@@ -1139,13 +1141,15 @@ EXPORT pid_t fork(void)
 
 /* ---------------------------------------------------------------------- */
 
-__attribute__((constructor)) static void shim_init(void)
+/* DCACHE_START_TEXT spelt out: GCC places constructors in .text.startup
+ * by itself, clang does not. */
+__attribute__((constructor)) DCACHE_START_TEXT static void shim_init(void)
 {
 	preload_refresh_ids();
 	preload_init();
 }
 
-__attribute__((destructor)) static void shim_fini(void)
+__attribute__((destructor)) DCACHE_START_TEXT static void shim_fini(void)
 {
 	preload_in_shim++;
 	preload_write_stats();
