@@ -60,9 +60,21 @@ struct statx;
  *    otherwise be zero in .bss.  In .data, whose page ld.so has written
  *    already (it clears the partial page after it), not on a .bss page of its
  *    own: each page first written is a page fault.
+ *  - DCACHE_START_RODATA: a constant only the start-up code reads (the
+ *    names of the variables it looks for): on that same page of .data, not
+ *    on a page of .rodata that a process would fault in for it alone.
+ * The same page serves the warm-up: what the wrappers read or write while
+ * lookups pass through (the real functions' slots, the pass-through counts,
+ * the flags every lookup reads) is DCACHE_START_DATA too; a short-lived
+ * process (gcc --version) otherwise faulted in a page of .bss and one of
+ * .lbss for them.  That page is one page: .got.plt's tail, all of .data
+ * and the head of .bss (readelf -S: .data ended 0x180 bytes before the page
+ * boundary on 2026-12-05).  Past it, a DCACHE_START_DATA variable costs the
+ * fault it is meant to avoid (test_start_faults_as_an_empty_library).
  */
 #define DCACHE_START_TEXT __attribute__((section(".text.startup.rcuwalk")))
 #define DCACHE_START_DATA __attribute__((section(".data.rcuwalk_start")))
+#define DCACHE_START_RODATA __attribute__((section(".data.rcuwalk_start_ro")))
 
 /* Returned by dcache_lookup() when the cache cannot answer exactly. */
 #define DCACHE_PASS (-1)

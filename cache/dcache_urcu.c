@@ -57,7 +57,7 @@ int dcache_urcu_loaded(void) { return 1; }
 int dcache_urcu_fork_prepare(void) { return 1; }
 void dcache_urcu_fork_parent(void) {}
 void dcache_urcu_fork_child(void) {}
-void dcache_urcu_set_loader(int (*load)(void)) { (void)load; }
+DCACHE_START_TEXT void dcache_urcu_set_loader(int (*load)(void)) { (void)load; }
 #else
 
 #ifndef RCUWALK_URCU_BP_SONAME
@@ -93,12 +93,14 @@ static struct {
 } u;
 
 static pthread_mutex_t load_mutex = PTHREAD_MUTEX_INITIALIZER;
-static int loaded; /* 0 not yet, 1 loaded, -1 failed (for good) */
+/* 0 not yet, 1 loaded, -1 failed (for good).  Read by fork() during the
+ * warm-up: on the start-up data page (DCACHE_START_DATA, dcache.h). */
+static int loaded DCACHE_START_DATA;
 /* need()'s way to load: preload/'s dcache_urcu_load() with in_shim raised and
  * errno kept; set once by preload_init(), before the cache can run. */
-static int (*loader)(void);
+static int (*loader)(void) DCACHE_START_DATA;
 
-void dcache_urcu_set_loader(int (*load)(void))
+DCACHE_START_TEXT void dcache_urcu_set_loader(int (*load)(void))
 {
 	loader = load;
 }

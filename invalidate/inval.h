@@ -37,6 +37,12 @@ void inval_fill_ops(struct dcache_ops *ops);
  * events it has read but not applied), then the dcache writer mutex. */
 void inval_drain(void);
 
+/* RCUWALK_SESSION and RCUWALK_SESSION_FDS (NULL: unset), given once per
+ * process image before its first lookup: preload/'s constructor reads the
+ * environment in one pass and hands them over.  Without that call the
+ * first attach reads them with getenv() (invalidate/session.c). */
+void inval_session_env(const char *dir, const char *fds);
+
 /* The watch budget: at most n directory watches (0 = no limit of our own,
  * only the kernel's; n < 0 = the default, a quarter of
  * /proc/sys/fs/inotify/max_user_watches, read when the first watch is made).

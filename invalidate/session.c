@@ -5,8 +5,10 @@
  *
  * State
  * =====
- *  session_dir   RCUWALK_SESSION, copied by the constructor (a program may
- *                change its environment later); "" = no session.
+ *  session_dir   RCUWALK_SESSION, copied at start (a program may change
+ *                its environment later); NULL = no session.  The copy lies
+ *                on the start-up data page when it is short (every process
+ *                of a session makes it: no page of its own), else in .lbss.
  *  env_pid, env_rfd, env_afd  RCUWALK_SESSION_FDS ("PID:RING:ARENA"): the
  *                watcher's pid and its memfds' numbers, for pidfd_getfd;
  *                env_pid 0 without it (then the socket).
@@ -53,11 +55,14 @@
 #include <sys/un.h>
 
 #include "dcache.h"
+#include "inval.h"
 #include "ring.h"
 #include "session.h"
 
-static char session_dir[PATH_MAX] DCACHE_COLD_BSS; /* a page only in a session */
-static unsigned int env_pid;
+static char dir_short[160] DCACHE_START_DATA;
+static char dir_long[PATH_MAX] DCACHE_COLD_BSS; /* a page only for a long name */
+static const char *session_dir DCACHE_START_DATA;
+static unsigned int env_pid DCACHE_START_DATA;
 static int env_rfd = -1, env_afd = -1; /* initialised: in .data already */
 static int env_read DCACHE_START_DATA;
 static struct ring_hdr *ring;
@@ -66,28 +71,90 @@ static void *arena;
 static atomic_int dead;
 _Atomic int session_active;
 
-/* Once, at load; or at the first session_wanted() if that comes first (the
- * shim's constructor may create the instance before this one has run). */
-__attribute__((constructor)) static void session_env(void)
+/* One number of RCUWALK_SESSION_FDS as sscanf's %u (sign 0) or %d (sign 1)
+ * takes it: white space skipped, an optional sign, at least one decimal
+ * digit; the value as strtoul() or strtol() gives it (saturated on
+ * overflow), cast.  Advances *s past it; 0 if there is no number. */
+DCACHE_START_TEXT static int scan_num(const char **s, int sign, long *out)
 {
-	const char *d;
+	const char *p = *s;
+	unsigned long v = 0, lim;
+	int neg = 0, over = 0;
+
+	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		p++;
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	if (*p < '0' || *p > '9')
+		return 0;
+	/* strtol's range: LONG_MAX, or LONG_MIN's magnitude; strtoul's all. */
+	lim = !sign ? ~0UL : neg ? (unsigned long)LONG_MAX + 1 : (unsigned long)LONG_MAX;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (v > (lim - d) / 10)
+			over = 1;
+		else
+			v = v * 10 + d;
+	}
+	*s = p;
+	if (!sign)
+		*out = (long)(over ? ~0UL : neg ? -v : v);
+	else
+		*out = over ? (neg ? LONG_MIN : LONG_MAX) : neg ? (long)-v : (long)v;
+	return 1;
+}
+
+/* RCUWALK_SESSION_FDS "PID:RING:ARENA" as sscanf("%u:%d:%d") reads it
+ * (session.h).  By hand: sscanf costs a process that looks nothing up
+ * ~2,000 instructions and 5 page faults of libc's it would not touch
+ * otherwise. */
+DCACHE_START_TEXT int session_parse_fds(const char *s, unsigned int *pid, int *rfd, int *afd)
+{
+	long p, r, a;
+
+	if (!(scan_num(&s, 0, &p) && *s++ == ':' && scan_num(&s, 1, &r) && *s++ == ':' &&
+	      scan_num(&s, 1, &a)))
+		return 0;
+	*pid = (unsigned int)p;
+	*rfd = (int)r;
+	*afd = (int)a;
+	return 1;
+}
+
+/* What RCUWALK_SESSION and RCUWALK_SESSION_FDS say (NULL: unset), once per
+ * process image: from the shim's constructor (preload_init() reads the
+ * environment in one pass and calls this first), or at the first
+ * session_wanted() if nothing called it before (RCUWALK_DISABLE, the tests
+ * that link invalidate/ alone).  No libc call: the copy is made by hand. */
+DCACHE_START_TEXT void inval_session_env(const char *dir, const char *fds)
+{
+	size_t n = 0;
 
 	if (env_read)
 		return;
-	d = getenv("RCUWALK_SESSION");
-	if (d && d[0] == '/' && strlen(d) < sizeof(session_dir) - 16)
-		strcpy(session_dir, d);
-	d = getenv("RCUWALK_SESSION_FDS");
-	if (d && sscanf(d, "%u:%d:%d", &env_pid, &env_rfd, &env_afd) != 3)
+	if (dir && dir[0] == '/') {
+		while (dir[n] && n < sizeof(dir_long) - 16)
+			n++;
+		if (n < sizeof(dir_long) - 16) { /* strlen(dir) < PATH_MAX - 16 */
+			char *to = n < sizeof(dir_short) ? dir_short : dir_long;
+
+			for (size_t i = 0; i <= n; i++)
+				to[i] = dir[i];
+			session_dir = to;
+		}
+	}
+	/* All three or none: env_pid 0 means the other two are never read. */
+	if (fds && !session_parse_fds(fds, &env_pid, &env_rfd, &env_afd))
 		env_pid = 0;
 	env_read = 1;
 }
 
 int session_wanted(void)
 {
-	if (!env_read)
-		session_env(); /* under fd_mutex (start_locked): no race */
-	return session_dir[0] && !atomic_load_explicit(&dead, memory_order_relaxed);
+	if (!env_read) /* under fd_mutex (start_locked): no race */
+		inval_session_env(getenv("RCUWALK_SESSION"), getenv("RCUWALK_SESSION_FDS"));
+	return session_dir && !atomic_load_explicit(&dead, memory_order_relaxed);
 }
 
 void session_mark_dead(void)

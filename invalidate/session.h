@@ -3,7 +3,7 @@
  * session.h - attaching to a session's watcher (doc/session.md, phase 1).
  * Private to invalidate/: inval*.c are the only callers.
  *
- * RCUWALK_SESSION is read once, by a constructor.  The ring is mapped once
+ * RCUWALK_SESSION is read once, at start (inval_session_env(), inval.h).  The ring is mapped once
  * per process image and never unmapped (a reader thread may still look at
  * it after a give-up); every later attach of the image (after a fork, after
  * the host closed our fd) uses the same mapping.  A watcher found dead or
@@ -14,6 +14,12 @@
 
 #include <stdint.h>
 #include <sys/inotify.h>
+
+/* RCUWALK_SESSION_FDS as sscanf(s, "%u:%d:%d", pid, rfd, afd) == 3 reads
+ * it: 1 and all three set, or 0 and none.  Each number as %u or %d takes
+ * it (white space before it, a sign, decimal digits; strtoul's or strtol's
+ * value, saturated, cast); what follows the third is ignored. */
+int session_parse_fds(const char *s, unsigned int *pid, int *rfd, int *afd);
 
 /* Non-zero if RCUWALK_SESSION named a session that is not known dead.
  * Under fd_mutex (the first call may read the environment). */

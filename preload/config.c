@@ -605,7 +605,11 @@ static int canonical_dir(const char *dir, char *out, size_t size)
  * directories, or one whose name is PATH_MAX long or more.  A directory that
  * does not exist (yet) is kept as written if absolute; a relative one that
  * does not exist from here names nothing here and is left out. */
-DCACHE_START_TEXT static int parse_excludes(const char *spec, char **out, char *buf, size_t size)
+/* noinline, as say_exclude_refused: their PATH_MAX buffers kept out of
+ * preload_init()'s frame (clang inlined them: a 9 KiB frame, and a page of
+ * stack a process that looks nothing up never touched otherwise). */
+DCACHE_START_TEXT __attribute__((noinline)) static int parse_excludes(const char *spec, char **out,
+								      char *buf, size_t size)
 {
 	unsigned int n = 0;
 	size_t used = 0;
@@ -646,7 +650,7 @@ DCACHE_START_TEXT static int parse_excludes(const char *spec, char **out, char *
  * thousands of processes cannot fill a disk.  Raw syscalls: this runs inside
  * preload_init.
  */
-DCACHE_START_TEXT static void say_exclude_refused(const char *spec)
+DCACHE_START_TEXT __attribute__((noinline)) static void say_exclude_refused(const char *spec)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32], line[512];
 	struct stat st;
@@ -670,26 +674,147 @@ DCACHE_START_TEXT static void say_exclude_refused(const char *spec)
 /* RCUWALK_WARMUP's default: a time, in microseconds (see preload_init). */
 #define PRELOAD_WARMUP_DEFAULT_US 300
 
-/* Set by preload_init(); read by every wrapper (shim.c). */
-int preload_enabled;
-unsigned long preload_warmup;
-unsigned long long preload_warmup_ns;
-int preload_attrs_faked;
-int preload_strict;
+/* Set by preload_init(); read by every wrapper (shim.c).  On the start-up
+ * data page: every process writes them. */
+int preload_enabled DCACHE_START_DATA;
+unsigned long preload_warmup DCACHE_START_DATA;
+unsigned long long preload_warmup_ns DCACHE_START_DATA;
+int preload_attrs_faked DCACHE_START_DATA;
+int preload_strict DCACHE_START_DATA;
+
+/*
+ * The environment the constructor reads: one pass over environ that gives,
+ * for each name below, getenv()'s answer (the value of its first NAME=
+ * entry; NULL if none).  A getenv() per name made 21 passes (~6,000
+ * instructions with 40 variables, plus getenv's lazy binding) in every
+ * process, most of which look nothing up.  The names lie on the start-up
+ * data page (DCACHE_START_RODATA) and the scan in .text.startup: no page of
+ * .rodata is touched for them.  docs_consistency.sh reads the RCUWALK_
+ * names from this table (`] = "RCUWALK_...`).
+ */
+enum {
+	ENV_DISABLE, ENV_EXCLUDE, ENV_STATS, ENV_VERIFY, ENV_VERIFY_LOG, ENV_TEST_CORRUPT,
+	ENV_MAX_MB, ENV_COMPLETE, ENV_COMPLETE_MAX, ENV_RACY_MS, ENV_TTL_MS, ENV_NEG_TTL_MS,
+	ENV_NO_NEGATIVE, ENV_SCRATCH_FULL, ENV_STRICT, ENV_WATCH_BUDGET, ENV_WARMUP,
+	ENV_SESSION, ENV_SESSION_FDS,
+	ENV_RCUWALK_N, /* the RCUWALK_ names: those above */
+	ENV_LD_PRELOAD = ENV_RCUWALK_N, ENV_FAKEROOTKEY, ENV_PSEUDO_PREFIX,
+	ENV_N
+};
+static const char env_names[ENV_N][24] DCACHE_START_RODATA = {
+	[ENV_DISABLE] = "RCUWALK_DISABLE",
+	[ENV_EXCLUDE] = "RCUWALK_EXCLUDE",
+	[ENV_STATS] = "RCUWALK_STATS",
+	[ENV_VERIFY] = "RCUWALK_VERIFY",
+	[ENV_VERIFY_LOG] = "RCUWALK_VERIFY_LOG",
+	[ENV_TEST_CORRUPT] = "RCUWALK_TEST_CORRUPT",
+	[ENV_MAX_MB] = "RCUWALK_MAX_MB",
+	[ENV_COMPLETE] = "RCUWALK_COMPLETE",
+	[ENV_COMPLETE_MAX] = "RCUWALK_COMPLETE_MAX",
+	[ENV_RACY_MS] = "RCUWALK_RACY_MS",
+	[ENV_TTL_MS] = "RCUWALK_TTL_MS",
+	[ENV_NEG_TTL_MS] = "RCUWALK_NEG_TTL_MS",
+	[ENV_NO_NEGATIVE] = "RCUWALK_NO_NEGATIVE",
+	[ENV_SCRATCH_FULL] = "RCUWALK_SCRATCH_FULL",
+	[ENV_STRICT] = "RCUWALK_STRICT",
+	[ENV_WATCH_BUDGET] = "RCUWALK_WATCH_BUDGET",
+	[ENV_WARMUP] = "RCUWALK_WARMUP",
+	[ENV_SESSION] = "RCUWALK_SESSION",
+	[ENV_SESSION_FDS] = "RCUWALK_SESSION_FDS",
+	[ENV_LD_PRELOAD] = "LD_PRELOAD",
+	[ENV_FAKEROOTKEY] = "FAKEROOTKEY",
+	[ENV_PSEUDO_PREFIX] = "PSEUDO_PREFIX",
+};
+/* The first letters of the names above, as bits from 'F'. */
+#define ENV_FIRST_LETTERS                                                            \
+	((1u << ('F' - 'F')) | (1u << ('L' - 'F')) | (1u << ('P' - 'F')) | (1u << ('R' - 'F')))
+static const char lib_fakeroot[] DCACHE_START_RODATA = "libfakeroot";
+static const char lib_pseudo[] DCACHE_START_RODATA = "libpseudo";
+
+/* e's value if e is "NAME=value", from name's byte `from` on (the bytes
+ * before are known to agree); else NULL. */
+DCACHE_START_TEXT static const char *env_value(const char *e, const char *name, size_t from)
+{
+	size_t i = from;
+
+	for (; name[i]; i++)
+		if (e[i] != name[i])
+			return NULL;
+	return e[i] == '=' ? e + i + 1 : NULL;
+}
+
+DCACHE_START_TEXT static void read_env(const char *val[ENV_N])
+{
+	char **ep = environ;
+
+	for (int i = 0; i < ENV_N; i++)
+		val[i] = NULL;
+	for (; ep && *ep; ep++) {
+		const char *e = *ep, *v;
+		size_t from = 0;
+		int i, end;
+
+		/* The first letter tested as a bit in a mask, not by a switch
+		 * (clang made one of the tests below a jump table in .rodata:
+		 * a page fault of its own). */
+		unsigned int c = (unsigned char)e[0] - 'F';
+
+		if (c > 'R' - 'F' || !((1u << c) & ENV_FIRST_LETTERS))
+			continue;
+		if (e[0] == 'R') {
+			/* "RCUWALK_", every such name's head, compared once */
+			while (from < 8 && e[from] == env_names[0][from])
+				from++;
+			if (from < 8)
+				continue;
+			i = 0;
+			end = ENV_RCUWALK_N;
+		} else {
+			i = ENV_RCUWALK_N; /* LD_PRELOAD, FAKEROOTKEY, PSEUDO_PREFIX */
+			end = ENV_N;
+		}
+		for (; i < end; i++)
+			if ((v = env_value(e, env_names[i], from))) {
+				if (!val[i])
+					val[i] = v; /* the first one, as getenv() */
+				break;
+			}
+	}
+}
+
+/* A variable "set": non-empty and not "0". */
+DCACHE_START_TEXT static int env_on(const char *s)
+{
+	return s && *s && !(s[0] == '0' && !s[1]);
+}
+
+/* strstr(hay, needle) != NULL. */
+DCACHE_START_TEXT static int has(const char *hay, const char *needle)
+{
+	for (; *hay; hay++) {
+		size_t i = 0;
+
+		while (needle[i] && hay[i] == needle[i])
+			i++;
+		if (!needle[i])
+			return 1;
+	}
+	return !*needle;
+}
 
 /* fakeroot and pseudo fake ownership and modes in the process (and their
  * daemon), not in the kernel, and tell inotify nothing about it. */
-DCACHE_START_TEXT static int attrs_faked_here(void)
+DCACHE_START_TEXT static int attrs_faked_here(const char *const env[ENV_N])
 {
-	const char *p = getenv("LD_PRELOAD");
+	const char *p = env[ENV_LD_PRELOAD];
 
-	return getenv("FAKEROOTKEY") || getenv("PSEUDO_PREFIX") ||
-	       (p && (strstr(p, "libfakeroot") || strstr(p, "libpseudo")));
+	return env[ENV_FAKEROOTKEY] || env[ENV_PSEUDO_PREFIX] ||
+	       (p && (has(p, lib_fakeroot) || has(p, lib_pseudo)));
 }
 
 DCACHE_START_TEXT void preload_init(void)
 {
-	const char *s = getenv("RCUWALK_DISABLE");
+	const char *env[ENV_N], *s;
 	size_t max_bytes = 0;
 	unsigned int probes = 2, max_entries = 10000, nexclude = 0;
 	long long racy_ns = 2000000000LL;
@@ -701,13 +826,15 @@ DCACHE_START_TEXT void preload_init(void)
 	char *excludes[DCACHE_MAX_EXCLUDES];
 	static char excl_buf[DCACHE_MAX_EXCLUDES * PATH_MAX] DCACHE_COLD_BSS;
 
-	if (s && *s && strcmp(s, "0") != 0)
+	read_env(env);
+	if (env_on(env[ENV_DISABLE]))
 		return;
+	inval_session_env(env[ENV_SESSION], env[ENV_SESSION_FDS]);
 	/* RCUWALK_EXCLUDE=DIR[:DIR...]: what lies below DIR passes through (at
 	 * most DCACHE_MAX_EXCLUDES directories).  An exclusion the cache cannot
 	 * honour whole is a correctness escape hatch left open: then nothing is
 	 * cached (the launcher refuses such a list with status 125 instead). */
-	s = getenv("RCUWALK_EXCLUDE");
+	s = env[ENV_EXCLUDE];
 	if (s && *s) {
 		nexcl = parse_excludes(s, excludes, excl_buf, sizeof(excl_buf));
 		if (nexcl < 0) {
@@ -716,12 +843,12 @@ DCACHE_START_TEXT void preload_init(void)
 		}
 		nexclude = (unsigned int)nexcl;
 	}
-	preload_attrs_faked = attrs_faked_here();
-	preload_stats_init(getenv("RCUWALK_STATS"));
+	preload_attrs_faked = attrs_faked_here(env);
+	preload_stats_init(env[ENV_STATS]);
 	/* RCUWALK_VERIFY=1: every cached answer is checked against the kernel's
 	 * (verify.c); RCUWALK_VERIFY_LOG=FILE: where mismatches are logged. */
-	preload_verify_init();
-	s = getenv("RCUWALK_MAX_MB");
+	preload_verify_init(env[ENV_VERIFY], env[ENV_VERIFY_LOG], env[ENV_TEST_CORRUPT]);
+	s = env[ENV_MAX_MB];
 	if (s && *s) {
 		unsigned long mb = strtoul(s, NULL, 10);
 
@@ -731,44 +858,41 @@ DCACHE_START_TEXT void preload_init(void)
 	/* Complete directories: RCUWALK_COMPLETE=N lists a directory after N
 	 * absent names (default 2, 0 = never); RCUWALK_COMPLETE_MAX=N entries
 	 * at most (default 10000). */
-	s = getenv("RCUWALK_COMPLETE");
+	s = env[ENV_COMPLETE];
 	if (s && *s)
 		probes = (unsigned int)strtoul(s, NULL, 10);
-	s = getenv("RCUWALK_COMPLETE_MAX");
+	s = env[ENV_COMPLETE_MAX];
 	if (s && *s)
 		max_entries = (unsigned int)strtoul(s, NULL, 10);
 	/* RCUWALK_RACY_MS: attributes of files changed this recently are not
 	 * kept (default 2000, 0 = off).  RCUWALK_NO_NEGATIVE=1: absent names are
 	 * never cached. */
-	s = getenv("RCUWALK_RACY_MS");
+	s = env[ENV_RACY_MS];
 	if (s && *s)
 		racy_ns = (long long)strtoul(s, NULL, 10) * 1000000LL;
 	/* RCUWALK_TTL_MS: names and attributes on NFS/FUSE/CIFS/9p live this
 	 * long (default 1000; 0 = those filesystems pass through);
 	 * RCUWALK_NEG_TTL_MS: absent names there (default = the TTL; 0 = kernel
 	 * parity with libfuse's negative_timeout=0). */
-	s = getenv("RCUWALK_TTL_MS");
+	s = env[ENV_TTL_MS];
 	if (s && *s)
 		ttl_ms = strtoul(s, NULL, 10);
 	neg_ttl_ms = ttl_ms;
-	s = getenv("RCUWALK_NEG_TTL_MS");
+	s = env[ENV_NEG_TTL_MS];
 	if (s && *s)
 		neg_ttl_ms = strtoul(s, NULL, 10);
 	ttl_enabled = ttl_ms > 0;
-	s = getenv("RCUWALK_NO_NEGATIVE");
-	no_negative = s && *s && strcmp(s, "0") != 0;
+	no_negative = env_on(env[ENV_NO_NEGATIVE]);
 	/* RCUWALK_SCRATCH_FULL=1: sticky directories writable by all (/tmp)
 	 * are watched in full like any other (dcache_set_scratch). */
-	s = getenv("RCUWALK_SCRATCH_FULL");
-	scratch = !(s && *s && strcmp(s, "0") != 0);
+	scratch = !env_on(env[ENV_SCRATCH_FULL]);
 	/* RCUWALK_STRICT=1: before every cached answer, one poll() asks
 	 * whether inotify events or a mount table change are pending, and
 	 * applies them first.  RCUWALK_WATCH_BUDGET=N: at most N directory
 	 * watches (default a quarter of max_user_watches; 0 = only the
 	 * kernel's limit). */
-	s = getenv("RCUWALK_STRICT");
-	preload_strict = s && *s && strcmp(s, "0") != 0;
-	s = getenv("RCUWALK_WATCH_BUDGET");
+	preload_strict = env_on(env[ENV_STRICT]);
+	s = env[ENV_WATCH_BUDGET];
 	if (s && *s >= '0' && *s <= '9')
 		inval_set_watch_budget((long)strtoul(s, NULL, 10));
 	/* The warm-up (preload.h): a process image's first lookups pass
@@ -787,7 +911,7 @@ DCACHE_START_TEXT void preload_init(void)
 	 * them; on FUSE or NFS, where one failed lookup takes 20-50 us, after
 	 * the first few.  A process then pays at most twice what the better
 	 * of the two choices would have cost it. */
-	s = getenv("RCUWALK_WARMUP");
+	s = env[ENV_WARMUP];
 	if (s && *s >= '0' && *s <= '9') {
 		char *e;
 		unsigned long long n = strtoull(s, &e, 10);

@@ -69,8 +69,11 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-int preload_uaccess_ready;
-uintptr_t preload_live_stack_max;
+/* Written by the installation at start, read by every wrapper: on the
+ * start-up data page (DCACHE_START_DATA), as the program's dispositions
+ * below and the slots of the real functions. */
+int preload_uaccess_ready DCACHE_START_DATA;
+uintptr_t preload_live_stack_max DCACHE_START_DATA;
 
 #if defined(__x86_64__)
 /*
@@ -215,24 +218,37 @@ static int fixup(const siginfo_t *si, ucontext_t *uc)
 /* ---------------------------------------------------------------------- */
 /* The program's disposition of SIGSEGV (0) and SIGBUS (1). */
 
-static struct sigaction prog[2];
-static unsigned int prog_seq[2];
-static int act_lock;
-static int (*real_sigaction_p)(int, const struct sigaction *, struct sigaction *);
+static struct sigaction prog[2] DCACHE_START_DATA;
+static unsigned int prog_seq[2] DCACHE_START_DATA;
+static int act_lock DCACHE_START_DATA;
+static int (*real_sigaction_p)(int, const struct sigaction *, struct sigaction *) DCACHE_START_DATA;
 
-static int slot(int sig)
+__attribute__((always_inline)) static inline int slot(int sig)
 {
 	return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : -1;
 }
 
-static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/*
+ * The installation at start (preload_fault_init) runs its own copies of
+ * real_sigaction, mirror, prog_write and the lock, in .text.startup
+ * (DCACHE_START_TEXT: no page of .text or .rodata touched for them alone at
+ * start); the program's sigaction() calls run those in .text, beside the
+ * wrappers (a fork() child that resets its handlers before exec, as bash's
+ * do, touches one page of ours for the wrapper, not a second one).  Their
+ * bodies are FAULT_INLINE, written once.
+ */
+#define FAULT_INLINE __attribute__((always_inline)) static inline
+static const char sigaction_name[] DCACHE_START_RODATA = "sigaction";
+typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
+
+FAULT_INLINE int real_sigaction_body(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	int (*f)(int, const struct sigaction *, struct sigaction *) =
 		__atomic_load_n(&real_sigaction_p, __ATOMIC_ACQUIRE);
 
 	if (!f) {
 		f = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT,
-										  "sigaction");
+										  sigaction_name);
 		if (!f) {
 			errno = ENOSYS;
 			return -1;
@@ -240,6 +256,17 @@ static int real_sigaction(int sig, const struct sigaction *act, struct sigaction
 		__atomic_store_n(&real_sigaction_p, f, __ATOMIC_RELEASE);
 	}
 	return f(sig, act, old);
+}
+
+static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return real_sigaction_body(sig, act, old);
+}
+
+DCACHE_START_TEXT static int start_real_sigaction(int sig, const struct sigaction *act,
+						  struct sigaction *old)
+{
+	return real_sigaction_body(sig, act, old);
 }
 
 /* prog[]'s seqcount fences.  ThreadSanitizer does not model fences (GCC
@@ -271,7 +298,7 @@ static void prog_read(int i, struct sigaction *out)
 }
 
 /* Under act_lock. */
-static void prog_write(int i, const struct sigaction *in)
+FAULT_INLINE void prog_write(int i, const struct sigaction *in)
 {
 	__atomic_store_n(&prog_seq[i], prog_seq[i] + 1, __ATOMIC_RELAXED);
 	SEQ_FENCE(__ATOMIC_RELEASE);
@@ -280,21 +307,34 @@ static void prog_write(int i, const struct sigaction *in)
 }
 
 /* act_lock with every signal blocked (raw: nothing of ours, nothing of libc's
- * that a wrapper could see). */
+ * that a wrapper could see).  "Every signal" as glibc's sigfillset() means
+ * it: all but its internal SIGCANCEL (32) and SIGSETXID (33), whose
+ * handlers a thread must be able to run (a setuid() in another thread waits
+ * for them); the kernel's first _NSIG bits. */
+FAULT_INLINE void lock_acts_body(sigset_t *old)
+{
+	unsigned long all = ~((1UL << (32 - 1)) | (1UL << (33 - 1)));
+
+	_Static_assert(_NSIG / 8 == sizeof(all), "the kernel's sigset is one word");
+	preload_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)old, _NSIG / 8);
+	while (__atomic_exchange_n(&act_lock, 1, __ATOMIC_ACQUIRE))
+		preload_sys(SYS_sched_yield, 0, 0, 0, 0);
+}
+
+FAULT_INLINE void unlock_acts_body(const sigset_t *old)
+{
+	__atomic_store_n(&act_lock, 0, __ATOMIC_RELEASE);
+	preload_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, _NSIG / 8);
+}
+
 static void lock_acts(sigset_t *old)
 {
-	sigset_t all;
-
-	sigfillset(&all);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, old, _NSIG / 8);
-	while (__atomic_exchange_n(&act_lock, 1, __ATOMIC_ACQUIRE))
-		syscall(SYS_sched_yield);
+	lock_acts_body(old);
 }
 
 static void unlock_acts(const sigset_t *old)
 {
-	__atomic_store_n(&act_lock, 0, __ATOMIC_RELEASE);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+	unlock_acts_body(old);
 }
 
 static void fault_handler(int sig, siginfo_t *si, void *ucv);
@@ -302,15 +342,15 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv);
 /* Make the kernel hold fault_handler with the program's mask and flags, and
  * record what the program will be told (the kernel's own view of mask and
  * flags, as glibc reports them, with the program's handler).  Under act_lock. */
-static int mirror(int sig, const struct sigaction *want)
+FAULT_INLINE int mirror_body(int sig, const struct sigaction *want, sigaction_fn *rs)
 {
 	struct sigaction k = *want, cur;
 
 	k.sa_sigaction = fault_handler;
 	k.sa_flags = (want->sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
-	if (real_sigaction(sig, &k, NULL) != 0)
+	if (rs(sig, &k, NULL) != 0)
 		return -1;
-	if (real_sigaction(sig, NULL, &cur) == 0) {
+	if (rs(sig, NULL, &cur) == 0) {
 		k = *want;
 		k.sa_mask = cur.sa_mask;
 		k.sa_flags = (cur.sa_flags & ~(SA_SIGINFO | SA_RESETHAND)) |
@@ -321,6 +361,11 @@ static int mirror(int sig, const struct sigaction *want)
 		prog_write(slot(sig), want);
 	}
 	return 0;
+}
+
+static int mirror(int sig, const struct sigaction *want)
+{
+	return mirror_body(sig, want, real_sigaction);
 }
 
 /* A signal that is not the shim's: what the program's disposition does. */
@@ -370,29 +415,31 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv)
 
 DCACHE_START_TEXT void preload_fault_init(void)
 {
-	static const int sigs[2] = { SIGSEGV, SIGBUS };
 	sigset_t old;
 	int ok = 1;
 
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_STACK, &rl) == 0)
+	/* getrlimit() as glibc makes it, raw (preload_sys) */
+	if (preload_sys(SYS_prlimit64, 0, RLIMIT_STACK, 0, (long)&rl) == 0)
 		preload_live_stack_max = rl.rlim_cur < ((rlim_t)8 << 20) ? (uintptr_t)rl.rlim_cur
 									: (uintptr_t)8 << 20;
 	if (!FAULT_GUARD_SUPPORTED) {
 		__atomic_store_n(&preload_uaccess_ready, 1, __ATOMIC_RELEASE);
 		return;
 	}
-	lock_acts(&old);
+	lock_acts_body(&old);
 	for (int i = 0; i < 2; i++) {
+		int sig = i ? SIGBUS : SIGSEGV;
 		struct sigaction cur;
 
-		if (real_sigaction(sigs[i], NULL, &cur) != 0 || mirror(sigs[i], &cur) != 0)
+		if (start_real_sigaction(sig, NULL, &cur) != 0 ||
+		    mirror_body(sig, &cur, start_real_sigaction) != 0)
 			ok = 0;
 	}
 	if (ok)
 		__atomic_store_n(&preload_uaccess_ready, 1, __ATOMIC_RELEASE);
-	unlock_acts(&old);
+	unlock_acts_body(&old);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -470,7 +517,7 @@ static sighandler_t own_signal(int sig, sighandler_t h, int flags, int block_sel
 }
 
 #define SIGNAL_LIKE(name, flags, block_self)                                            \
-	static void *real_##name##_p;                                                 \
+	static void *real_##name##_p DCACHE_START_DATA;                               \
 	EXPORT sighandler_t name(int sig, sighandler_t h)                             \
 	{                                                                             \
 		sighandler_t (*f_)(int, sighandler_t);                                \

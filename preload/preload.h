@@ -13,6 +13,45 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+/*
+ * A system call made without libc: x86-64's syscall instruction inline,
+ * elsewhere syscall(2).  -errno on failure; errno is never touched.  For the
+ * start-up code, so that a process that looks nothing up binds no libc
+ * function for it (each lazy binding is ~750 instructions of ld.so's, and
+ * the first call into a page of libc's text that the program itself never
+ * runs is a page fault): the credentials, RLIMIT_STACK, the signal mask
+ * around the fault handler's installation.  Only calls that libc makes
+ * the same way (no wrapper of its own semantics: getuid, prlimit64,
+ * rt_sigprocmask).
+ */
+#if defined(__x86_64__)
+__attribute__((always_inline)) /* also at -O0: no call out of .text.startup */
+static inline long preload_sys(long n, long a1, long a2, long a3, long a4)
+{
+	long ret;
+	register long r10 __asm__("r10") = a4;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#else
+#include <errno.h>
+#include <unistd.h>
+static inline long preload_sys(long n, long a1, long a2, long a3, long a4)
+{
+	int saved = errno;
+	long r = syscall(n, a1, a2, a3, a4);
+
+	if (r == -1)
+		r = -errno;
+	errno = saved;
+	return r;
+}
+#endif
+
 /* Read the configuration (RCUWALK_DISABLE, RCUWALK_MAX_MB, RCUWALK_STATS) and
  * wire cache/ and invalidate/ together.  Called once from the constructor;
  * calls that arrive before it pass through. */
@@ -66,9 +105,11 @@ void preload_write_stats(void);
  * size - 1 bytes. */
 long preload_read_file_raw(const char *path, char *buf, size_t size);
 
-/* Verify mode (verify.c): RCUWALK_VERIFY=1.  Set once by preload_init(). */
+/* Verify mode (verify.c): RCUWALK_VERIFY=1.  Set once by preload_init(),
+ * from the values of RCUWALK_VERIFY, RCUWALK_VERIFY_LOG and (fault-injection
+ * builds) RCUWALK_TEST_CORRUPT it read. */
 extern int preload_verify;
-void preload_verify_init(void);
+void preload_verify_init(const char *verify, const char *log, const char *corrupt);
 /* Log one mismatch (one O_APPEND write) and count it.  errno kept. */
 void preload_verify_mismatch(const char *call, const char *path, const char *cached,
 			     const char *kernel);

@@ -45,6 +45,7 @@
 #include <sched.h>
 #include <sys/fsuid.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -73,9 +74,12 @@ _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat64 layout diff
 extern int preload_attrs_faked;
 extern int preload_strict;
 __thread int preload_in_shim __attribute__((tls_model("initial-exec")));
-unsigned int preload_cwd_epoch, preload_cred_epoch, preload_ns_epoch;
+/* Bumped by wrappers that the warm-up runs too (chdir in a shell): on the
+ * start-up data page. */
+unsigned int preload_cwd_epoch DCACHE_START_DATA, preload_cred_epoch DCACHE_START_DATA,
+	preload_ns_epoch DCACHE_START_DATA;
 static unsigned int cwd_seen, cred_seen, ns_seen;
-static int ids_equal;
+static int ids_equal DCACHE_START_DATA;
 
 /* ---------------------------------------------------------------------- */
 /* Real functions, resolved once with dlsym(RTLD_NEXT). */
@@ -105,7 +109,7 @@ void *preload_real_sym(void **slot, const char *name)
  * clock_gettime and atomics.  Disarmed: one thread-local load per call.
  */
 __thread int preload_warm_armed __attribute__((tls_model("initial-exec")));
-static unsigned long long warmup_ns_spent;
+static unsigned long long warmup_ns_spent DCACHE_START_DATA; /* see REAL_DECL */
 
 __attribute__((noinline, cold)) void preload_warm_spent(unsigned long long t0)
 {
@@ -130,9 +134,15 @@ struct kpath {
 	char s[PATH_MAX + 8];
 };
 
-void preload_refresh_ids(void)
+/* The kernel's ids, raw (preload_sys): at start no libc binding and no page
+ * of libc's for them.  They are the ids that matter here: the kernel's
+ * access() checks with them and the cache learned its permission facts
+ * with them (a library that fakes getuid(), libfakeroot, changes neither;
+ * under it the cache serves no permission answer anyway). */
+DCACHE_START_TEXT void preload_refresh_ids(void)
 {
-	ids_equal = getuid() == geteuid() && getgid() == getegid();
+	ids_equal = preload_sys(SYS_getuid, 0, 0, 0, 0) == preload_sys(SYS_geteuid, 0, 0, 0, 0) &&
+		    preload_sys(SYS_getgid, 0, 0, 0, 0) == preload_sys(SYS_getegid, 0, 0, 0, 0);
 }
 
 /* Apply chdir / credential changes noted by wrappers.  Inside the shim. */
@@ -187,7 +197,33 @@ int preload_load_urcu(void)
  * quiesce reaches it, in a process the kernel requires to be
  * single-threaded for a user namespace) sends fork() the full path too.
  */
-int preload_warm_forks;
+struct preload_fork_gate preload_fork_gate DCACHE_COLD_BSS;
+
+/*
+ * Why a page of its own, wiped in children: a fork() during the warm-up
+ * wrote the count after the system call in both processes, and each write
+ * was a copy-on-write fault of the page it lay on (~2-4 us each on a small
+ * VM), in every fork+exec of a shell loop: the child's reset, the parent's
+ * decrement.  fork() copies nothing of a MADV_WIPEONFORK mapping (the child
+ * maps zeros there), so it does not write-protect the parent's page either:
+ * neither write faults.  The flag is inherited (on the start-up data page):
+ * the child's mapping keeps MADV_WIPEONFORK.
+ */
+static int fork_gate_wiped DCACHE_START_DATA; /* 1 done, -1 refused */
+
+int preload_fork_gate_wiped(void)
+{
+	int w = __atomic_load_n(&fork_gate_wiped, __ATOMIC_RELAXED);
+
+#ifdef MADV_WIPEONFORK /* Linux 4.14 */
+	if (!w) {
+		w = preload_sys(SYS_madvise, (long)&preload_fork_gate, sizeof(preload_fork_gate),
+				MADV_WIPEONFORK, 0) == 0 ? 1 : -1;
+		__atomic_store_n(&fork_gate_wiped, w, __ATOMIC_RELAXED);
+	}
+#endif
+	return w > 0;
+}
 
 /* PRELOAD_LOAD: load liburcu, then ON (or OFF, for good).  The lookup that
  * found LOAD then asks the cache, as if it had been ON. */
@@ -222,7 +258,7 @@ int preload_cache_usable(void)
 }
 
 /* Lookups seen during the warm-up (preload.h), by every thread. */
-static unsigned long warmup_seen;
+static unsigned long warmup_seen DCACHE_START_DATA;
 
 /* A lookup that cache_usable() turned away: count why.  During the warm-up
  * it is one of the N, and the N-th ends it: the next lookup of any thread
@@ -787,6 +823,12 @@ REAL_DECL(openat);
 REAL_DECL(__open_2);
 REAL_DECL(__openat_2);
 
+/* For fork() (shim_process.c, preload_resolve_for_children). */
+void preload_resolve_openat(void)
+{
+	preload_real_sym(&real_openat_p, "openat");
+}
+
 static inline int open_needs_mode(int flags)
 {
 	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
@@ -993,13 +1035,15 @@ REAL_DECL(__realpath_chk);
 /*
  * glibc's realpath for a call the cache does not answer.  Once the copy
  * routines are usable, a caller's buffer is written through them: glibc
- * works in tmp and what it wrote there (the result, or the prefix it leaves
- * on ENOENT and EACCES) is copied out; an unwritable buffer gives EFAULT
- * where glibc would have crashed, as when the cache answers.
+ * works in tmp (PATH_MAX bytes, the caller's) and what it wrote there (the
+ * result, or the prefix it leaves on ENOENT and EACCES) is copied out; an
+ * unwritable buffer gives EFAULT where glibc would have crashed, as when
+ * the cache answers.  tmp is realpath()'s own buffer, not one more here:
+ * every page of stack below what the program reaches itself is a page
+ * fault, and glibc's realpath runs below this (gcc --version: 3 of them).
  */
-static char *realpath_pass(const char *path, char *resolved)
+static char *realpath_pass(const char *path, char *resolved, char *tmp)
 {
-	char tmp[PATH_MAX];
 	char *out;
 	int err;
 
@@ -1029,6 +1073,38 @@ static char *realpath_pass(const char *path, char *resolved)
  * crashes there, an unreadable path or an unwritable buffer gives NULL with
  * errno EFAULT, what a system call would answer.
  */
+/* Verify mode: the cache answered r (0 or an errno) with buf and einval;
+ * glibc's own realpath is the kernel's answer, and the one returned.  Out
+ * of line, with its buffers: realpath()'s frame stays small. */
+static __attribute__((noinline, cold)) char *realpath_verify(const char *path, char *resolved,
+							      const char *buf, int r, int einval,
+							      int saved)
+{
+	int kerr, cerr = r ? r : einval ? EINVAL : saved;
+	char a[PATH_MAX + 64], b[PATH_MAX + 64], tmp[PATH_MAX];
+	char *out;
+
+	errno = saved;
+	preload_in_shim++; /* its own lookups pass straight through */
+	out = realpath_pass(path, resolved, tmp); /* the buffer written as realpath() does */
+	preload_in_shim--;
+	kerr = errno;
+	if ((out != NULL) != (r == 0) || kerr != cerr || (out && strcmp(out, buf) != 0)) {
+		preload_fmt_name(a, sizeof(a), r ? -1 : 0, cerr, buf, r ? 0 : strlen(buf));
+		preload_fmt_name(b, sizeof(b), out ? 0 : -1, kerr, out ? out : "",
+				 out ? strlen(out) : 0);
+		if (out || r == 0) { /* errno after a success: part of the answer */
+			size_t n = strlen(a), m = strlen(b);
+
+			snprintf(a + n, sizeof(a) - n, " errno=%d", cerr);
+			snprintf(b + m, sizeof(b) - m, " errno=%d", kerr);
+		}
+		preload_verify_mismatch("realpath", path, a, b);
+	}
+	errno = kerr;
+	return out;
+}
+
 EXPORT char *realpath(const char *path, char *resolved)
 {
 	char buf[PATH_MAX];
@@ -1046,40 +1122,17 @@ EXPORT char *realpath(const char *path, char *resolved)
 		return NULL;
 	}
 	if (why != PATH_OK || !kp.s[0] || !cache_enter())
-		return realpath_pass(why == PATH_OK ? kp.s : path, resolved);
+		return realpath_pass(why == PATH_OK ? kp.s : path, resolved, buf);
 	r = dcache_realpath(kp.s, buf, sizeof(buf), &einval);
 	cache_leave();
 	if (r == DCACHE_PASS) {
 		errno = saved;
-		return realpath_pass(kp.s, resolved);
+		return realpath_pass(kp.s, resolved, buf);
 	}
 	if (r == 0 && buf[0] && (preload_test_corrupt() & PRELOAD_CORRUPT_LINK))
 		buf[0] ^= 1;
-	if (__builtin_expect(preload_verify, 0)) {
-		/* glibc's own realpath is the kernel's answer here. */
-		int kerr, cerr = r ? r : einval ? EINVAL : saved;
-		char a[PATH_MAX + 64], b[PATH_MAX + 64];
-
-		errno = saved;
-		preload_in_shim++; /* its own lookups pass straight through */
-		out = realpath_pass(kp.s, resolved); /* the buffer written as above */
-		preload_in_shim--;
-		kerr = errno;
-		if ((out != NULL) != (r == 0) || kerr != cerr || (out && strcmp(out, buf) != 0)) {
-			preload_fmt_name(a, sizeof(a), r ? -1 : 0, cerr, buf, r ? 0 : strlen(buf));
-			preload_fmt_name(b, sizeof(b), out ? 0 : -1, kerr, out ? out : "",
-					 out ? strlen(out) : 0);
-			if (out || r == 0) { /* errno after a success: part of the answer */
-				size_t n = strlen(a), m = strlen(b);
-
-				snprintf(a + n, sizeof(a) - n, " errno=%d", cerr);
-				snprintf(b + m, sizeof(b) - m, " errno=%d", kerr);
-			}
-			preload_verify_mismatch("realpath", kp.s, a, b);
-		}
-		errno = kerr;
-		return out;
-	}
+	if (__builtin_expect(preload_verify, 0))
+		return realpath_verify(kp.s, resolved, buf, r, einval, saved);
 	len = strlen(buf);
 	if (r > 0) {
 		/* as glibc since 2.35 */

@@ -32,12 +32,25 @@ extern __thread int preload_in_shim __attribute__((tls_model("initial-exec")));
 extern unsigned int preload_cwd_epoch, preload_cred_epoch, preload_ns_epoch;
 
 /* fork() calls of the warm-up in flight (shim.c, "warm_forks"): the cache
- * does not start while non-zero.  seq_cst accesses only. */
-extern int preload_warm_forks;
+ * does not start while non-zero.  seq_cst accesses only.  Alone on its page
+ * (struct preload_fork_gate), which the first warm-up fork() marks
+ * MADV_WIPEONFORK (preload_fork_gate_wiped). */
+struct preload_fork_gate {
+	int forks;
+} __attribute__((aligned(4096)));
+extern struct preload_fork_gate preload_fork_gate;
+#define preload_warm_forks (preload_fork_gate.forks)
+/* 1 if preload_fork_gate's page is MADV_WIPEONFORK in this process (and so
+ * in its fork() children): a child finds the count 0 without writing it.
+ * Marks it first if need be (one madvise() per exec'd image); 0 where that
+ * fails (the child then resets the count itself).  Any thread. */
+int preload_fork_gate_wiped(void);
 
 /* *slot, or the real function `name` (dlsym(RTLD_NEXT)) stored there.  Any
  * thread; the first call of a name is not async-signal-safe (dlsym). */
 void *preload_real_sym(void **slot, const char *name);
+/* The open wrappers' real openat, resolved (shim.c): for fork(). */
+void preload_resolve_openat(void);
 
 /* Whether a lookup may use the cache now (starting it if due): shim.c's
  * cache_usable() for shim_process.c.  Outside the shim. */
@@ -77,7 +90,11 @@ static inline unsigned long long preload_warm_clock(void)
 	return preload_mono_ns1();
 }
 
-#define REAL_DECL(name) static void *real_##name##_p
+/* A real function's slot, on the start-up data page (DCACHE_START_DATA,
+ * dcache.h): a process's first calls of the wrappers, during its warm-up,
+ * resolve and write them; on a page of .bss they were a page fault of the
+ * shim's in every process that makes a call through it (gcc --version). */
+#define REAL_DECL(name) static void *real_##name##_p DCACHE_START_DATA
 #define CALL_REAL(name, ...)                                                         \
 	({                                                                            \
 		__typeof__(&name) f_ = (__typeof__(&name))preload_real_sym(&real_##name##_p, #name); \

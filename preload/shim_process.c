@@ -393,6 +393,17 @@ static int stdio_mode_writes(const char *mode)
 		}                                             \
 		return file_;                                 \
 	}
+/* fileno, bound at load (a GOT slot, not a lazy PLT one; x86's noplt): a
+ * shell's fork() child flushes stdout before its exec (fflush below), and
+ * each child bound fileno anew (ld.so's look-up through the program's and
+ * every library's symbols, ~8 page faults), to throw it away at exec.  One
+ * symbol look-up at load instead, in every process. */
+#if defined(__has_attribute)
+#if __has_attribute(noplt) /* GCC on x86; clang has no per-function noplt */
+extern int fileno(FILE *f) __attribute__((noplt));
+#endif
+#endif
+
 STDIO_OPEN(fopen, (const char *p, const char *m), 1, m, p, m)
 STDIO_OPEN(fopen64, (const char *p, const char *m), 1, m, p, m)
 STDIO_OPEN(freopen, (const char *p, const char *m, FILE *f), 0, m, p, m, f)
@@ -1024,6 +1035,30 @@ static inline void urcu_hook(int i) { urcu_hooks[i](); }
  * which may be waiting for dcache_mutex), then our read mutex and dcache
  * mutex, which no holder keeps while waiting on liburcu.
  */
+/*
+ * The real functions a fork() child calls between the fork and its exec
+ * (a shell's redirections: open, dup2, close, fcntl; the stdio flush before
+ * it), resolved once in the parent, as the exec family is
+ * (preload_stats_resolve_exec): a child resolved each it needed with dlsym
+ * and threw the answer away at its exec, ~2,000 instructions and a few
+ * page faults a name (the parent's call is made once; bash's child for
+ * `cmd >/dev/null` made 4 of them: 17 page faults more than with an empty
+ * library, 7 after this).  REAL_DECL's slots are on the start-up data page.
+ */
+static int child_calls_resolved DCACHE_START_DATA;
+
+static void preload_resolve_for_children(void)
+{
+	if (__atomic_load_n(&child_calls_resolved, __ATOMIC_ACQUIRE))
+		return;
+	preload_resolve_openat();
+	preload_real_sym(&real_close_p, "close");
+	preload_real_sym(&real_dup2_p, "dup2");
+	preload_real_sym(&real_fcntl_p, "fcntl");
+	preload_real_sym(&real_fflush_p, "fflush");
+	__atomic_store_n(&child_calls_resolved, 1, __ATOMIC_RELEASE);
+}
+
 REAL_DECL(fork);
 EXPORT pid_t fork(void)
 {
@@ -1037,6 +1072,7 @@ EXPORT pid_t fork(void)
 	/* The child's exec, if it makes one, finds its real function here. */
 	preload_in_shim++;
 	preload_stats_resolve_exec();
+	preload_resolve_for_children();
 	preload_in_shim--;
 	/* During the warm-up nothing of the cache exists (no fd, no table, no
 	 * lock held: see preload_warm_forks): a plain fork().  The full path
@@ -1046,16 +1082,22 @@ EXPORT pid_t fork(void)
 	 * reaches it): then its fork hooks are due. */
 	if (__atomic_load_n(&preload_enabled, __ATOMIC_RELAXED) == PRELOAD_WARMUP &&
 	    !dcache_urcu_loaded()) {
+		/* The count's page is wiped in the child (shim.c, "fork
+		 * gate"): after the fork neither process writes a page that
+		 * fork() write-protected (no errno restored either: the
+		 * atomics leave it alone).  Where it is not, the child resets
+		 * the count. */
+		int wiped = preload_fork_gate_wiped();
+
 		__atomic_add_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&preload_enabled, __ATOMIC_SEQ_CST) == PRELOAD_WARMUP) {
 			pid = CALL_REAL(fork);
 			if (pid == 0) {
-				__atomic_store_n(&preload_warm_forks, 0, __ATOMIC_RELAXED);
+				if (!wiped)
+					__atomic_store_n(&preload_warm_forks, 0, __ATOMIC_RELAXED);
 				return 0;
 			}
-			saved = errno;
 			__atomic_sub_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
-			errno = saved;
 			return pid;
 		}
 		__atomic_sub_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
@@ -1099,14 +1141,25 @@ EXPORT pid_t fork(void)
 
 /* ---------------------------------------------------------------------- */
 
-__attribute__((constructor)) static void shim_init(void)
+/* DCACHE_START_TEXT spelt out: GCC places constructors in .text.startup
+ * by itself, clang does not. */
+__attribute__((constructor)) DCACHE_START_TEXT static void shim_init(void)
 {
 	preload_refresh_ids();
 	preload_init();
 }
 
-__attribute__((destructor)) static void shim_fini(void)
+__attribute__((destructor)) DCACHE_START_TEXT static void shim_fini(void)
 {
 	preload_in_shim++;
 	preload_write_stats();
+}
+
+/* The library's DT_FINI (-Wl,-fini=, preload/CMakeLists.txt) in place of
+ * crtn's _fini, which does nothing either but lies in .fini at the end of
+ * .text: the one page a process that looked nothing up faulted in at exit
+ * for it alone.  The destructor above still runs from .fini_array. */
+void preload_dt_fini(void);
+DCACHE_START_TEXT void preload_dt_fini(void)
+{
 }

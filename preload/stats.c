@@ -49,17 +49,29 @@ struct pass_block {
 	uint64_t c[PRELOAD_PASS_N_];
 } __attribute__((aligned(128))); /* a thread's own lines: no false sharing */
 static struct pass_block pass_pool[PASS_BLOCKS + 1] DCACHE_COLD_BSS; /* the last one is shared */
-static unsigned int pass_used;
+/* The first thread's block (pass_pool[0] unused) and the count on the
+ * start-up data page: a process's first pass-through, in its warm-up, wrote
+ * a page of .bss and read then wrote one of .lbss, three page faults. */
+static struct pass_block pass_first DCACHE_START_DATA;
+static unsigned int pass_used DCACHE_START_DATA;
 static __thread struct pass_block *tls_pass __attribute__((tls_model("initial-exec")));
 
+static int stats_on DCACHE_START_DATA; /* stats_path is set: read at every exit */
+
+/* Counted only with stats on: nothing else reads the counts (snapshot(),
+ * for a record), and a write here was the one write of a fork() child's
+ * redirection open to the start-up data page (a copy-on-write fault). */
 void preload_count_pass(enum preload_pass why)
 {
 	struct pass_block *b = tls_pass;
 
+	if (!stats_on)
+		return;
+
 	if (__builtin_expect(!b, 0)) {
 		unsigned int i = __atomic_fetch_add(&pass_used, 1, __ATOMIC_RELAXED);
 
-		b = &pass_pool[i < PASS_BLOCKS ? i : PASS_BLOCKS];
+		b = !i ? &pass_first : &pass_pool[i < PASS_BLOCKS ? i : PASS_BLOCKS];
 		tls_pass = b;
 	}
 	if (__builtin_expect(b != &pass_pool[PASS_BLOCKS], 1))
@@ -72,7 +84,9 @@ void preload_count_pass(enum preload_pass why)
 static void pass_sum(uint64_t out[PRELOAD_PASS_N_])
 {
 	memset(out, 0, sizeof(uint64_t) * PRELOAD_PASS_N_);
-	for (unsigned int i = 0; i <= PASS_BLOCKS; i++)
+	for (int k = 0; k < PRELOAD_PASS_N_; k++)
+		out[k] += __atomic_load_n(&pass_first.c[k], __ATOMIC_ACQUIRE);
+	for (unsigned int i = 1; i <= PASS_BLOCKS; i++)
 		for (int k = 0; k < PRELOAD_PASS_N_; k++)
 			out[k] += __atomic_load_n(&pass_pool[i].c[k], __ATOMIC_ACQUIRE);
 }
@@ -101,7 +115,6 @@ static unsigned long sample_mask; /* interval - 1 */
 static int sample_lock;
 static __thread unsigned long tls_sample_n __attribute__((tls_model("initial-exec")));
 static uint64_t start_ns_total; /* preload_count_start_ns() */
-static int stats_on; /* stats_path is set: read at every exit, on a hot page */
 
 int preload_sample_due(void)
 {
@@ -384,9 +397,12 @@ out:
 	errno = saved_errno;
 }
 
-void preload_write_stats(void)
+/* The destructor's, in every process: with stats off it reads stats_on
+ * (on the start-up data page) and returns, touching no other page. */
+DCACHE_START_TEXT void preload_write_stats(void)
 {
-	preload_write_record("dtor");
+	if (stats_on)
+		preload_write_record("dtor");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -400,6 +416,7 @@ static void stats_fork_child(void)
 	struct inval_stats is;
 
 	memset(pass_pool, 0, sizeof(pass_pool));
+	memset(&pass_first, 0, sizeof(pass_first));
 	memset(&base, 0, sizeof(base));
 	nsamples = 0;
 	sample_mask = 0;
@@ -423,7 +440,11 @@ typedef int execve_fn(const char *, char *const[], char *const[]);
 typedef int execvp_fn(const char *, char *const[]);
 typedef int fexecve_fn(int, char *const[], char *const[]);
 typedef void exit_fn(int);
-static void *real_execve, *real_execv, *real_execvp, *real_execvpe, *real_fexecve;
+/* Resolved by the first fork() (preload_stats_resolve_exec), in the
+ * warm-up of a shell: on the start-up data page, as REAL_DECL's (shim.h). */
+static void *real_execve DCACHE_START_DATA, *real_execv DCACHE_START_DATA,
+	*real_execvp DCACHE_START_DATA, *real_execvpe DCACHE_START_DATA,
+	*real_fexecve DCACHE_START_DATA;
 static void *real__exit, *real__Exit;
 
 static void *resolve(void **slot, const char *name)
@@ -439,7 +460,7 @@ static void *resolve(void **slot, const char *name)
 
 void preload_stats_resolve_exec(void)
 {
-	static int done;
+	static int done DCACHE_START_DATA;
 
 	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
 		return;

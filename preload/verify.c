@@ -56,7 +56,7 @@
 #include "preload.h"
 #include "stats.h"
 
-int preload_verify;
+int preload_verify DCACHE_START_DATA; /* read by every lookup wrapper */
 static char verify_log[PATH_MAX] DCACHE_COLD_BSS;
 static uint64_t mismatches;
 
@@ -74,14 +74,11 @@ void preload_verify_fork_child(void)
 static unsigned int corrupt_kinds;
 #endif
 
-DCACHE_START_TEXT void preload_verify_init(void)
+DCACHE_START_TEXT void preload_verify_init(const char *s, const char *log, const char *corrupt)
 {
-	const char *s = getenv("RCUWALK_VERIFY");
-	const char *log = getenv("RCUWALK_VERIFY_LOG");
-
 #ifdef RCUWALK_FAULT_INJECTION
 	{
-		const char *c = getenv("RCUWALK_TEST_CORRUPT");
+		const char *c = corrupt;
 
 		if (c) {
 			corrupt_kinds |= strstr(c, "size") ? PRELOAD_CORRUPT_SIZE : 0;
@@ -90,9 +87,13 @@ DCACHE_START_TEXT void preload_verify_init(void)
 			corrupt_kinds |= strstr(c, "link") ? PRELOAD_CORRUPT_LINK : 0;
 		}
 	}
+#else
+	(void)corrupt;
 #endif
-	preload_verify = s && *s && strcmp(s, "0") != 0;
-	if (!preload_verify || !log || !*log)
+	if (!(s && *s && strcmp(s, "0") != 0))
+		return; /* preload_verify stays 0: its page is not written */
+	preload_verify = 1;
+	if (!log || !*log)
 		return;
 	if (log[0] == '/') {
 		if (strlen(log) < sizeof(verify_log))

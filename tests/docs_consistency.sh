@@ -10,7 +10,8 @@
 # "default:" that does not follow "By" or "the" ("By default such ...",
 # "(the default)"), backticks and trailing ".,;)" dropped.  The three lists
 # must be equal.  The man page's ENVIRONMENT names exactly the variables the
-# code reads (getenv("RCUWALK_..." in preload/ and invalidate/, but the
+# code reads (getenv("RCUWALK_..." in preload/ and invalidate/, and the
+# start-up table's `[ENV_...] = "RCUWALK_..."` in preload/config.c, but the
 # fault-injection RCUWALK_TEST_*) and every variable --help names is among them.
 #
 # --stats fields: the record's fields are RCUWALK_RECORD_FIELDS
@@ -134,8 +135,8 @@ n=$(wc -l <"$tmp/opt-help")
 [ "$n" -ge 20 ] || { echo "FAIL: only $n options found in --help"; fail=1; }
 
 # ENVIRONMENT: what the code reads, and all --help names.
-cat "$src"/preload/*.c "$src"/invalidate/*.c | grep -o 'getenv("RCUWALK_[A-Z_]*"' |
-	sed 's/getenv("//; s/"//' | grep -v '^RCUWALK_TEST_' | sort -u >"$tmp/env-code"
+cat "$src"/preload/*.c "$src"/invalidate/*.c | grep -o '\(getenv(\|\] = \)"RCUWALK_[A-Z_]*"' |
+	sed 's/^[^"]*"//; s/"//' | grep -v '^RCUWALK_TEST_' | sort -u >"$tmp/env-code"
 awk '/^\.SH/ { on = ($0 == ".SH ENVIRONMENT"); next } on' "$tmp/man.txt" |
 	grep -o 'RCUWALK_[A-Z_]*[A-Z]' | sort -u >"$tmp/env-man"
 grep -o 'RCUWALK_[A-Z_]*[A-Z]' "$tmp/help.txt" | sort -u >"$tmp/env-help"

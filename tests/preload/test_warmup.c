@@ -187,12 +187,16 @@ struct probe_result {
 	long long pass_warmup, saved, lookups, watches;
 };
 
-/* Run a probe with RCUWALK_WARMUP=warmup (NULL: unset, the default). */
-static void run_probe(const char *name, const char *warmup, long a, long b, struct probe_result *res)
+/* Run a probe with RCUWALK_WARMUP=warmup (NULL: unset, the default), and
+ * a second RCUWALK_WARMUP=warmup2 entry after it if warmup2 is not NULL
+ * (the first one is the one that counts, as for getenv()). */
+static void run_probe2(const char *name, const char *warmup, const char *warmup2, long a, long b,
+		       struct probe_result *res)
 {
-	char dir[PLEN], f[PLEN], result[PLEN], stats[PLEN], se[PLEN + 16], we[64], as[32], bs[32];
-	char buf[128] = "";
-	const char *extra[] = { se, "RCUWALK_RACY_MS=0", warmup ? we : NULL, NULL };
+	char dir[PLEN], f[PLEN], result[PLEN], stats[PLEN], se[PLEN + 16], we[64], we2[64];
+	char as[32], bs[32], buf[128] = "";
+	const char *extra[] = { se, "RCUWALK_RACY_MS=0", warmup ? we : NULL, warmup2 ? we2 : NULL,
+				NULL };
 	const char *args[] = { "--probe", dir, as, bs, result, NULL };
 	char **env;
 	size_t j = 0;
@@ -206,11 +210,13 @@ static void run_probe(const char *name, const char *warmup, long a, long b, stru
 	snprintf(se, sizeof(se), "RCUWALK_STATS=%s", stats);
 	if (warmup)
 		snprintf(we, sizeof(we), "RCUWALK_WARMUP=%s", warmup);
+	if (warmup2)
+		snprintf(we2, sizeof(we2), "RCUWALK_WARMUP=%s", warmup2);
 	snprintf(as, sizeof(as), "%ld", a);
 	snprintf(bs, sizeof(bs), "%ld", b);
 	env = env_with(extra);
 	for (size_t i = 0; env[i]; i++) /* ours only: not one from the test's environment */
-		if (strncmp(env[i], "RCUWALK_WARMUP=", 15) != 0 || env[i] == we)
+		if (strncmp(env[i], "RCUWALK_WARMUP=", 15) != 0 || env[i] == we || env[i] == we2)
 			env[j++] = env[i];
 	env[j] = NULL;
 	assert_int_equal(spawn_self_wait("test_warmup", args, env, 120), 0);
@@ -226,6 +232,11 @@ static void run_probe(const char *name, const char *warmup, long a, long b, stru
 		      "then %d; pass_warmup %lld, saved %lld, lookups %lld, watches %lld\n",
 		      warmup ? warmup : "(default)", a, b, res->mismatches, res->before,
 		      res->after, res->pass_warmup, res->saved, res->lookups, res->watches);
+}
+
+static void run_probe(const char *name, const char *warmup, long a, long b, struct probe_result *res)
+{
+	run_probe2(name, warmup, NULL, a, b, res);
 }
 
 static void test_warmup_first_n_lookups_pass_through_and_start_nothing(void **state)
@@ -271,6 +282,24 @@ static void test_warmup_time_budget_passes_lookups_through_while_unspent(void **
 	assert_int_equal(r.after, 0);
 	assert_int_equal(r.pass_warmup, 60);
 	assert_int_equal(r.saved, 0);
+}
+
+/* Two RCUWALK_WARMUP entries: the first one counts, as getenv() would
+ * answer (the constructor reads the environment in one pass, by hand:
+ * preload/config.c, read_env), whichever of the two it is. */
+static void test_warmup_first_of_two_entries_is_the_one_read(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+	run_probe2("twice-unspent", "100000ms", "0", 5, 5, &r);
+	assert_int_equal(r.mismatches, 0);
+	assert_int_equal(r.after, 0);
+	assert_int_equal(r.pass_warmup, 10);
+	run_probe2("twice-zero", "0", "100000ms", 1, 5, &r);
+	assert_int_equal(r.mismatches, 0);
+	assert_int_equal(r.before, 1);
+	assert_int_equal(r.pass_warmup, 0);
 }
 
 /* A budget of 1 us is spent by the first few real calls (each a syscall):
@@ -400,6 +429,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_warmup_first_n_lookups_pass_through_and_start_nothing),
 		cmocka_unit_test(test_warmup_zero_uses_the_cache_from_the_first_lookup),
 		cmocka_unit_test(test_warmup_time_budget_passes_lookups_through_while_unspent),
+		cmocka_unit_test(test_warmup_first_of_two_entries_is_the_one_read),
 		cmocka_unit_test(test_warmup_time_budget_ends_once_the_lookups_took_it),
 		cmocka_unit_test(test_warmup_default_is_300us_of_lookups),
 		cmocka_unit_test(test_warmup_fork_during_the_warm_up_then_both_use_the_cache),
