@@ -150,6 +150,10 @@ int inval_give_fds_back(int nowait);
  * caller of inval_sync() must then pass through or call inval_recover().
  * One atomic load. */
 int inval_recovering(void);
+/* 1 if the events being applied now were queued more than 20 ms ago
+ * (inval.c, "Behind"): the caller passes through to the kernel.  Any
+ * thread; reads the coarse clock only while events are being applied. */
+int inval_behind(void);
 /* Empty the cache (dcache_reset) after a give-up, so that a new instance
  * may be created.  Any thread outside ops context, not from a signal
  * handler (takes the dcache writer mutex). */

@@ -54,6 +54,10 @@ extern atomic_uint ring_mounts_applied;
 /* Statistics: shared entries taken from the session's arena. */
 extern atomic_ulong st_listings_shared, st_watches_shared, st_names_shared, st_searches_shared;
 extern atomic_ulong st_paths_shared;
+/* inval.c, "Behind": when the events being applied were queued (0: none). */
+extern atomic_long apply_since;
+#define INVAL_BEHIND_NS 20000000L /* 20 ms */
+void apply_ring_locked(void);
 
 /* The session's watch numbers this process added ("A session's records
  * about watches this process never added"). */

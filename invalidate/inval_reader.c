@@ -182,7 +182,7 @@ int session_sync_locked(int fd, unsigned int gen, int wait)
 			    ((n > 0 || (st & 1)) && !session_watcher_alive()))
 				return -1;
 		}
-		session_apply_locked(apply_event);
+		apply_ring_locked();
 		return 1;
 	}
 	for (;;) {
@@ -217,7 +217,7 @@ int session_sync_locked(int fd, unsigned int gen, int wait)
 		session_poke(); /* out of its batching pause */
 		session_wait(st, SESSION_STEP_NS);
 	}
-	session_apply_locked(apply_event);
+	apply_ring_locked();
 	return 1;
 }
 

@@ -432,6 +432,14 @@ static int try_cache(const struct kpath *kp, unsigned int q, int amode, struct s
 		inval_drain(); /* events or mounts pending: applied first */
 	if (__builtin_expect(inval_recovering(), 0))
 		inval_recover(); /* the inotify fd was given up: start afresh */
+	if (__builtin_expect(inval_behind(), 0)) {
+		/* Events queued 20 ms ago are still being applied: the
+		 * kernel answers (inval.c, "Behind"). */
+		dcache_stat_inc(DCACHE_STAT_PASS);
+		preload_in_shim--;
+		errno = saved;
+		return 0;
+	}
 	r = dcache_lookup_len(path, kp->len, q & ~Q_SHIM_OPEN, amode, preload_verify && st ? &cst : st);
 	/* A lookup that filled the cache first is sampled with ns 0: its
 	 * time is mostly the fill's, counted in fill_ns. */
