@@ -606,6 +606,36 @@ void dcache_spath_off(void *mem);
  * yet).  Any thread. */
 void dcache_spath_counts(const void *mem, uint64_t *evicted, unsigned int *slots);
 
+/*
+ * A census of the arena, for reports only (examples/bench/scale_check.c):
+ * read-only, it walks every bucket and the path table, so it is not for a
+ * lookup.  It trusts nothing it reads (A4, S3): a corrupt arena gives wrong
+ * figures, never a fault.  Any thread.
+ */
+struct dcache_arena_kind {
+	uint64_t n;     /* entries reachable from a bucket head */
+	uint64_t live;  /* of those, under their watch's current generation */
+	uint64_t bytes; /* the arena space they take */
+	uint64_t deep;  /* of those, past the first ARENA_CHAIN_MAX of their
+			 * bucket's chain: no reader looks that far */
+};
+struct dcache_arena_census {
+	uint64_t size, limit, bump; /* bytes: mapped, backed by memory, taken */
+	uint64_t refused;           /* takes refused for want of room */
+	struct dcache_arena_kind listing, watch, name, attr, search;
+	uint64_t longest;           /* the longest bucket chain, entries */
+	/* The shared path table (dcache_spath.c); 0 where there is none. */
+	uint64_t sp_slots;          /* the current table's slots */
+	uint64_t sp_used;           /* slots holding an answer */
+	uint64_t sp_valid;          /* of those, whose generations still hold */
+	uint64_t sp_evicted;        /* live answers replaced in the current table */
+	uint64_t sp_chains;         /* distinct chains the used slots refer to */
+	uint64_t sp_chain_bytes;    /* their bytes */
+	uint64_t sp_table_bytes;    /* the current table's bytes (64 per slot) */
+	uint64_t sp_gens_bytes;     /* the path generations' bytes */
+};
+void dcache_arena_census(const void *mem, struct dcache_arena_census *c);
+
 #ifdef __cplusplus
 }
 #endif

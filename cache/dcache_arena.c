@@ -690,3 +690,59 @@ uint64_t dcache_arena_refused(const void *mem)
 {
 	return __atomic_load_n(&((const struct arena_hdr *)mem)->refused, __ATOMIC_RELAXED);
 }
+
+/* dcache_arena_census's entry of `kind`, or NULL. */
+static struct dcache_arena_kind *census_kind(struct dcache_arena_census *c, uint32_t kind)
+{
+	switch (kind) {
+	case ENT_LISTING: return &c->listing;
+	case ENT_WATCH: return &c->watch;
+	case ENT_NAME: return &c->name;
+	case ENT_ATTR: return &c->attr;
+	case ENT_SEARCH: return &c->search;
+	default: return NULL;
+	}
+}
+
+/* Every bucket's chain walked to its end (not only the ARENA_CHAIN_MAX a
+ * reader looks at), at most as many steps in all as entries fit in the
+ * arena: a scribbled `next` that loops ends the walk, never a hang (A4). */
+void dcache_arena_census(const void *mem, struct dcache_arena_census *c)
+{
+	const struct arena_hdr *a = mem;
+	uint64_t ext = arena_extent(a), budget;
+
+	memset(c, 0, sizeof(*c));
+	c->size = a->size;
+	c->limit = ext;
+	c->bump = __atomic_load_n(&a->bump, __ATOMIC_RELAXED);
+	c->refused = __atomic_load_n(&a->refused, __ATOMIC_RELAXED);
+	budget = ext > ARENA_DATA ? (ext - ARENA_DATA) / sizeof(struct arena_ent) + 1 : 0;
+	for (uint32_t b = 0; b < ARENA_BUCKETS && budget; b++) {
+		uint32_t cur = __atomic_load_n(&a->heads[b], __ATOMIC_ACQUIRE);
+		uint64_t pos = 0;
+
+		for (; cur && budget; pos++, budget--) {
+			uint64_t off = (uint64_t)cur * 8;
+			struct dcache_arena_kind *k;
+			struct arena_ent h;
+
+			if (off < ARENA_DATA || off > ext || ext - off < sizeof(h))
+				break;
+			memcpy(&h, (const char *)a + off, sizeof(h));
+			if (h.len > ext - off - sizeof(h))
+				break;
+			k = census_kind(c, h.kind);
+			if (k) {
+				k->n++;
+				k->bytes += (sizeof(h) + h.len + 7) & ~(uint64_t)7;
+				k->live += h.wd >= 0 && dcache_arena_gen(a, h.wd) == h.gen;
+				k->deep += pos >= ARENA_CHAIN_MAX;
+			}
+			cur = h.next;
+		}
+		if (pos > c->longest)
+			c->longest = pos;
+	}
+	spath_census(a, c);
+}

@@ -49,6 +49,9 @@ uint64_t arena_extent(const struct arena_hdr *a);
 /* `need` bytes (a multiple of 8) of zero-filled space below the limit, or
  * NULL (A2, A6).  Any thread. */
 void *arena_take(struct arena_hdr *a, uint64_t need);
+/* The path table's part of dcache_arena_census (dcache_spath.c). */
+struct dcache_arena_census;
+void spath_census(const struct arena_hdr *a, struct dcache_arena_census *c);
 /* Bump every path generation (dcache_spath.c): events lost, mounts. */
 void spath_bump_all(struct arena_hdr *a);
 /* Ask the watcher for room (A6): it allocates until the room left is at

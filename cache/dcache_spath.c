@@ -98,6 +98,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 
@@ -582,4 +583,62 @@ void dcache_spath_counts(const void *mem, uint64_t *evicted, unsigned int *slots
 
 	*evicted = __atomic_load_n(&a->sp_evicted, __ATOMIC_RELAXED);
 	*slots = table_of(a, &order) ? 1u << order : 0;
+}
+
+static int ref_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The path table's part of dcache_arena_census: its slots, those in use and
+ * valid, and the distinct chains they refer to (sorted in a scratch array
+ * of the heap: a report, not a lookup; without it, sp_chains stays 0). */
+void spath_census(const struct arena_hdr *a, struct dcache_arena_census *c)
+{
+	struct sp_gens *g = gens_of(a);
+	unsigned int order;
+	const struct sp_slot *t = table_of(a, &order);
+	uint32_t *refs;
+	uint64_t n = 0;
+
+	if (g)
+		c->sp_gens_bytes = sizeof(*g);
+	if (!t)
+		return;
+	c->sp_slots = (uint64_t)1 << order;
+	c->sp_table_bytes = c->sp_slots * sizeof(*t);
+	c->sp_evicted = __atomic_load_n(&a->sp_evicted, __ATOMIC_RELAXED);
+	refs = malloc(c->sp_slots * sizeof(*refs));
+	for (uint64_t i = 0; i < c->sp_slots; i++) {
+		const struct sp_slot *s = &t[i];
+		uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		uint16_t plen = LD(s->plen);
+
+		if ((seq & 1) || !LD(s->err))
+			continue;
+		c->sp_used++;
+		c->sp_valid += chain_holds(g, chain_at(a, LD(s->chain), plen), LD(s->nidx), LD(s->ngen));
+		if (refs && chain_at(a, LD(s->chain), plen))
+			refs[n++] = LD(s->chain);
+	}
+	if (!refs)
+		return;
+	qsort(refs, n, sizeof(*refs), ref_cmp);
+	for (uint64_t i = 0; i < n; i++) {
+		const struct sp_chain *ch;
+
+		if (i && refs[i] == refs[i - 1])
+			continue;
+		ch = chain_at(a, refs[i], 0);
+		c->sp_chains++;
+		if (ch) {
+			uint64_t plen = LD(ch->plen), ext = arena_extent(a);
+
+			if (ext - (uint64_t)refs[i] * 8 >= sizeof(*ch) + plen)
+				c->sp_chain_bytes += (sizeof(*ch) + plen + 7) & ~(uint64_t)7;
+		}
+	}
+	free(refs);
 }

@@ -170,6 +170,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort(); /* only a negative answer, or none */
 		}
 	}
+	{
+		struct dcache_arena_census c; /* the report's walk: stays inside too */
+
+		dcache_arena_census(a, &c);
+		if (c.sp_used > c.sp_slots || c.sp_valid > c.sp_used ||
+		    c.listing.live > c.listing.n || c.listing.deep > c.listing.n)
+			abort();
+	}
 	free(a);
 	return 0;
 }

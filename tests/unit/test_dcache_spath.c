@@ -4,9 +4,11 @@
  * on an arena in anonymous shared memory: an answer holds exactly while the
  * generations of the directories its walk passed are unchanged, only for its
  * whole key, through table growth, against writers killed mid-put, and
- * against a table scribbled over (wrong answers at worst, never a fault).
+ * against a table scribbled over (wrong answers at worst, never a fault);
+ * and the arena's census (dcache_arena_census), which reports it.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -300,6 +303,58 @@ static void test_dcache_spath_scribbled_table_never_faults(void **state)
 	munmap(a, size);
 }
 
+/* dcache_arena_census (a report: examples/bench/scale_check.c) counts each
+ * kind of entry and the path table's answers, and which of them still hold. */
+static void test_dcache_arena_census_counts_entries_and_path_answers(void **state)
+{
+	void *a = map_arena(DCACHE_ARENA_SIZE);
+	struct dcache_arena_census c;
+	struct stat st = { .st_mode = S_IFDIR | 0755, .st_ino = 7 };
+	const int wd[2] = { 1, 5 };
+
+	(void)state;
+	dcache_arena_census(a, &c);
+	assert_int_equal(c.size, DCACHE_ARENA_SIZE);
+	assert_true(c.bump > 0 && c.bump <= c.limit);
+	assert_int_equal(c.listing.n + c.watch.n + c.name.n + c.attr.n + c.search.n, 0);
+	assert_int_equal(c.sp_slots, 0);
+	assert_int_equal(dcache_arena_put(a, 5, dcache_arena_gen(a, 5), "\x08x.c", 5, 1), 0);
+	assert_int_equal(dcache_arena_put_name(a, 5, dcache_arena_gen(a, 5), "y.h", 3, DT_UNKNOWN,
+					       0, 0, NULL, 0), 0);
+	assert_int_equal(dcache_arena_put_attr(a, 5, dcache_arena_gen(a, 5), &st), 0);
+	assert_int_equal(dcache_arena_put_search(a, 5, dcache_arena_gen(a, 5), 42), 0);
+	assert_int_equal(dcache_arena_put_watch(a, 1, dcache_arena_gen(a, 1), "inc", 3, 5, 1, 7), 0);
+	assert_int_equal(put(a, &K, "/inc/a.h", ENOENT, wd, 2), 0);
+	assert_int_equal(put(a, &K, "/inc/b.h", ENOENT, wd, 2), 0);
+	dcache_arena_census(a, &c);
+	assert_int_equal(c.listing.n, 1);
+	assert_int_equal(c.listing.live, 1);
+	assert_int_equal(c.listing.bytes, 56); /* a 48-byte header and 5 bytes, rounded to 8 */
+	assert_int_equal(c.name.n, 1);
+	assert_int_equal(c.attr.n, 1);
+	assert_int_equal(c.search.n, 1);
+	assert_int_equal(c.watch.n, 1);
+	assert_int_equal(c.listing.deep + c.name.deep + c.attr.deep + c.search.deep + c.watch.deep, 0);
+	assert_true(c.longest >= 1);
+	assert_true(c.sp_slots > 0);
+	assert_int_equal(c.sp_table_bytes, 64 * c.sp_slots);
+	assert_true(c.sp_gens_bytes > 0);
+	assert_int_equal(c.sp_used, 2);
+	assert_int_equal(c.sp_valid, 2);
+	assert_int_equal(c.sp_chains, 1); /* one directory's names share it */
+	assert_true(c.sp_chain_bytes > 0 && c.sp_chain_bytes % 8 == 0);
+	/* Directory 5 changed: its entries and the answers through it go. */
+	dcache_arena_invalidate(a, 5);
+	changed_itself(a, 5);
+	dcache_arena_census(a, &c);
+	assert_int_equal(c.listing.n, 1);
+	assert_int_equal(c.listing.live + c.name.live + c.attr.live + c.search.live, 0);
+	assert_int_equal(c.watch.live, 1);
+	assert_int_equal(c.sp_used, 2);
+	assert_int_equal(c.sp_valid, 0);
+	munmap(a, DCACHE_ARENA_SIZE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_dcache_spath_table_grows_instead_of_refusing),
 		cmocka_unit_test(test_dcache_spath_writers_killed_anywhere_leave_nothing_half_done),
 		cmocka_unit_test(test_dcache_spath_scribbled_table_never_faults),
+		cmocka_unit_test(test_dcache_arena_census_counts_entries_and_path_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
