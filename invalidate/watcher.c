@@ -1016,7 +1016,10 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 		return refuse(&w, out, "the ring", r);
 	if (!getenv("RCUWALK_NO_ARENA"))
 		make_arena(&w); /* without it (w.note says why): phase 1 */
-	if (w.arena && getenv("RCUWALK_NO_SHARED_PATHS"))
+	/* The shared path table only when asked for: measured, it costs a
+	 * first process more page faults than it saves the others
+	 * (doc/session.md, "The shared path table", Measured). */
+	if (w.arena && !(getenv("RCUWALK_SHARED_PATHS") && !strcmp(getenv("RCUWALK_SHARED_PATHS"), "1")))
 		dcache_spath_off(w.arena); /* before any process maps it */
 	/* Without the death notice: the readers' slower checks, and no fd
 	 * taken with pidfd_getfd (its pid could be another's by then). */

@@ -1980,11 +1980,10 @@ static void test_session_shared_listings_exact_across_processes(void **state)
 	subdir(d, "shared");
 	snprintf(stats, sizeof(stats), "%s/shared.stats", g_scratch);
 	setenv("RCUWALK_STATS", stats, 1);
-	/* Without the path table, which would answer most of the absent
-	 * names before any listing is needed (its own test: below). */
-	setenv("RCUWALK_NO_SHARED_PATHS", "1", 1);
+	/* Without the path table (the default), which would answer most of
+	 * the absent names before any listing is needed (its own test: below). */
+	unsetenv("RCUWALK_SHARED_PATHS");
 	st = run_session("shared", d, "");
-	unsetenv("RCUWALK_NO_SHARED_PATHS");
 	unsetenv("RCUWALK_STATS");
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
@@ -2012,7 +2011,9 @@ static void test_session_shared_path_answers_exact_across_processes(void **state
 	subdir(d, "spath");
 	snprintf(stats, sizeof(stats), "%s/spath.stats", g_scratch);
 	setenv("RCUWALK_STATS", stats, 1);
+	setenv("RCUWALK_SHARED_PATHS", "1", 1); /* off by default */
 	st = run_session("shared", d, "");
+	unsetenv("RCUWALK_SHARED_PATHS");
 	unsetenv("RCUWALK_STATS");
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
