@@ -602,6 +602,8 @@ int dcache_spath_put(void *mem, const struct dcache_spath_fill *f, const uint64_
 /* No path table in this arena: every put is refused (-EPERM), every find
  * answers 0.  The watcher, before any process maps the arena. */
 void dcache_spath_off(void *mem);
+/* 0 if dcache_spath_off() was called on this arena.  Any thread. */
+int dcache_spath_on(const void *mem);
 /* Live entries evicted from the current table, and its slots (0: none
  * yet).  Any thread. */
 void dcache_spath_counts(const void *mem, uint64_t *evicted, unsigned int *slots);

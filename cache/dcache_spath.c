@@ -367,6 +367,12 @@ int dcache_spath_find(const void *mem, const struct dcache_spath_key *k, const c
 	return 0;
 }
 
+int dcache_spath_on(const void *mem)
+{
+	return __atomic_load_n(&((const struct arena_hdr *)mem)->sp_table, __ATOMIC_ACQUIRE) !=
+	       SP_TABLE_OFF;
+}
+
 void dcache_spath_off(void *mem)
 {
 	__atomic_store_n(&((struct arena_hdr *)mem)->sp_table, SP_TABLE_OFF, __ATOMIC_RELEASE);

@@ -102,7 +102,7 @@ static int listing_ticket(int wd, struct dcache_listing *t)
 		uint64_t cred = session_cred_key();
 		const uint32_t *mw = session_mounts_word();
 
-		if (cred && mw && session_arena())
+		if (cred && mw && session_arena() && dcache_spath_on(session_arena()))
 			dcache_spath_use(session_arena(), cred, mw);
 	}
 	return 1;
