@@ -227,8 +227,9 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 	size_t plen = PIDX_NAME_MAX;
 	const struct pidx_map *pidx;
 	bool index = false; /* this walk may fill an index slot */
-	struct sp_walk sp;
+	struct sp_walk sp; /* sp.on: set below, before any goto resolved */
 
+	sp.on = false;
 	if (d_flags(root) & D_NOCACHE) {
 		NOTE_PASS_WHY(root);
 		return DCACHE_PASS;
