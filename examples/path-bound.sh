@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # path-bound.sh: the most any cache of path lookups could save a command.
 #
-#   examples/path-bound.sh [-n RUNS] [-p PREP] -- CMD [ARGS...]
+#   examples/path-bound.sh [-n RUNS] [-p PREP] [-r ROUNDS] -- CMD [ARGS...]
 #
 # Runs CMD RUNS times (default 7; PREP, a shell command, before each run and
 # before the trace, e.g. "make clean") for its median wall and CPU time; then
@@ -10,17 +10,18 @@
 # readlink, access and statx by name, and every openat that failed (an open
 # that succeeds needs the kernel whatever caches it).  rcuwalk_replay then makes
 # those same calls again as raw syscalls, in CMD's working directory, and times
-# them (median of 21 rounds, dentries warm, as in a build).  What they take is
-# all a cache can remove: without the shim's own costs, CMD can get no faster
-# than (CPU - lookups) / CPU.  Calls relative to a directory fd other than
-# AT_FDCWD are counted, not replayed.  Needs strace and python3.
+# them (median of ROUNDS rounds, default 21; dentries warm, as in a build).
+# What they take is all a cache can remove: without the shim's own costs, CMD
+# can get no faster than (CPU - lookups) / CPU.  Calls relative to a directory
+# fd other than AT_FDCWD are counted, not replayed.  Needs strace and python3.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-runs=7 prep=true
-while getopts "n:p:" o; do
-  case $o in n) runs=$OPTARG;; p) prep=$OPTARG;; *) exit 2;; esac
+runs=7 prep=true rounds=21
+while getopts "n:p:r:" o; do
+  case $o in n) runs=$OPTARG;; p) prep=$OPTARG;; r) rounds=$OPTARG;; *) exit 2;; esac
 done
 shift $((OPTIND - 1))
+[[ $runs =~ ^[1-9][0-9]*$ && $rounds =~ ^[1-9][0-9]*$ ]] || { sed -n '2,16p' "$0"; exit 2; }
 [ "${1:-}" = -- ] && shift
 [ $# -gt 0 ] || { sed -n '2,16p' "$0"; exit 2; }
 replay=${RCUWALK_REPLAY:-$here/../build/examples/rcuwalk_replay}
@@ -28,9 +29,10 @@ replay=${RCUWALK_REPLAY:-$here/../build/examples/rcuwalk_replay}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-python3 - "$runs" "$prep" "$tmp" "$replay" "$@" <<'PY'
+python3 - "$runs" "$prep" "$tmp" "$replay" "$rounds" "$@" <<'PY'
 import os, re, resource, subprocess, sys, time
-runs, prep, tmp, replay, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+runs, prep, tmp, replay, rounds = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+cmd = sys.argv[6:]
 def median(v):
     v = sorted(v); return v[len(v) // 2]
 wall, cpu = [], []
@@ -107,7 +109,7 @@ for line in lines(trace):
 rf = os.path.join(tmp, "recs")
 with open(rf, "w") as f:
     for op, fl, p in recs: f.write(f"{op} {fl} {p or '2e'}\n")
-out = subprocess.run([replay, rf, "21"], capture_output=True, text=True, check=True).stdout.split()
+out = subprocess.run([replay, rf, rounds], capture_output=True, text=True, check=True).stdout.split()
 n, ns = int(out[0]), int(out[1])
 w, c, t = median(wall), median(cpu), ns / 1e9
 print(f"command: {' '.join(cmd)}")
