@@ -324,10 +324,11 @@ for w in names:
         d, = sums; same = f"identical ({digest(cwd, outputs)[1]} files, {len(sums[d])} runs)"
     else:
         same = "DIFFER: " + "; ".join(f"{d[0]}: {' '.join(v)}" for d, v in sums.items())
-    print(f"  {w} ({mnt}): lookups {int(lk.group(1)):,} take {look * 1000:.1f} ms serially, "
-          f"{look_j * 1000:.1f} ms in {pj} shares at once; none: wall {nm:.3f} s, CPU {cm:.3f} s; "
-          f"lookup floor {lf:.3f}-{lf_hi:.3f}; outputs {same}; {time.monotonic() - tw:.0f} s",
-          file=sys.stderr)
+    at_once = f", {look_j * 1000:.1f} ms in {pj} shares at once" if mj else ""
+    print(f"  {w} ({mnt}): lookups {int(lk.group(1)):,} take {look * 1000:.1f} ms serially"
+          f"{at_once}; none: wall {nm:.3f} s, CPU {cm:.3f} s; lookup floor {lf:.3f}"
+          + (f" to {lf_hi:.3f}" if lf_hi != lf else "") + f"; outputs {same}; "
+          f"{time.monotonic() - tw:.0f} s", file=sys.stderr)
     rows.append((w, label, nm, er, sr, lf, lf_hi, pj, int(lk.group(1)), look, look_j, same))
 load1 = loadavg()
 
@@ -359,7 +360,7 @@ for w, label, nm, er, sr, lf, lf_hi, pj, nlk, look, look_j, same in rows:
                    "**missed**" if s > 1.10 * floor_hi else "open")
         if floor_hi > 0:
             verdict += f" (shim/floor {span(s / floor_hi, s / floor, '%.2f') if floor > 0 else '> %.2f' % (s / floor_hi)})"
-    jj = f"; {look_j * 1000:.0f} ms in {pj} at once" if look_j != look else ""
+    jj = f"; {look_j * 1000:.0f} ms in {pj} at once" if pj != "1" else ""
     print(f"| {label} | {mnt} | {nm:.3f} | {nlk:,} ({look * 1000:.0f} ms{jj}) | {span(lf, lf_hi, '%.3fx')} "
           f"| {rng(er)} | **{rng(sr)}** | {span(floor, floor_hi, '%.3fx')} "
           f"| {span(s - floor_hi, s - floor, '%+.3f')} | {verdict} | {same} |")
