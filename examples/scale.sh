@@ -95,11 +95,11 @@ fail=0
 # session NAME SEED0 WITH_WRITER
 session() {
   local name=$1 s0=$2 w=$3 out=$tmp/$1.out stats=$tmp/$1.stats rc ta tb
-  local chk="$scale check -r $tree -d $dirs -f $files -n $lookups"
-  [ "$quiet" = 1 ] || chk="$chk -A"
+  local -a chk=("$scale" check -r "$tree" -d "$dirs" -f "$files" -n "$lookups")
+  [ "$quiet" = 1 ] || chk+=(-A)
   : >"$stats"
   if [ "$w" = 1 ]; then
-    chk="$chk -m $tmp/changes -M $every -B $bound"
+    chk+=(-m "$tmp/changes" -M "$every" -B "$bound")
     "${noshim[@]}" "$scale" write -r "$tree" -d "$dirs" -f "$files" -m "$tmp/changes" -M "$every" \
       -w "$rate" -s "$s0" >"$tmp/$name.writer" &
     writer=$!
@@ -108,8 +108,12 @@ session() {
   fi
   ta=$(date +%s.%N)
   set +e
+  # Paths as arguments, never in the command string (a checkout below a
+  # path with a space: CI's second clone).
   RCUWALK_STATS=$stats "$shim" --warmup=0 ${lopts[@]+"${lopts[@]}"} -- bash -c \
-    "seq $s0 $((s0 + procs - 1)) | xargs -P $jobs -I{} $chk -s {}; x=\$?; $scale arena || true; exit \$x" \
+    's0=$1 n=$2 jobs=$3 scale=$4; shift 4
+     seq "$s0" $((s0 + n - 1)) | xargs -P "$jobs" -I{} "$@" -s {}; x=$?
+     "$scale" arena || true; exit $x' bash "$s0" "$procs" "$jobs" "$scale" "${chk[@]}" \
     >"$out" 2>"$tmp/$name.err"
   rc=$?
   set -e
