@@ -476,28 +476,13 @@ static inline const char *skip_slashes(const char *p)
 
 static inline unsigned long name_hash(const struct dentry *parent, const char *name, size_t len)
 {
-	/* Eight bytes at a time (a multiply and a shift each), seeded with
-	 * the parent's address and the length; the last, short word read
-	 * byte-exactly (never past the name).  Byte-at-a-time FNV-1a was most
-	 * of dc_d_lookup_rcu's time (doc/benchmarks.md, "Many names"). */
-	uint64_t h = ((uintptr_t)parent * 0x9e3779b97f4a7c15ULL) ^ len;
-	size_t i = 0;
+	/* FNV-1a over the name, seeded with the parent's address. */
+	uint64_t h = 0xcbf29ce484222325ULL ^ ((uintptr_t)parent * 0x9e3779b97f4a7c15ULL);
 
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, name + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)name[i];
+		h *= 0x100000001b3ULL;
 	}
-	if (i < len) {
-		uint64_t w = 0;
-
-		memcpy(&w, name + i, len - i);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	h *= 0xc4ceb9fe1a85ec53ULL;
 	return (unsigned long)(h ^ (h >> 29));
 }
 
