@@ -414,9 +414,11 @@ int session_attach(void)
 	return fd;
 }
 
-/* Whether every record in [from, tail) is about a watch `ours` says is
- * not ours (at most 256 of them; a record overwritten meanwhile: no). */
-static int unapplied_foreign(uint64_t from, uint64_t tail, int (*ours)(int wd))
+/* Whether no record in [from, tail) is a loss or about a watch that
+ * `about(wd, arg)` names (at most 256 of them; a record overwritten
+ * meanwhile: we cannot tell, no). */
+static int records_none_about(uint64_t from, uint64_t tail, int (*about)(int wd, const void *arg),
+			      const void *arg)
 {
 	if (tail - from > 256)
 		return 0;
@@ -427,10 +429,18 @@ static int unapplied_foreign(uint64_t from, uint64_t tail, int (*ours)(int wd))
 		RING_FENCE(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) - i >= RING_RECORDS)
 			return 0; /* overwritten: we cannot tell */
-		if ((mask & IN_Q_OVERFLOW) || ours(wd))
+		if ((mask & IN_Q_OVERFLOW) || about(wd, arg))
 			return 0;
 	}
 	return 1;
+}
+
+/* records_none_about's predicate for the listing ticket: ours(wd). */
+static int about_ours(int wd, const void *arg)
+{
+	int (*const *ours)(int) = arg;
+
+	return (*ours)(wd);
 }
 
 int session_listing_ticket(int wd, uint64_t *gen, int (*ours)(int wd))
@@ -462,7 +472,7 @@ int session_listing_ticket(int wd, uint64_t *gen, int (*ours)(int wd))
 	/* Records we have not applied yet: only about other processes'
 	 * directories (not an ancestor of anything we cache), or none. */
 	pos = __atomic_load_n(&read_pos, __ATOMIC_ACQUIRE);
-	return pos == tail || unapplied_foreign(pos, tail, ours);
+	return pos == tail || records_none_about(pos, tail, about_ours, &ours);
 }
 
 uint64_t session_read_pos(void)
@@ -486,6 +496,26 @@ const uint32_t *session_mounts_word(void)
  * be a loss (IN_Q_OVERFLOW bumps every generation).  At most 256 records
  * are looked at; one overwritten meanwhile: no.
  */
+/* records_none_about's predicate for the path ticket: a record about one of
+ * the walk's directories, by generation slot (as the bumps are), or about
+ * no watch. */
+struct walk_dirs {
+	const int *wd;
+	unsigned int n;
+};
+
+static int about_walk(int rwd, const void *arg)
+{
+	const struct walk_dirs *d = arg;
+
+	if (rwd < 0)
+		return 1;
+	for (unsigned int k = 0; k < d->n; k++)
+		if (dcache_arena_gen_slot(rwd) == dcache_arena_gen_slot(d->wd[k]))
+			return 1;
+	return 0;
+}
+
 int session_spath_ticket(const int *wd, const uint32_t *nidx, unsigned int n, uint64_t *sgen,
 			 uint64_t *ngen, uint64_t pos0)
 {
@@ -504,22 +534,13 @@ int session_spath_ticket(const int *wd, const uint32_t *nidx, unsigned int n, ui
 	if ((s1 & 1) || s1 != s2)
 		return 0;
 	pos = __atomic_load_n(&read_pos, __ATOMIC_ACQUIRE);
-	if (pos0 > pos || pos > tail || tail - pos0 > 256)
+	if (pos0 > pos || pos > tail)
 		return 0;
-	for (uint64_t i = pos0; i < tail; i++) {
-		const struct ring_rec *r = &ring->recs[i % RING_RECORDS];
-		int32_t rwd = __atomic_load_n(&r->wd, __ATOMIC_RELAXED);
-		uint32_t mask = __atomic_load_n(&r->mask, __ATOMIC_RELAXED);
+	{
+		const struct walk_dirs d = { wd, n };
 
-		RING_FENCE(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) - i >= RING_RECORDS ||
-		    (mask & IN_Q_OVERFLOW) || rwd < 0)
-			return 0;
-		for (unsigned int k = 0; k < n; k++)
-			if (dcache_arena_gen_slot(rwd) == dcache_arena_gen_slot(wd[k]))
-				return 0;
+		return records_none_about(pos0, tail, about_walk, &d);
 	}
-	return 1;
 }
 
 void *session_arena(void)
