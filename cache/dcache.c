@@ -237,6 +237,17 @@ void dc_note_growth_locked(void)
 static struct stat_block stat_pool[STAT_BLOCKS + 1] DCACHE_COLD_BSS;
 static unsigned int stat_pool_used;
 __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
+/* The lookup's inline read side (dcache_int.h, dc_read_lock): filled by
+ * dcache_urcu.c when the shim loads liburcu-bp, zero otherwise. */
+struct dc_rd_fast dc_rd;
+__thread void **tls_rd_slot __attribute__((tls_model("initial-exec")));
+
+void dc_rd_learn(void)
+{
+	if (dc_rd.slot && !tls_rd_slot)
+		tls_rd_slot = dc_rd.slot();
+}
+
 /* Set (PASS_WHY_*) where a lookup gives up for a reason the statistics tell
  * apart; turned into DCACHE_STAT_PASS_WATCH/_FS/_ATTR/_RACY by the lookup's
  * DCACHE_STAT_PASS.  tls_last_pass_why: what the last pass was. */

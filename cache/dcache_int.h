@@ -63,6 +63,93 @@
 #define LOAD_ACQUIRE(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define STORE_RELEASE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
+/* ---------------------------------------------------------------------- */
+/* The lookup's read-side section: dc_read_lock() / dc_read_unlock()
+ *
+ * liburcu-bp's read lock is a call into the library (this file never uses its
+ * inline side, above), which finds the thread's reader through
+ * __tls_get_addr (liburcu is dlopen()ed: its thread-locals are dynamic), and
+ * in the shim through dcache_urcu.c's forward too: about 220 instructions a
+ * lookup, a quarter of a path-index hit (doc/benchmarks.md).  When the shim
+ * loaded liburcu-bp itself (dcache_urcu.c, RCUWALK_URCU_LAZY), dc_rd holds
+ * what the library's own inline read side reads (its _LGPL_SOURCE ABI of
+ * soname 8): &urcu_bp_gp.ctr, &urcu_bp_has_sys_membarrier, and a way to find
+ * this thread's urcu_bp_reader slot once.  The section is then entered as the
+ * library does it: nesting 0 -> copy the grace-period counter into the
+ * reader's ctr, then a full fence unless sys_membarrier (a compiler barrier:
+ * the writer's membarrier() orders us); nested -> ctr + 1; leave: the same
+ * fence, then ctr - 1.
+ *
+ * Invariants:
+ *  - dc_rd is written once, before dcache_urcu.c releases `loaded`; every
+ *    caller of dc_read_lock() has passed that load (the cache is used only
+ *    after it), or dc_rd.slot is NULL (unit tests, liburcu linked in) and
+ *    the library's functions are called, as before.
+ *  - tls_rd_slot is this thread's &urcu_bp_reader: it stays valid for the
+ *    thread's life (a fork()ed child's thread has the same TLS addresses).
+ *    The reader it holds is read at every lock: NULL before the thread is
+ *    registered and again after liburcu's thread-exit destructor
+ *    unregistered it, and then the library's read_lock() (re)registers.
+ *  - Lock and unlock of one section may take different paths (the first
+ *    lock of a thread is the library's, its unlock ours): both act on the
+ *    same reader's ctr, as the library would. */
+#define DC_RD_GP_COUNT 1UL
+#define DC_RD_NEST_MASK ((1UL << (sizeof(long) << 2)) - 1) /* URCU_BP_GP_CTR_NEST_MASK */
+struct dc_rd_fast {
+	const unsigned long *gp_ctr; /* &urcu_bp_gp.ctr */
+	const int *membarrier;       /* &urcu_bp_has_sys_membarrier */
+	void **(*slot)(void);        /* this thread's &urcu_bp_reader (its first field: ctr) */
+};
+extern struct dc_rd_fast dc_rd;
+extern __thread void **tls_rd_slot __attribute__((tls_model("initial-exec")));
+
+/* Sets tls_rd_slot where dc_rd allows it (dcache.c).  After a library lock. */
+void dc_rd_learn(void);
+
+static inline void dc_rd_fence(void)
+{
+	if (__builtin_expect(__atomic_load_n(dc_rd.membarrier, __ATOMIC_RELAXED), 1))
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	else
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void dc_read_lock(void)
+{
+	void **slot = tls_rd_slot;
+	unsigned long *ctr, v;
+
+	if (__builtin_expect(slot && (ctr = __atomic_load_n(slot, __ATOMIC_RELAXED)), 1)) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		v = __atomic_load_n(ctr, __ATOMIC_RELAXED);
+		if (__builtin_expect(!(v & DC_RD_NEST_MASK), 1)) {
+			__atomic_store_n(ctr, __atomic_load_n(dc_rd.gp_ctr, __ATOMIC_RELAXED),
+					 __ATOMIC_RELAXED);
+			dc_rd_fence();
+		} else {
+			__atomic_store_n(ctr, v + DC_RD_GP_COUNT, __ATOMIC_RELAXED);
+		}
+		return;
+	}
+	rcu_read_lock();
+	dc_rd_learn();
+}
+
+static inline void dc_read_unlock(void)
+{
+	void **slot = tls_rd_slot;
+	unsigned long *ctr, v;
+
+	if (__builtin_expect(slot && (ctr = __atomic_load_n(slot, __ATOMIC_RELAXED)), 1)) {
+		v = __atomic_load_n(ctr, __ATOMIC_RELAXED);
+		dc_rd_fence();
+		__atomic_store_n(ctr, v - DC_RD_GP_COUNT, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		return;
+	}
+	rcu_read_unlock();
+}
+
 #define MAX_SYMLINKS 40        /* per lookup, as the kernel's MAXSYMLINKS */
 #define MAX_WALK_ATTEMPTS 256  /* misses + retries per lookup before passing through */
 

@@ -44,11 +44,14 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "dcache.h"
+#include "dcache_int.h"
+#undef call_rcu /* dcache_int.h's redirection for cache/; here the forwards are liburcu's names */
 
 #ifndef RCUWALK_URCU_LAZY
 /* liburcu linked into the shim (RCUWALK_URCU_STATIC): nothing to load. */
@@ -59,6 +62,10 @@ void dcache_urcu_fork_parent(void) {}
 void dcache_urcu_fork_child(void) {}
 DCACHE_START_TEXT void dcache_urcu_set_loader(int (*load)(void)) { (void)load; }
 #else
+
+/* For the layout of liburcu-bp's reader only (rd_learn_layout): nothing of
+ * its inline side is called. */
+#include <urcu/static/urcu-bp.h>
 
 #ifndef RCUWALK_URCU_BP_SONAME
 #define RCUWALK_URCU_BP_SONAME "liburcu-bp.so.8"
@@ -111,6 +118,46 @@ DCACHE_START_TEXT void dcache_urcu_set_loader(int (*load)(void))
 		ok = ok && u.field != NULL;                         \
 	} while (0)
 
+/* The lookup's inline read side (dcache_int.h, dc_read_lock): where
+ * liburcu-bp's thread-local `urcu_bp_reader` lies in each thread's block of
+ * the library's TLS (module number, offset), found once at the load;
+ * __tls_get_addr() then gives a thread its own slot, once (the library itself
+ * asks it at every read_lock).  Set before `loaded` is released. */
+typedef struct {
+	unsigned long ti_module;
+	unsigned long ti_offset;
+} rd_tls_index;
+extern void *__tls_get_addr(rd_tls_index *ti);
+static rd_tls_index rd_ti;
+
+static void **rd_slot(void)
+{
+	return __tls_get_addr(&rd_ti);
+}
+
+static void rd_learn_layout(void *bp)
+{
+	size_t modid = 0;
+	void *block = NULL, *reader, *gp, *mb;
+
+	_Static_assert(offsetof(struct urcu_bp_reader, ctr) == 0, "urcu_bp_reader.ctr first");
+	_Static_assert(DC_RD_NEST_MASK == URCU_BP_GP_CTR_NEST_MASK, "liburcu-bp's nest mask");
+	_Static_assert(DC_RD_GP_COUNT == URCU_BP_GP_COUNT, "liburcu-bp's nest count");
+	reader = dlsym(bp, "urcu_bp_reader"); /* this thread's: allocates its block */
+	gp = dlsym(bp, "urcu_bp_gp");
+	mb = dlsym(bp, "urcu_bp_has_sys_membarrier");
+	if (!reader || !gp || !mb || dlinfo(bp, RTLD_DI_TLS_MODID, &modid) || !modid ||
+	    dlinfo(bp, RTLD_DI_TLS_DATA, &block) || !block || (char *)reader < (char *)block)
+		return; /* dc_rd.slot stays NULL: the library's functions */
+	rd_ti.ti_module = modid;
+	rd_ti.ti_offset = (unsigned long)((char *)reader - (char *)block);
+	if (rd_slot() != reader)
+		return;
+	dc_rd.gp_ctr = &((struct urcu_bp_gp *)gp)->ctr;
+	dc_rd.membarrier = mb;
+	dc_rd.slot = rd_slot;
+}
+
 int dcache_urcu_load(void)
 {
 	int r = __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);
@@ -144,6 +191,8 @@ int dcache_urcu_load(void)
 			SYM(cds, lfht_destroy, "cds_lfht_destroy");
 			SYM(cds, lfht_lookup, "cds_lfht_lookup");
 			SYM(cds, lfht_resize, "cds_lfht_resize");
+			if (ok)
+				rd_learn_layout(bp);
 		}
 		r = ok ? 1 : -1;
 		__atomic_store_n(&loaded, r, __ATOMIC_RELEASE);

@@ -580,7 +580,7 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 		uint64_t t0, fill_ns = 0;
 
 		tls_populated = false;
-		rcu_read_lock();
+		dc_read_lock();
 		for (int i = 0; i < MAX_WALK_ATTEMPTS; i++) {
 			struct miss m;
 
@@ -632,7 +632,7 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 		}
 		if (r < 0)
 			r = DCACHE_PASS;
-		rcu_read_unlock();
+		dc_read_unlock();
 		/* The cache's fills, not a kernel answer the caller would have
 		 * had to ask for anyway (a pass-through). */
 		if (fill_ns && !kernel_answered)
