@@ -315,6 +315,7 @@ void dcache_stats_sum(struct dcache_stats *out)
 	out->pass_attr = c[DCACHE_STAT_PASS_ATTR];
 	out->pass_racy = c[DCACHE_STAT_PASS_RACY];
 	out->index_hits = c[DCACHE_STAT_INDEX];
+	out->prefix_hits = c[DCACHE_STAT_PREFIX];
 	out->shared_path_hits = c[DCACHE_STAT_SPATH];
 	out->fill_ns = c[DCACHE_STAT_FILL_NS];
 }

@@ -266,6 +266,8 @@ struct dcache_stats {
 	uint64_t pass_racy;     /* of passthrough: mtime/ctime too recent (RCUWALK_RACY_MS) */
 	uint64_t index_hits;    /* walks the path index resolved in one step (whole name
 				 * to final dentry); their answers count as hits/neg_hits */
+	uint64_t prefix_hits;   /* walks begun at the index entry of their name's directory
+				 * prefix: one component walked (dcache_walk.c, "Prefix") */
 	uint64_t shared_path_hits; /* lookups the session's shared path table answered
 				 * (dcache_spath.c); counted in neg_hits too */
 	uint64_t fill_ns;       /* ns spent filling the cache on misses: CLOCK_MONOTONIC
@@ -285,6 +287,7 @@ enum dcache_stat_id {
 	DCACHE_STAT_PASS_ATTR,  /* likewise: attributes never kept (hard links, FIFOs, devices) */
 	DCACHE_STAT_PASS_RACY,  /* likewise: racy timestamps, the kernel's answer not kept */
 	DCACHE_STAT_INDEX,      /* a walk resolved by the path index */
+	DCACHE_STAT_PREFIX,     /* a walk begun at its directory prefix's index entry */
 	DCACHE_STAT_SPATH,      /* a lookup answered by the shared path table */
 	DCACHE_STAT_FILL_NS,    /* ns, added by the lookups themselves (dcache_stat_add) */
 	DCACHE_STAT_N_
@@ -324,8 +327,9 @@ void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns);
 void dcache_set_completion(unsigned int probes, unsigned int max_entries);
 
 /* Path-index policy: a thread fills index slots only once it has had
- * `min_answers` cached answers (default 4096; 0 = from the first): a process
- * that makes fewer never touches the index's pages.  Call before lookups. */
+ * `min_answers` cached answers (default 4096; 0 = from the first), and
+ * directory prefix entries after min(min_answers, 64): a process that makes
+ * fewer never touches the index's pages.  Call before lookups. */
 void dcache_set_index(unsigned long min_answers);
 /* Use the shared path table of arena `mem` (NULL: stop) with credentials
  * key `cred`, while the arena's mount count equals *mounts (the ring's).

@@ -713,6 +713,15 @@ int dc_populate_rcu(struct miss *m);
 			  * trailing slash in the name or in a symlink body) */
 #define PIDX_ABSENT 2u   /* ENOENT: `res` is a complete directory whose listing
 			  * lacks a component of the name */
+#define PIDX_LINKS_SHIFT 8u /* PIDX_KEY_PREFIX entries: symlinks the walk followed */
+
+/* pidx_slot.key of a directory prefix entry (not a DCACHE_Q_* bit): `name` is
+ * a path up to (not including) the slash before its last component, and
+ * `res` the directory the walk was in when it reached that component, at
+ * depth 0 (not inside a symlink's body), having followed (flags >>
+ * PIDX_LINKS_SHIFT) symlinks.  A walk of a name the index lacks starts from
+ * there: one component instead of all (dcache_walk.c, "Prefix"). */
+#define PIDX_KEY_PREFIX 0x100u
 
 struct pidx_slot {
 	unsigned int seq;           /* odd while being filled */
@@ -746,13 +755,16 @@ _Static_assert(PIDX_SLOTS < 65536, "a slot number fits pidx_set.slot");
 
 /* The index: NULL until a thread first fills a slot (dc_pidx_fill).  One
  * mapping, never unmapped. */
+#define PIDX_SEEN_BITS (1u << 18) /* pidx_seen(): 32 KiB */
 struct pidx_map {
 	struct pidx_set set[PIDX_SETS];
+	uint64_t seen[PIDX_SEEN_BITS / 64]; /* names walked once (pidx_seen) */
 	struct pidx_slot slot[PIDX_SLOTS];
 	unsigned int next; /* slots handed out (may run past PIDX_SLOTS: then none) */
 };
 extern struct pidx_map *dc_pidx;
 extern unsigned long dc_pidx_min_answers;
+extern bool dc_pidx_twice;
 extern __thread bool tls_populated __attribute__((tls_model("initial-exec")));
 
 /* The shared path table in use (dcache_spath.c; dcache_spath_use()): the
@@ -895,6 +907,20 @@ static inline bool pidx_worth_filling(void)
 
 	return b && LOAD_RELAXED(b->c[DCACHE_STAT_HIT]) + LOAD_RELAXED(b->c[DCACHE_STAT_NEG_HIT]) >=
 			    dc_pidx_min_answers;
+}
+
+/* Whether name hash h was walked before in this process (dc_pidx_twice: a
+ * name gets an entry at its second walk), noting that it now was.  A hint: a
+ * bit shared by two names (or lost to a racing thread) only moves a fill. */
+static inline bool pidx_seen(struct pidx_map *x, uint64_t h)
+{
+	unsigned int i = (unsigned int)(h >> 24) & (PIDX_SEEN_BITS - 1);
+	uint64_t bit = 1ULL << (i % 64);
+
+	if (LOAD_RELAXED(x->seen[i / 64]) & bit)
+		return true;
+	__atomic_fetch_or(&x->seen[i / 64], bit, __ATOMIC_RELAXED);
+	return false;
 }
 
 /* A walk that went on after a shared table hit answered itself (true) or

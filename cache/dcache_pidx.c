@@ -75,13 +75,20 @@
  *       events) bump its d_seq too: the entries go with them, needlessly
  *       but safely, and the next walk refills them;
  *  - walks that crossed a D_TTL dentry are not indexed.
- * Memory: 8 MiB + 128 KiB of address space (32,768 slots of 256 bytes,
- * 4,096 sets of 32; MAP_NORESERVE), mapped only by a thread that fills
- * (dc_pidx_min_answers cached answers first: never in a cc1).  Resident as
- * touched: the 32 pages of sets as names spread over them, then one page of
- * slots per 16 names: 14,400 names about 3.6 MiB (a 14,400-name benchmark's
- * maximum resident set grew by 2.8 MiB).  Not counted in the dentry budget
- * (dc_bytes, --max-mb).
+ * Memory: 8 MiB + 160 KiB of address space (32,768 slots of 256 bytes,
+ * 4,096 sets of 32, the 32 KiB of pidx_seen(); MAP_NORESERVE), mapped only
+ * by a thread that fills (dc_pidx_min_answers cached answers first).
+ * Resident as touched: the sets' and the seen bits' pages as names spread
+ * over them, then one page of slots per 16 names filled: directory prefixes
+ * at their first walk, names at their second (a cc1 fills its few dozen
+ * prefixes and little else).  14,400 names looked up twice: about 3.6 MiB.
+ * Not counted in the dentry budget (dc_bytes, --max-mb).
+ *
+ * Directory prefix entries (PIDX_KEY_PREFIX, dcache_int.h): the same slots,
+ * keyed apart from any name asked, filled by the walk when it reaches its
+ * name's last component at depth 0 and read by a walk the index cannot
+ * answer whole (dcache_walk.c, "Prefix"); exact by the rules below, `res`
+ * being the directory, and the symlinks followed to it kept in `flags`.
  *
  * The slot and its readers (pidx_hash(), pidx_find()) are in dcache_int.h,
  * inline in the walk; the filler and the mapping are here.
@@ -98,12 +105,19 @@
 struct pidx_map *dc_pidx; /* set once by the first dc_pidx_fill() that wants it, or NULL */
 
 /* A thread fills slots only after this many cached answers of its own
- * (dcache_set_index()): filling maps the index and faults its pages in (the
- * sets' 32, then one per 16 names: 1.5-2 us each measured on this project's
- * VM, ~12 us on others), which a cc1 (a few thousand lookups, few names
- * repeated) never earns back; a build tool or a benchmark loop does.  The
- * price: a thread's first 4,096 names are indexed only when walked again. */
-unsigned long dc_pidx_min_answers = 4096;
+ * (dcache_set_index()): filling maps the index and faults its pages in (1.5-2
+ * us each measured on this project's VM, ~12 us on others), which a process
+ * of a few lookups (a configure probe, a shell) never earns back.  Then
+ * directory prefix entries (PIDX_KEY_PREFIX) at their first walk: a build's
+ * processes look names up in a few dozen directories, and each entry saves
+ * every later name of its directory all but one component of its walk.  And
+ * a name's own entry at its second walk (dc_pidx_twice, pidx_seen()): a cc1
+ * asks each (directory, header) once, and an entry for each cost it a page
+ * fault per 16 names, ~95 ns a lookup, for nothing (14,400 names in a
+ * session's second process, 19:20 UTC 12-05: 281-308 ns a first lookup with
+ * every name filled from its 4,097th answer on, 190-205 without). */
+unsigned long dc_pidx_min_answers = 64;
+bool dc_pidx_twice = true;
 
 /* Set by the lookup loops (dcache_lookup_len, drive_lookup) before they call
  * dc_populate_rcu(), in the thread whose lookup asks the kernel; cleared at
@@ -258,4 +272,5 @@ void dc_pidx_fill(const struct dentry *start, unsigned int key, const char *name
 void dcache_set_index(unsigned long min_answers)
 {
 	dc_pidx_min_answers = min_answers;
+	dc_pidx_twice = min_answers != 0;
 }

@@ -225,8 +225,13 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 	const char *p = path;
 	uint64_t now = 0, ph = 0;
 	size_t plen = PIDX_NAME_MAX;
-	const struct pidx_map *pidx;
+	struct pidx_map *pidx;
 	bool index = false; /* this walk may fill an index slot */
+	/* Prefix: the original name's last component (NULL: no prefix entry
+	 * to fill), the prefix's length and hash. */
+	const char *pfx_last = NULL;
+	size_t pfx_len = 0;
+	uint64_t pfx_h = 0;
 	struct sp_walk sp; /* sp.on: set below, before any goto resolved */
 
 	sp.on = false;
@@ -262,6 +267,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		    PIDX_NAME_MAX) {
 		unsigned int slot_flags;
 
+		pfx_last = path; /* a prefix may be looked for (below) */
 		ph = pidx_hash(start, qkey, path, plen);
 		res = pidx ? pidx_find(pidx, start, qkey, path, plen, ph, gen, &res_seq, &slot_flags)
 			   : NULL;
@@ -281,7 +287,8 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 			goto resolved;
 		}
 		/* No entry, or res changed since (attributes): walk, and refill. */
-		index = !tls_populated && pidx_worth_filling();
+		index = !tls_populated && pidx_worth_filling() &&
+			(!dc_pidx_twice || (pidx && pidx_seen(pidx, ph)));
 	}
 	sp.on = false;
 	if (LOAD_RELAXED(dc_spath.arena)) {
@@ -297,6 +304,54 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 			}
 			m->sp_answer = r; /* walk on: fill the index (sp_walk_on) */
 		}
+	}
+
+	/*
+	 * Prefix.  A name the index lacks (its first walk in this process, or
+	 * not filled) starts from the entry of its directory prefix: "/a/b/c/h.h"
+	 * walks "h.h" from the directory "/a/b/c" led to, as the walk that
+	 * filled that entry found it when it reached the component at depth 0
+	 * (after the symlinks it followed, counted on).  The entry is exact
+	 * under the same rules as any (dcache_pidx.c, "Why an entry is
+	 * exact"): every change that can make the prefix lead elsewhere bumps
+	 * dc_tree_gen, and the directory's own state is checked through its
+	 * d_seq, as the loop checks cur's.  What the component itself needs
+	 * (search permission in the directory, its lookup) the loop does.  Not
+	 * with the shared path table on: its offer notes every component walked
+	 * (sp_note).  Names ending in '/', ".", ".." are walked whole.
+	 */
+	if (pfx_last && !sp.on && !LOAD_RELAXED(dc_spath.arena) && path[plen - 1] != '/') {
+		size_t k = plen, lc;
+
+		pfx_last = NULL;
+		while (k && path[k - 1] != '/')
+			k--;
+		lc = k;
+		while (k && path[k - 1] == '/')
+			k--;
+		if (k && !(path[lc] == '.' &&
+			   (lc + 1 == plen || (path[lc + 1] == '.' && lc + 2 == plen)))) {
+			struct dentry *pd = NULL;
+			unsigned int ps = 0, pfl = 0;
+
+			pfx_h = pidx_hash(start, PIDX_KEY_PREFIX, path, k);
+			if (pidx)
+				pd = pidx_find(pidx, start, PIDX_KEY_PREFIX, path, k, pfx_h, gen, &ps,
+					       &pfl);
+			if (pd && d_seq_begin(pd) == ps && !(pfl & PIDX_ABSENT) &&
+			    LOAD_RELAXED(pd->type) == D_DIR) {
+				dcache_stat_inc(DCACHE_STAT_PREFIX);
+				cur = pd;
+				cur_seq = ps;
+				links = (int)(pfl >> PIDX_LINKS_SHIFT);
+				p = path + lc;
+			} else if (pidx_worth_filling()) {
+				pfx_last = path + lc;
+				pfx_len = k;
+			}
+		}
+	} else {
+		pfx_last = NULL;
 	}
 
 	for (;;) {
@@ -325,6 +380,14 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		last = depth == 0 && !*skip_slashes(p);
 		if (last && *p == '/')
 			want_dir = follow = true; /* trailing slash: directory, followed */
+		if (name == pfx_last) {
+			/* The original name's last component, at depth 0: cur is
+			 * where its prefix leads (Prefix, above). */
+			pfx_last = NULL;
+			if (!(d_flags(cur) & D_TTL) && !d_seq_retry(cur, cur_seq))
+				dc_pidx_fill(start, PIDX_KEY_PREFIX, path, pfx_len, pfx_h, gen, cur,
+					     cur_seq, (unsigned int)links << PIDX_LINKS_SHIFT);
+		}
 
 		/* May we look anything up in cur?  (may_lookup: exec permission) */
 		if (!(d_flags(cur) & D_SEARCHED)) {
@@ -408,8 +471,10 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		s = d_seq_begin(d);
 		if (d_seq_retry(cur, cur_seq) || (d_flags(d) & D_DEAD))
 			return WALK_RETRY;
-		if (d_flags(d) & D_TTL)
+		if (d_flags(d) & D_TTL) {
 			index = false; /* a name that expires: never indexed */
+			pfx_last = NULL;
+		}
 		if (d_expired(d, &now)) {
 			m->kind = MISS_EXPIRED; /* forget it, then ask again */
 			m->d = d;

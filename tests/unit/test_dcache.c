@@ -2407,6 +2407,113 @@ static void test_dcache_index_many_distinct_names_are_answered_on_second_pass(vo
 	}
 }
 
+static uint64_t prefix_hits(void)
+{
+	struct dcache_stats st;
+
+	dcache_stats_sum(&st);
+	return st.prefix_hits;
+}
+
+/* A name the index lacks, in a directory whose prefix it has: the walk
+ * starts at that directory (dcache_walk.c, "Prefix"), exactly. */
+static void test_dcache_index_prefix_new_names_of_known_directory_start_there(void **state)
+{
+	struct stat st;
+	uint64_t p0;
+
+	x_mkdir(P("a"));
+	x_mkdir(P("a/b"));
+	x_mkdir(P("a/b/c"));
+	x_file(P("a/b/c/f"), 1);
+	x_file(P("a/b/c/g"), 2);
+	assert_int_equal(SAME(P("a/b/c/f"), Q_STAT), 0); /* fills the prefix "a/b/c" */
+	assert_int_equal(SAME(P("a/b/c/f"), Q_STAT), 0);
+	p0 = prefix_hits();
+	assert_int_equal(SAME_ST(P("a/b/c/g"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 2);
+	assert_int_equal(SAME(P("a/b/c/none"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("a/b/c/g/"), Q_STAT), ENOTDIR); /* walked whole */
+	assert_int_equal(SAME(P("a/b/c/.."), Q_STAT), 0);     /* walked whole */
+	assert_true(prefix_hits() - p0 >= 2);
+}
+
+/* The prefix's tree replaced by another: a name new to both (never indexed)
+ * resolves in the new tree, not from the old directory's entry. */
+static void test_dcache_index_prefix_of_renamed_directory_leads_to_new_tree(void **state)
+{
+	struct stat st;
+
+	x_mkdir(P("a"));
+	x_mkdir(P("a/b"));
+	x_file(P("a/b/f"), 1);
+	x_mkdir(P("x"));
+	x_mkdir(P("x/b"));
+	x_file(P("x/b/f"), 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(SAME(P("a/b/f"), Q_STAT), 0);
+		assert_int_equal(SAME(P("a/b/h"), Q_STAT), ENOENT);
+	}
+	x_file(P("x/b/n"), 7);
+	x_rename(P("a"), P("old"));
+	x_rename(P("x"), P("a"));
+	inval_drain();
+	assert_int_equal(SAME_ST(P("a/b/n"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 7);
+	assert_int_equal(SAME_ST(P("a/b/f"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 2);
+	assert_int_equal(SAME(P("old/b/n"), Q_STAT), ENOENT);
+}
+
+/* A prefix through a symlink: the walk that starts at its entry counts that
+ * link toward the limit of 40, as the kernel does (41 links: ELOOP). */
+static void test_dcache_index_prefix_through_symlink_counts_it_toward_eloop(void **state)
+{
+	struct stat st;
+	uint64_t p0;
+
+	x_mkdir(P("d"));
+	x_file(P("d/y40"), 3);
+	for (int i = 0; i < 40; i++) {
+		char t[16];
+
+		snprintf(t, sizeof(t), "y%d", i + 1);
+		x_symlink(t, P("d/y%d", i));
+	}
+	x_symlink("d", P("s"));
+	assert_int_equal(SAME(P("d/y0"), Q_STAT), 0); /* 40 links; d's names learnt */
+	for (int i = 1; i < 6; i++) {
+		/* 1 + (40 - i) links; the first fills the prefix "s" */
+		assert_int_equal(SAME_ST(P("s/y%d", i), Q_STAT, &st), 0);
+		assert_int_equal(st.st_size, 3);
+	}
+	p0 = prefix_hits();
+	assert_int_equal(SAME(P("s/y0"), Q_STAT), ELOOP); /* 41 */
+	assert_true(prefix_hits() - p0 >= 1);             /* begun at "s" */
+}
+
+/* The default policy: a name gets its own entry at its second walk (a name
+ * asked once, as a compiler asks its headers, never costs a slot). */
+static void test_dcache_index_name_gets_entry_at_its_second_walk(void **state)
+{
+	uint64_t h[4];
+
+	x_mkdir(P("d"));
+	x_file(P("d/f"), 1);
+	assert_int_equal(SAME(P("d/f"), Q_STAT), 0);
+	assert_int_equal(SAME(P("d/f"), Q_STAT), 0);
+	dcache_set_index(1); /* the default's rule, from the first answer */
+	for (int i = 0; i < 4; i++) {
+		h[i] = index_hits();
+		assert_int_equal(SAME(P("d/other"), Q_STAT), ENOENT);
+	}
+	dcache_set_index(0);
+	/* walk 1 notes the name, walk 2 fills its entry, walks 3-4 hit it */
+	assert_int_equal(h[1] - h[0], 0);
+	assert_int_equal(h[2] - h[1], 0);
+	assert_int_equal(h[3] - h[2], 1);
+}
+
 /* ------------------------------------------------------------------------ */
 /* The working directory                                                    */
 
@@ -2621,6 +2728,10 @@ int main(void)
 		T(test_dcache_index_absent_name_created_by_this_process_is_seen),
 		T(test_dcache_index_absent_name_of_directory_made_incomplete_asks_kernel),
 		T(test_dcache_index_many_distinct_names_are_answered_on_second_pass),
+		T(test_dcache_index_prefix_new_names_of_known_directory_start_there),
+		T(test_dcache_index_prefix_of_renamed_directory_leads_to_new_tree),
+		T(test_dcache_index_prefix_through_symlink_counts_it_toward_eloop),
+		T(test_dcache_index_name_gets_entry_at_its_second_walk),
 		T(test_dcache_cwd_relative_lookup_follows_chdir),
 		T(test_dcache_cwd_relative_lookup_survives_rename_of_cwd),
 		T(test_dcache_cwd_lookup_asks_getcwd_once),
