@@ -114,7 +114,7 @@ struct pidx_map *dc_pidx; /* set once by the first dc_pidx_fill() that wants it,
  * a name's own entry at its second walk (dc_pidx_twice, pidx_seen()): a cc1
  * asks each (directory, header) once, and an entry for each cost it a page
  * fault per 16 names, ~95 ns a lookup, for nothing (14,400 names in a
- * session's second process, 19:20 UTC 12-05: 281-308 ns a first lookup with
+ * session's second process, 18:15 UTC 12-05: 281-308 ns a first lookup with
  * every name filled from its 4,097th answer on, 190-205 without). */
 unsigned long dc_pidx_min_answers = 64;
 bool dc_pidx_twice = true;
