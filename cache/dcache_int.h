@@ -17,8 +17,8 @@
  * is hidden (the pragma below): nothing joins librcuwalk.so's dynamic
  * symbols, and accesses to shared variables stay direct, not through the GOT.
  * Hot-path helpers are static inline here, so that splitting the cache into
- * files turned nothing on the hit path into a call.  The one call a hit
- * makes is liburcu's read-side lock and unlock (see below: 2-4 ns).
+ * files turned nothing on the hit path into a call.  Not even liburcu's
+ * read-side lock and unlock, in the shim: dc_read_lock() below.
  */
 #ifndef RCUWALK_DCACHE_INT_H
 #define RCUWALK_DCACHE_INT_H
