@@ -362,16 +362,22 @@ static int d_match(struct cds_lfht_node *node, const void *key)
 }
 
 /* Find the hashed child `name` of `parent`.  Call under rcu_read_lock(). */
-struct dentry *dc_d_lookup_rcu(struct cds_lfht *ht, const struct dentry *parent,
-				   const char *name, size_t len)
+struct dentry *dc_d_lookup_hash_rcu(struct cds_lfht *ht, const struct dentry *parent,
+				    const char *name, size_t len, unsigned long h)
 {
 	struct d_key key = { parent, name, len };
 	struct cds_lfht_iter iter;
 	struct cds_lfht_node *node;
 
-	cds_lfht_lookup(ht, name_hash(parent, name, len), d_match, &key, &iter);
+	cds_lfht_lookup(ht, h, d_match, &key, &iter);
 	node = cds_lfht_iter_get_node(&iter);
 	return node ? caa_container_of(node, struct dentry, hnode) : NULL;
+}
+
+struct dentry *dc_d_lookup_rcu(struct cds_lfht *ht, const struct dentry *parent,
+				   const char *name, size_t len)
+{
+	return dc_d_lookup_hash_rcu(ht, parent, name, len, name_hash(parent, name, len));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -629,6 +635,7 @@ void dc_d_hash_locked(struct dentry *d)
 	d_publish(d);
 	if (appears)
 		d_write_begin_attr(p);
+	dir_bloom_add(p->dir, d_hash_value(d)); /* watched: p has its dir_state */
 	cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
 	if (appears)
 		d_write_end(p);

@@ -247,6 +247,7 @@ _Static_assert(NAME_MAX <= UCHAR_MAX, "namelen is an unsigned char");
  * (children are hashed only under a watched parent), and so does every
  * D_COMPLETE directory.  All under dcache_mutex except complete_until.
  */
+#define DIR_BLOOM_BITS 1024u /* struct dir_state.bloom: 128 bytes a watched directory */
 struct dir_state {
 	/* D_TTL: D_COMPLETE holds until then (CLOCK_MONOTONIC_COARSE ns).
 	 * Written before D_COMPLETE is set (release); readers load it after
@@ -266,6 +267,12 @@ struct dir_state {
 	bool names_only;            /* its watch was asked for names only (a scratch
 				     * directory): no attribute or write event about its
 				     * entries reaches us; set with wd, under dcache_mutex */
+	/* Which names may be hashed here: two bits of name_hash() (dir_bloom_*)
+	 * for every child ever hashed in it, set under dcache_mutex before the
+	 * child is added to the table, never cleared while the directory lives.
+	 * A name whose bits are not both set is not in the table: the walk skips
+	 * the table's lookup (a compiler's names are mostly absent ones). */
+	uint64_t bloom[DIR_BLOOM_BITS / 64];
 };
 
 /* d's dir_state: NULL for a directory never watched and for anything else.
@@ -579,6 +586,38 @@ static inline unsigned long d_hash_value(const struct dentry *d)
 	return name_hash(d->parent, d->name, d->namelen);
 }
 
+/* The two bits of dir_state.bloom that stand for hash h (name_hash()). */
+static inline void dir_bloom_bits(unsigned long h, unsigned int *a, unsigned int *b)
+{
+	*a = (unsigned int)(h >> 40) & (DIR_BLOOM_BITS - 1);
+	*b = (unsigned int)(h >> 52) & (DIR_BLOOM_BITS - 1);
+}
+
+/* Under dcache_mutex, before a child of hash h is added to the table (and,
+ * where its directory is complete, inside the directory's d_seq write
+ * section: dc_d_hash_locked). */
+static inline void dir_bloom_add(struct dir_state *s, unsigned long h)
+{
+	unsigned int a, b;
+
+	dir_bloom_bits(h, &a, &b);
+	STORE_RELAXED(s->bloom[a / 64], LOAD_RELAXED(s->bloom[a / 64]) | (1ULL << (a % 64)));
+	STORE_RELAXED(s->bloom[b / 64], LOAD_RELAXED(s->bloom[b / 64]) | (1ULL << (b % 64)));
+}
+
+/* Reader: false if no child of hash h is hashed in the directory, as of
+ * what the caller's acquire of its D_COMPLETE or d_seq lets it see; a child
+ * hashed concurrently is the race any table lookup has (the caller's
+ * d_seq_retry() or its miss decides). */
+static inline bool dir_bloom_maybe(const struct dir_state *s, unsigned long h)
+{
+	unsigned int a, b;
+
+	dir_bloom_bits(h, &a, &b);
+	return (LOAD_RELAXED(s->bloom[a / 64]) >> (a % 64) & 1) &&
+	       (LOAD_RELAXED(s->bloom[b / 64]) >> (b % 64) & 1);
+}
+
 /* Publish d's initialised fields to readers that find it in the table. */
 static inline void d_publish(struct dentry *d)
 {
@@ -591,6 +630,9 @@ static inline void d_publish(struct dentry *d)
 /* The hashed child `name` of `parent`, or NULL.  Under rcu_read_lock(). */
 struct dentry *dc_d_lookup_rcu(struct cds_lfht *ht, const struct dentry *parent,
 			       const char *name, size_t len);
+/* The same, h being name_hash(parent, name, len). */
+struct dentry *dc_d_lookup_hash_rcu(struct cds_lfht *ht, const struct dentry *parent,
+				    const char *name, size_t len, unsigned long h);
 /* d's absolute path into buf.  Under rcu_read_lock(). */
 long dc_d_path_rcu(const struct dentry *d, char *buf, size_t size);
 /* Freeing, after a grace period: the cwd reference; d's statx answer

@@ -416,6 +416,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 			if (type == D_REG) /* its attributes are asked later, or never */
 				d->flags |= p->dir->names_only ? D_NOATTR : D_LISTED;
 			d_publish(d);
+			dir_bloom_add(p->dir, d_hash_value(d));
 			cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
 			cds_list_add_tail(&d->sibling, &p->dir->children);
 			cds_list_add_tail(&d->lru, &dc_lru);

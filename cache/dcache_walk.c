@@ -446,7 +446,16 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		if (complete && (d_flags(cur) & D_TTL) &&
 		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
 			complete = 0; /* the listing is too old: ask about this name */
-		d = dc_d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
+		{
+			/* A name the directory's bloom lacks is not in the table
+			 * (struct dir_state.bloom): no table lookup. */
+			unsigned long h = name_hash(cur, name, len);
+			const struct dir_state *ds = cur->type == D_DIR ? LOAD_ACQUIRE(cur->dir) : NULL;
+
+			d = ds && !dir_bloom_maybe(ds, h)
+				    ? NULL
+				    : dc_d_lookup_hash_rcu(LOAD_ACQUIRE(dc_table), cur, name, len, h);
+		}
 		if (!d) {
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
