@@ -321,11 +321,10 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 	 * (sp_note).  Names ending in '/', ".", ".." are walked whole.
 	 */
 	if (pfx_last && !sp.on && !LOAD_RELAXED(dc_spath.arena) && path[plen - 1] != '/') {
-		size_t k = plen, lc;
+		const char *sl = memrchr(path, '/', plen);
+		size_t k = sl ? (size_t)(sl - path) + 1 : 0, lc;
 
 		pfx_last = NULL;
-		while (k && path[k - 1] != '/')
-			k--;
 		lc = k;
 		while (k && path[k - 1] == '/')
 			k--;
