@@ -62,13 +62,16 @@
  *
  * Invariants
  * ==========
- *  A1 An entry is immutable once reachable: it is filled, then its `next`
- *     set, then it is published by the release CAS; readers acquire the head.
+ *  A1 An entry is immutable once reachable, within its epoch: it is filled,
+ *     then its `next` set, then it is published by the release CAS; readers
+ *     acquire the head.  After a reset its bytes may be reused (A2, A7).
  *  A2 Space is taken by an atomic bump of `bump`, and given back all at
  *     once by a reset: the arena is one epoch at a time.  A take refused
- *     for want of room where the arena cannot grow (at its size, or its
- *     memory refused) sets `full` and wakes the watcher's growing thread,
- *     which alone resets (dcache_arena_reset): it ends the shared path
+ *     for want of room (one a fresh epoch holds easily: a quarter of the
+ *     entry space) sets `full` and wakes the watcher's growing thread;
+ *     where the arena cannot grow (at its size, or its memory refused) and
+ *     less than DCACHE_ARENA_MARGIN is left, that thread, which alone
+ *     resets, resets it (dcache_arena_reset): it ends the shared path
  *     table (S6, dcache_spath.c), bumps `epoch`, empties every bucket
  *     head, then stores `bump` back to the start of the entry space.  So
  *     a take is refused (-ENOSPC, counted in `refused`) only between a
@@ -118,7 +121,12 @@
  *     loads the generation and `epoch` again after its copy and accepts
  *     only if neither moved.  An entry that passes is one a writer wrote
  *     whole after sampling the generation it carries, which still holds:
- *     A5 applies to it wherever in the arena it lies.  `next` is outside
+ *     A5 applies to it wherever in the arena it lies.  The epoch is kept
+ *     in an entry only through its check (under any other epoch it fails).
+ *     Where an entry lies never matters: a take made between the epoch's
+ *     bump and the bump's store lands in old space under the new epoch,
+ *     and the new epoch's takes reach it later: each reader then sees one
+ *     writer's whole entry, or a mix that fails its check.  `next` is outside
  *     the check: a wrong one only ends a chain early or leads to entries
  *     that are checked in turn (at most ARENA_CHAIN_MAX of them).  The
  *     shared path table reads its slots and chains in place, without a
@@ -131,6 +139,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -240,6 +249,9 @@ static uint64_t ent_check_at(const struct arena_ent *h, uint64_t epoch, const ch
 		return ent_check(h, epoch, names, h->len, NULL, 0);
 	}
 }
+
+/* The layout the fuzzer writes over (tests/fuzz/arena_fuzz.c, HEADS_AT). */
+_Static_assert(offsetof(struct arena_hdr, gens) == 128, "the generations follow 128 bytes");
 
 static uint32_t bucket_of(int wd)
 {
@@ -450,10 +462,14 @@ void dcache_arena_wait_wants(void *mem, uint32_t seen, long ns)
 /* A new entry's header, of `kind` about watch `wd` learned under
  * generation `gen`, with `len` bytes of names[] (child -1, dev, ino and
  * count 0: the caller sets what its kind adds). */
-static struct arena_ent ent_init(uint32_t kind, int wd, uint64_t gen, size_t len)
+static void ent_init(struct arena_ent *h, uint32_t kind, int wd, uint64_t gen, size_t len)
 {
-	return (struct arena_ent){ .kind = kind, .wd = wd, .child = -1, .gen = gen,
-				   .len = (uint32_t)len };
+	memset(h, 0, sizeof(*h));
+	h->kind = kind;
+	h->wd = wd;
+	h->child = -1;
+	h->gen = gen;
+	h->len = (uint32_t)len;
 }
 
 /*
@@ -509,7 +525,7 @@ int dcache_arena_put(void *mem, int wd, uint64_t gen, const char *ents, size_t l
 
 	if (wd < 0 || len > UINT32_MAX / 2 || count > len)
 		return -EINVAL;
-	h = ent_init(ENT_LISTING, wd, gen, len);
+	ent_init(&h, ENT_LISTING, wd, gen, len);
 	h.count = (uint32_t)count;
 	return arena_write(mem, &h, bucket_of(wd), ents, len, NULL, 0);
 }
@@ -521,7 +537,7 @@ int dcache_arena_put_watch(void *mem, int wd, uint64_t gen, const char *name, si
 
 	if (wd < 0 || child < 0 || !name_ok(name, len))
 		return -EINVAL;
-	h = ent_init(ENT_WATCH, wd, gen, len + 1);
+	ent_init(&h, ENT_WATCH, wd, gen, len + 1);
 	h.child = child;
 	h.dev = dev;
 	h.ino = ino;
@@ -680,7 +696,7 @@ int dcache_arena_put_name(void *mem, int wd, uint64_t gen, const char *name, siz
 	    (type != DT_UNKNOWN && type != DT_DIR && type != DT_REG && type != DT_LNK) ||
 	    (type == DT_LNK) != (tlen > 0) || tlen >= PATH_MAX || (tlen && memchr(target, '\0', tlen)))
 		return -EINVAL;
-	h = ent_init(ENT_NAME, wd, gen, len + 1 + tlen);
+	ent_init(&h, ENT_NAME, wd, gen, len + 1 + tlen);
 	h.child = (int32_t)type;
 	h.dev = dev;
 	h.ino = ino;
@@ -746,7 +762,7 @@ int dcache_arena_put_attr(void *mem, int wd, uint64_t gen, const struct stat *st
 
 	if (wd < 0 || !S_ISDIR(st->st_mode))
 		return -EINVAL;
-	h = ent_init(ENT_ATTR, wd, gen, sizeof(*st));
+	ent_init(&h, ENT_ATTR, wd, gen, sizeof(*st));
 	h.dev = (uint64_t)st->st_dev;
 	h.ino = (uint64_t)st->st_ino;
 	return arena_write(mem, &h, bucket_of_attr(wd), st, sizeof(*st), NULL, 0);
@@ -787,7 +803,7 @@ int dcache_arena_put_search(void *mem, int wd, uint64_t gen, uint64_t cred)
 
 	if (wd < 0 || cred == 0)
 		return -EINVAL;
-	h = ent_init(ENT_SEARCH, wd, gen, 0);
+	ent_init(&h, ENT_SEARCH, wd, gen, 0);
 	h.ino = cred;
 	return arena_write(mem, &h, bucket_of_search(wd), NULL, 0, NULL, 0);
 }
