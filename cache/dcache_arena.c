@@ -183,21 +183,28 @@ static inline uint64_t ck_mix(uint64_t h, uint64_t w)
 	return h ^ (h >> 29);
 }
 
+/* n bytes at p into h; nothing for none (a kind's empty segment). */
 static uint64_t ck_bytes(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *b = p;
-	uint64_t l0 = h, l1 = h ^ 0x243f6a8885a308d3ULL, l2 = h ^ 0x13198a2e03707344ULL,
-		 l3 = h ^ 0xa4093822299f31d0ULL, w[4];
+	uint64_t w[4];
 	size_t i = 0;
 
-	for (; i + 32 <= n; i += 32) {
-		memcpy(w, b + i, 32);
-		l0 = ck_mix(l0, w[0]);
-		l1 = ck_mix(l1, w[1]);
-		l2 = ck_mix(l2, w[2]);
-		l3 = ck_mix(l3, w[3]);
+	if (n == 0)
+		return h;
+	if (n >= 32) {
+		uint64_t l0 = h, l1 = h ^ 0x243f6a8885a308d3ULL, l2 = h ^ 0x13198a2e03707344ULL,
+			 l3 = h ^ 0xa4093822299f31d0ULL;
+
+		for (; i + 32 <= n; i += 32) {
+			memcpy(w, b + i, 32);
+			l0 = ck_mix(l0, w[0]);
+			l1 = ck_mix(l1, w[1]);
+			l2 = ck_mix(l2, w[2]);
+			l3 = ck_mix(l3, w[3]);
+		}
+		h = ck_mix(ck_mix(ck_mix(ck_mix(h, l0), l1), l2), l3);
 	}
-	h = ck_mix(ck_mix(ck_mix(ck_mix(h, l0), l1), l2), l3);
 	for (; i + 8 <= n; i += 8) {
 		memcpy(w, b + i, 8);
 		h = ck_mix(h, w[0]);
