@@ -572,6 +572,18 @@ uint32_t dcache_arena_wants(const void *mem);
 void dcache_arena_wait_wants(void *mem, uint32_t seen, long ns);
 /* How many puts the arena refused for want of space.  Any thread. */
 uint64_t dcache_arena_refused(const void *mem);
+/* Whether a take was refused for want of room with less than
+ * DCACHE_ARENA_MARGIN left (dcache_arena.c, A2): where the arena cannot
+ * grow, time to reset it.  The watcher's growing thread. */
+int dcache_arena_wants_reset(const void *mem);
+/* Give the whole entry space back: a new epoch, every bucket empty, the
+ * shared path table ended for the session (A2, A7, S6).  Every entry of
+ * the old epoch stops answering; nothing a process reads or writes
+ * meanwhile becomes wrong.  The watcher's growing thread only (tests: any
+ * one thread). */
+void dcache_arena_reset(void *mem);
+/* How many resets so far.  Any thread. */
+uint64_t dcache_arena_resets(const void *mem);
 
 /*
  * The shared path table (dcache_spath.c), in the arena: a whole name to the
@@ -628,6 +640,7 @@ struct dcache_arena_kind {
 struct dcache_arena_census {
 	uint64_t size, limit, bump; /* bytes: mapped, backed by memory, taken */
 	uint64_t refused;           /* takes refused for want of room */
+	uint64_t resets;            /* the entry space given back whole (A2) */
 	struct dcache_arena_kind listing, watch, name, attr, search;
 	uint64_t longest;           /* the longest bucket chain, entries */
 	/* The shared path table (dcache_spath.c); 0 where there is none. */

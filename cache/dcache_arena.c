@@ -27,11 +27,13 @@
  *         events (IN_Q_OVERFLOW) bump them all.
  *  heads  one chain per bucket (hash of the watch number): the offset (in
  *         8-byte units) of the newest entry, 0 for none.
- *  entries  { next, kind, wd, gen, ... } written once by the process
- *         that learned them, then published by a CAS of its bucket's head
- *         (release), never written again.  `gen` is the generation of watch
- *         `wd` sampled before the kernel was asked; the entry answers only
- *         while gens[wd] still holds it.  The kinds:
+ *  entries  { next, kind, wd, gen, check, ... } written once by the
+ *         process that learned them, then published by a CAS of its
+ *         bucket's head (release), never written again in their epoch.
+ *         `gen` is the generation of watch `wd` sampled before the kernel
+ *         was asked; the entry answers only while gens[wd] still holds it.
+ *         `check` is a 64-bit hash of everything else but `next`, of the
+ *         epoch the entry was taken in and of its bytes (A7).  The kinds:
  *           ENT_LISTING  { count, len, names }: the listing of directory wd;
  *           ENT_WATCH    { child, dev, ino, len, name }: the entry `name` of
  *                        directory wd is the directory watched as `child`
@@ -60,14 +62,28 @@
  *
  * Invariants
  * ==========
- *  A1 An entry is immutable once reachable: it is filled, then its `next`
- *     set, then it is published by the release CAS; readers acquire the head.
- *  A2 Space is only ever taken (an atomic bump of `bump`), never given back:
- *     no entry is reused while a reader may copy it.  A full arena refuses
- *     new entries (-ENOSPC); listings are then read from the kernel, as
- *     without a session.
+ *  A1 An entry is immutable once reachable, within its epoch: it is filled,
+ *     then its `next` set, then it is published by the release CAS; readers
+ *     acquire the head.  After a reset its bytes may be reused (A2, A7).
+ *  A2 Space is taken by an atomic bump of `bump`, and given back all at
+ *     once by a reset: the arena is one epoch at a time.  A take refused
+ *     for want of room (one a fresh epoch holds easily: a quarter of the
+ *     entry space) sets `full` and wakes the watcher's growing thread;
+ *     where the arena cannot grow (at its size, or its memory refused) and
+ *     less than DCACHE_ARENA_MARGIN is left, that thread, which alone
+ *     resets, resets it (dcache_arena_reset): it ends the shared path
+ *     table (S6, dcache_spath.c), bumps `epoch`, empties every bucket
+ *     head, then stores `bump` back to the start of the entry space.  So
+ *     a take is refused (-ENOSPC, counted in `refused`) only between a
+ *     full arena and its reset, and the kernel answers meanwhile.  Bytes
+ *     of an old epoch are reused while a process may still read them, or
+ *     (a writer stopped between its take and its stores) write them: A7
+ *     is what keeps that exact.  Space is zero-filled only in the first
+ *     epoch.
  *  A3 Nothing is locked.  A writer killed at any instruction leaves at most
- *     space that no head reaches: nothing half-done is ever visible.
+ *     space that no head reaches: nothing half-done is ever visible.  A
+ *     writer stopped across a reset and resumed scribbles at most over
+ *     entries of the new epoch, which then fail their check (A7).
  *  A4 A reader trusts nothing it reads: it copies an entry into its own
  *     buffer, checks every offset, length and name against the arena's and
  *     the buffer's bounds, and checks the generation again after the copy.
@@ -90,12 +106,40 @@
  *     caught up with the ring at a sync point, every entry older than a
  *     change it must see is invalid.  Who may publish, and with which
  *     generation, is the caller's duty (invalidate/, inval_listing_*).
+ *  A7 Why a reset keeps every answer exact.  A writer samples `epoch`
+ *     before its take, computes `check` from the values it writes (its
+ *     own header and source bytes, never the arena's copy, which a stale
+ *     writer may be scribbling) and that epoch, stores the entry, then
+ *     loads `epoch` again just before each try of its publishing CAS and
+ *     gives up (-ESTALE) if it moved.  A reader samples `epoch` before the
+ *     generation and the head, copies an entry's header and the bytes it
+ *     uses into its own memory, and accepts it only if the check computed
+ *     from that copy and the sampled epoch is the copy's `check` (so: the
+ *     bytes one writer wrote, whole, in that epoch; an entry of another
+ *     epoch, a half-written one, one a stale writer wrote over in part,
+ *     all fail it but with the chance of a 64-bit hash collision), then
+ *     loads the generation and `epoch` again after its copy and accepts
+ *     only if neither moved.  An entry that passes is one a writer wrote
+ *     whole after sampling the generation it carries, which still holds:
+ *     A5 applies to it wherever in the arena it lies.  The epoch is kept
+ *     in an entry only through its check (under any other epoch it fails).
+ *     Where an entry lies never matters: a take made between the epoch's
+ *     bump and the bump's store lands in old space under the new epoch,
+ *     and the new epoch's takes reach it later: each reader then sees one
+ *     writer's whole entry, or a mix that fails its check.  `next` is outside
+ *     the check: a wrong one only ends a chain early or leads to entries
+ *     that are checked in turn (at most ARENA_CHAIN_MAX of them).  The
+ *     shared path table reads its slots and chains in place, without a
+ *     check: it ends with the first reset (S6), and a lookup in it loads
+ *     `epoch` before the table and again after its last load (as a
+ *     sequence count), so no byte reused after the reset is trusted.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -115,12 +159,106 @@ struct arena_ent {
 	int32_t wd;
 	int32_t child;   /* ENT_WATCH: the entry's own watch number */
 	uint64_t gen;
+	uint64_t check;  /* A7: the hash of the rest (not `next`), the epoch, the bytes */
 	uint64_t dev, ino; /* ENT_WATCH: the directory the name led to */
 	uint32_t count;  /* ENT_LISTING: names */
 	uint32_t len;    /* bytes of names[] */
 	char names[];    /* ENT_LISTING: count times type byte, name, NUL;
 			  * ENT_WATCH: the name, NUL */
 };
+
+/*
+ * The check (A7): a 64-bit hash of an entry's header but `next` and
+ * `check`, of the epoch it was taken in, and of its bytes in at most two
+ * segments (the kinds' layouts: ent_check_at).  Four independent lanes of
+ * multiply-xorshift over 8-byte words, then a full avalanche: against
+ * accidents (a stale writer's bytes, a half-written entry, another epoch),
+ * not an adversary (A4: a process of the same user may write anything).
+ */
+#define CK_K 0x9e3779b97f4a7c15ULL
+
+static inline uint64_t ck_mix(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * CK_K;
+	return h ^ (h >> 29);
+}
+
+/* n bytes at p into h; nothing for none (a kind's empty segment). */
+static uint64_t ck_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t w[4];
+	size_t i = 0;
+
+	if (n == 0)
+		return h;
+	if (n >= 32) {
+		uint64_t l0 = h, l1 = h ^ 0x243f6a8885a308d3ULL, l2 = h ^ 0x13198a2e03707344ULL,
+			 l3 = h ^ 0xa4093822299f31d0ULL;
+
+		for (; i + 32 <= n; i += 32) {
+			memcpy(w, b + i, 32);
+			l0 = ck_mix(l0, w[0]);
+			l1 = ck_mix(l1, w[1]);
+			l2 = ck_mix(l2, w[2]);
+			l3 = ck_mix(l3, w[3]);
+		}
+		h = ck_mix(ck_mix(ck_mix(ck_mix(h, l0), l1), l2), l3);
+	}
+	for (; i + 8 <= n; i += 8) {
+		memcpy(w, b + i, 8);
+		h = ck_mix(h, w[0]);
+	}
+	if (i < n) {
+		w[0] = 0;
+		memcpy(w, b + i, n - i);
+		h = ck_mix(h, w[0]);
+	}
+	return ck_mix(h, n);
+}
+
+static uint64_t ent_check(const struct arena_ent *h, uint64_t epoch, const void *p1, size_t n1,
+			  const void *p2, size_t n2)
+{
+	uint64_t x = ck_mix(0x52574348454b31ULL, epoch);
+
+	x = ck_mix(x, (uint64_t)h->kind << 32 | (uint32_t)h->wd);
+	x = ck_mix(x, (uint64_t)(uint32_t)h->child << 32 | h->count);
+	x = ck_mix(x, h->gen);
+	x = ck_mix(x, h->dev);
+	x = ck_mix(x, h->ino);
+	x = ck_mix(x, h->len);
+	x = ck_bytes(x, p1, n1);
+	x = ck_bytes(x, p2, n2);
+	x ^= x >> 32; /* every input bit into every output bit */
+	x *= CK_K;
+	x ^= x >> 29;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 32);
+}
+
+/* The check of header h whose bytes, h->len of them, are at `names` (a
+ * private copy, or the arena's for a report): its kind's segments (a
+ * listing's and attributes' bytes whole; a watch entry's name; a name
+ * entry's name and target, around the NUL).  The writer's segments are its
+ * sources, the same bytes. */
+static uint64_t ent_check_at(const struct arena_ent *h, uint64_t epoch, const char *names)
+{
+	switch (h->kind) {
+	case ENT_WATCH:
+		return ent_check(h, epoch, names, h->len ? h->len - 1 : 0, NULL, 0);
+	case ENT_NAME:
+		if (h->count >= h->len)
+			return ~h->check; /* malformed: never matches (A4) */
+		return ent_check(h, epoch, names, h->count, names + h->count + 1,
+				 h->len - h->count - 1);
+	default:
+		return ent_check(h, epoch, names, h->len, NULL, 0);
+	}
+}
+
+/* The layout the fuzzer writes over (tests/fuzz/arena_fuzz.c, HEADS_AT). */
+_Static_assert(offsetof(struct arena_hdr, gens) == 128, "the generations follow 128 bytes");
 
 static uint32_t bucket_of(int wd)
 {
@@ -239,22 +377,34 @@ void arena_want_room(struct arena_hdr *a)
 	syscall(SYS_futex, &a->wants, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-/* `need` bytes (a multiple of 8) of fresh, zero-filled space, or NULL (A2,
- * A6).  A take larger than DCACHE_ARENA_MARGIN that is refused leaves its
- * size in want_big, so that the watcher grows the arena until it fits. */
+/* `need` bytes (a multiple of 8) of space, or NULL (A2, A6): zero-filled
+ * in the first epoch, else whatever an older epoch left there.  A take
+ * larger than DCACHE_ARENA_MARGIN that is refused leaves its size in
+ * want_big, so that the watcher grows the arena until it fits; one that a
+ * fresh epoch would hold easily (a quarter of the entry space) sets `full`,
+ * so that the watcher resets the arena if it cannot grow (A2). */
 void *arena_take(struct arena_hdr *a, uint64_t need)
 {
 	uint64_t lim = arena_extent(a), off = __atomic_load_n(&a->bump, __ATOMIC_RELAXED);
 
 	do {
 		if (off < ARENA_DATA || off % 8 || off > lim || lim - off < need) {
+			bool wake = false;
+
 			__atomic_fetch_add(&a->refused, 1, __ATOMIC_RELAXED);
 			if (lim < a->size) {
 				if (need > DCACHE_ARENA_MARGIN &&
 				    __atomic_load_n(&a->want_big, __ATOMIC_RELAXED) < need)
 					__atomic_store_n(&a->want_big, need, __ATOMIC_RELAXED);
-				arena_want_room(a);
+				wake = true;
 			}
+			if (need <= (a->size - ARENA_DATA) / 4) {
+				if (!__atomic_load_n(&a->full, __ATOMIC_RELAXED))
+					__atomic_store_n(&a->full, 1, __ATOMIC_RELAXED);
+				wake = true;
+			}
+			if (wake)
+				arena_want_room(a);
 			return NULL;
 		}
 	} while (!__atomic_compare_exchange_n(&a->bump, &off, off + need, true, __ATOMIC_RELAXED,
@@ -280,6 +430,8 @@ void dcache_arena_set_limit(void *mem, uint64_t bytes)
 	if (bytes < ARENA_DATA)
 		bytes = ARENA_DATA;
 	__atomic_store_n(&a->limit, bytes, __ATOMIC_RELEASE);
+	/* Room made: a refusal before it asks for no reset (A2). */
+	__atomic_store_n(&a->full, 0, __ATOMIC_RELAXED);
 }
 
 uint64_t dcache_arena_limit(const void *mem)
@@ -314,47 +466,58 @@ void dcache_arena_wait_wants(void *mem, uint32_t seen, long ns)
 	syscall(SYS_futex, &((struct arena_hdr *)mem)->wants, FUTEX_WAIT, seen, &ts, NULL, 0);
 }
 
-/* Publish filled entry e at the head of `head` (A1). */
-static void arena_publish(struct arena_hdr *a, uint32_t *head, struct arena_ent *e)
+/* A new entry's header, of `kind` about watch `wd` learned under
+ * generation `gen`, with `len` bytes of names[] (child -1, dev, ino and
+ * count 0: the caller sets what its kind adds). */
+static void ent_init(struct arena_ent *h, uint32_t kind, int wd, uint64_t gen, size_t len)
 {
-	uint32_t self = (uint32_t)(((char *)e - (char *)a) / 8);
-	uint32_t old = __atomic_load_n(head, __ATOMIC_RELAXED);
-
-	do
-		e->next = old; /* written before the CAS that publishes e */
-	while (!__atomic_compare_exchange_n(head, &old, self, true, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED));
+	memset(h, 0, sizeof(*h));
+	h->kind = kind;
+	h->wd = wd;
+	h->child = -1;
+	h->gen = gen;
+	h->len = (uint32_t)len;
 }
 
 /*
- * A new entry of `kind` about watch `wd` learned under generation `gen`,
- * with `len` bytes of names[]: its header filled (child -1, dev, ino and
- * count 0: the caller sets what its kind adds), or NULL with *err: -ESTALE
- * (the generation moved while the kernel was asked: nobody may use it) or
- * -ENOSPC (A2).
+ * Write entry h (its header) with names[] = p1[0..n1), then, if h->len is
+ * longer, a NUL and p2[0..n2) (h->len == n1, or n1 + 1 + n2), and publish
+ * it at the head of chain `bucket` (A1, A7): 0, or -ESTALE (the generation
+ * moved while the kernel was asked, or the epoch while this wrote: nobody
+ * may use it) or -ENOSPC (A2).  The check is computed from h and the
+ * sources, never from the arena's copy.
  */
-static struct arena_ent *arena_new(struct arena_hdr *a, uint32_t kind, int wd, uint64_t gen,
-				   size_t len, int *err)
+static int arena_write(struct arena_hdr *a, struct arena_ent *h, uint32_t bucket, const void *p1,
+		       size_t n1, const void *p2, size_t n2)
 {
+	uint64_t ep = arena_epoch(a); /* before the take (A7) */
+	uint32_t *head = &a->heads[bucket], self, old;
 	struct arena_ent *e;
 
-	if (dcache_arena_gen(a, wd) != gen) {
-		*err = -ESTALE;
-		return NULL;
+	if (dcache_arena_gen(a, h->wd) != h->gen)
+		return -ESTALE;
+	e = arena_alloc(a, h->len);
+	if (!e)
+		return -ENOSPC;
+	h->check = ent_check(h, ep, p1, n1, p2, h->len > n1 ? n2 : 0);
+	h->next = 0;
+	memcpy(e, h, sizeof(*h));
+	if (n1)
+		memcpy(e->names, p1, n1);
+	if (h->len > n1) {
+		e->names[n1] = '\0';
+		if (n2)
+			memcpy(e->names + n1 + 1, p2, n2);
 	}
-	e = arena_alloc(a, len);
-	if (!e) {
-		*err = -ENOSPC;
-		return NULL;
-	}
-	e->kind = kind;
-	e->wd = wd;
-	e->child = -1;
-	e->gen = gen;
-	e->dev = e->ino = 0;
-	e->count = 0;
-	e->len = (uint32_t)len;
-	return e;
+	self = (uint32_t)(((char *)e - (char *)a) / 8);
+	old = __atomic_load_n(head, __ATOMIC_RELAXED);
+	do {
+		if (arena_epoch(a) != ep)
+			return -ESTALE; /* reset meanwhile: its space may be another's */
+		e->next = old; /* written before the CAS that publishes e */
+	} while (!__atomic_compare_exchange_n(head, &old, self, true, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	return 0;
 }
 
 /* A directory entry's name: 1 to NAME_MAX bytes, no '/', no NUL. */
@@ -365,61 +528,50 @@ static bool name_ok(const char *name, size_t len)
 
 int dcache_arena_put(void *mem, int wd, uint64_t gen, const char *ents, size_t len, size_t count)
 {
-	struct arena_hdr *a = mem;
-	struct arena_ent *e;
-	int err;
+	struct arena_ent h;
 
 	if (wd < 0 || len > UINT32_MAX / 2 || count > len)
 		return -EINVAL;
-	e = arena_new(a, ENT_LISTING, wd, gen, len, &err);
-	if (!e)
-		return err;
-	e->count = (uint32_t)count;
-	if (len)
-		memcpy(e->names, ents, len);
-	arena_publish(a, &a->heads[bucket_of(wd)], e);
-	return 0;
+	ent_init(&h, ENT_LISTING, wd, gen, len);
+	h.count = (uint32_t)count;
+	return arena_write(mem, &h, bucket_of(wd), ents, len, NULL, 0);
 }
 
 int dcache_arena_put_watch(void *mem, int wd, uint64_t gen, const char *name, size_t len,
 			   int child, uint64_t dev, uint64_t ino)
 {
-	struct arena_hdr *a = mem;
-	struct arena_ent *e;
-	int err;
+	struct arena_ent h;
 
 	if (wd < 0 || child < 0 || !name_ok(name, len))
 		return -EINVAL;
-	e = arena_new(a, ENT_WATCH, wd, gen, len + 1, &err);
-	if (!e)
-		return err;
-	e->child = child;
-	e->dev = dev;
-	e->ino = ino;
-	memcpy(e->names, name, len);
-	e->names[len] = '\0';
-	arena_publish(a, &a->heads[bucket_of_name(wd, name, len)], e);
-	return 0;
+	ent_init(&h, ENT_WATCH, wd, gen, len + 1);
+	h.child = child;
+	h.dev = dev;
+	h.ino = ino;
+	return arena_write(mem, &h, bucket_of_name(wd, name, len), name, len, NULL, 0);
 }
 
 /*
  * Find the newest entry of `kind` about watch `wd` under its current
- * generation in the chain at *head for which take(e, h, arg) says yes: e is
- * the entry in the arena, h its header copied (A4: h->len is checked to lie
- * within the arena), and take copies what it needs from e and checks it,
- * returning 1 (this one), 0 (go on: not the name sought) or a negative
- * errno.  0 if the generation, checked again after the copy, is still the
- * one sampled before (A5); else -ENOENT, or take's error.
+ * generation in the chain at *head for which take(e, h, ep, arg) says yes:
+ * e is the entry in the arena, h its header copied (A4: h->len is checked to
+ * lie within the arena), ep the epoch sampled first, and take copies what it
+ * needs from e and checks it, its check sum included (A7), returning 1 (this
+ * one), 0 (go on: not the name sought, or a check that fails) or a negative
+ * errno.  0 if the generation and the epoch, checked again after the copy,
+ * are still the ones sampled before (A5, A7); else -ENOENT, or take's error.
  */
 static int arena_find(const struct arena_hdr *a, const uint32_t *head, uint32_t kind, int wd,
-		      int (*take)(const struct arena_ent *e, const struct arena_ent *h, void *arg),
+		      int (*take)(const struct arena_ent *e, const struct arena_ent *h, uint64_t ep,
+				  void *arg),
 		      void *arg)
 {
-	uint64_t size = arena_extent(a), gen;
+	uint64_t size = arena_extent(a), gen, ep;
 	uint32_t cur;
 
 	if (wd < 0)
 		return -ENOENT;
+	ep = arena_epoch(a);
 	gen = dcache_arena_gen(a, wd);
 	cur = __atomic_load_n(head, __ATOMIC_ACQUIRE);
 	for (int steps = 0; cur && steps < ARENA_CHAIN_MAX; steps++) {
@@ -435,11 +587,13 @@ static int arena_find(const struct arena_hdr *a, const uint32_t *head, uint32_t 
 		if (h.kind == kind && h.wd == wd && h.gen == gen) {
 			if (h.len > size - off - sizeof(h))
 				return -ENOENT; /* A4 */
-			r = take(e, &h, arg);
+			r = take(e, &h, ep, arg);
 			if (r < 0)
 				return r;
 			if (r > 0)
-				return dcache_arena_gen(a, wd) == gen ? 0 : -ENOENT;
+				return dcache_arena_gen(a, wd) == gen && arena_epoch(a) == ep ?
+					       0 :
+					       -ENOENT;
 		}
 		cur = h.next;
 	}
@@ -451,13 +605,16 @@ struct take_listing {
 	size_t cap, count, len;
 };
 
-static int take_listing(const struct arena_ent *e, const struct arena_ent *h, void *arg)
+static int take_listing(const struct arena_ent *e, const struct arena_ent *h, uint64_t ep,
+			void *arg)
 {
 	struct take_listing *t = arg;
 
 	if (h->len > t->cap)
 		return -E2BIG;
 	memcpy(t->buf, e->names, h->len);
+	if (ent_check(h, ep, t->buf, h->len, NULL, 0) != h->check)
+		return 0; /* another epoch's, or written over (A7) */
 	if (!names_valid(t->buf, h->len, h->count))
 		return -ENOENT;
 	t->count = h->count;
@@ -502,11 +659,14 @@ static bool named_is(const struct arena_ent *e, const struct arena_ent *h,
 	return !memcmp(nm, t->name, t->len) && nm[t->len] == '\0';
 }
 
-static int take_watch(const struct arena_ent *e, const struct arena_ent *h, void *arg)
+static int take_watch(const struct arena_ent *e, const struct arena_ent *h, uint64_t ep,
+		      void *arg)
 {
 	struct take_named *t = arg;
 
-	if (h->len != t->len + 1 || !named_is(e, h, t))
+	/* The copy's name is the one sought: its check is over that. */
+	if (h->len != t->len + 1 || !named_is(e, h, t) ||
+	    ent_check(h, ep, t->name, t->len, NULL, 0) != h->check)
 		return 0;
 	if (h->child < 0)
 		return -ENOENT; /* A4 */
@@ -537,30 +697,22 @@ int dcache_arena_get_watch(const void *mem, int wd, const char *name, size_t len
 int dcache_arena_put_name(void *mem, int wd, uint64_t gen, const char *name, size_t len,
 			  unsigned int type, uint64_t dev, uint64_t ino, const char *target, size_t tlen)
 {
-	struct arena_hdr *a = mem;
-	struct arena_ent *e;
-	int err;
+	struct arena_ent h;
 
 	if (wd < 0 || !name_ok(name, len) ||
 	    (type != DT_UNKNOWN && type != DT_DIR && type != DT_REG && type != DT_LNK) ||
 	    (type == DT_LNK) != (tlen > 0) || tlen >= PATH_MAX || (tlen && memchr(target, '\0', tlen)))
 		return -EINVAL;
-	e = arena_new(a, ENT_NAME, wd, gen, len + 1 + tlen, &err);
-	if (!e)
-		return err;
-	e->child = (int32_t)type;
-	e->dev = dev;
-	e->ino = ino;
-	e->count = (uint32_t)len; /* the name's length; the target follows its NUL */
-	memcpy(e->names, name, len);
-	e->names[len] = '\0';
-	if (tlen)
-		memcpy(e->names + len + 1, target, tlen);
-	arena_publish(a, &a->heads[bucket_of_name(wd, name, len)], e);
-	return 0;
+	ent_init(&h, ENT_NAME, wd, gen, len + 1 + tlen);
+	h.child = (int32_t)type;
+	h.dev = dev;
+	h.ino = ino;
+	h.count = (uint32_t)len; /* the name's length; the target follows its NUL */
+	return arena_write(mem, &h, bucket_of_name(wd, name, len), name, len, target, tlen);
 }
 
-static int take_name(const struct arena_ent *e, const struct arena_ent *h, void *arg)
+static int take_name(const struct arena_ent *e, const struct arena_ent *h, uint64_t ep,
+		     void *arg)
 {
 	struct take_named *t = arg;
 	size_t tl;
@@ -572,11 +724,12 @@ static int take_name(const struct arena_ent *e, const struct arena_ent *h, void 
 	     h->child != DT_LNK) ||
 	    (h->child == DT_LNK) != (tl > 0) || tl >= PATH_MAX || tl > t->tcap)
 		return -ENOENT; /* A4 */
-	if (tl) {
+	if (tl)
 		memcpy(t->target, e->names + t->len + 1, tl);
-		if (memchr(t->target, '\0', tl))
-			return -ENOENT;
-	}
+	if (ent_check(h, ep, t->name, t->len, t->target, tl) != h->check)
+		return 0; /* A7 */
+	if (tl && memchr(t->target, '\0', tl))
+		return -ENOENT;
 	t->tlen = tl;
 	t->child = h->child;
 	t->dev = h->dev;
@@ -612,29 +765,25 @@ static uint32_t bucket_of_attr(int wd)
 
 int dcache_arena_put_attr(void *mem, int wd, uint64_t gen, const struct stat *st)
 {
-	struct arena_hdr *a = mem;
-	struct arena_ent *e;
-	int err;
+	struct arena_ent h;
 
 	if (wd < 0 || !S_ISDIR(st->st_mode))
 		return -EINVAL;
-	e = arena_new(a, ENT_ATTR, wd, gen, sizeof(*st), &err);
-	if (!e)
-		return err;
-	e->dev = (uint64_t)st->st_dev;
-	e->ino = (uint64_t)st->st_ino;
-	memcpy(e->names, st, sizeof(*st));
-	arena_publish(a, &a->heads[bucket_of_attr(wd)], e);
-	return 0;
+	ent_init(&h, ENT_ATTR, wd, gen, sizeof(*st));
+	h.dev = (uint64_t)st->st_dev;
+	h.ino = (uint64_t)st->st_ino;
+	return arena_write(mem, &h, bucket_of_attr(wd), st, sizeof(*st), NULL, 0);
 }
 
-static int take_attr(const struct arena_ent *e, const struct arena_ent *h, void *arg)
+static int take_attr(const struct arena_ent *e, const struct arena_ent *h, uint64_t ep, void *arg)
 {
 	struct stat *st = arg;
 
 	if (h->len != sizeof(*st))
 		return -ENOENT; /* A4 */
 	memcpy(st, e->names, sizeof(*st));
+	if (ent_check(h, ep, st, sizeof(*st), NULL, 0) != h->check)
+		return 0; /* A7 */
 	if (!S_ISDIR(st->st_mode) || (uint64_t)st->st_dev != h->dev || (uint64_t)st->st_ino != h->ino)
 		return -ENOENT; /* A4 */
 	return 1;
@@ -657,24 +806,21 @@ static uint32_t bucket_of_search(int wd)
 
 int dcache_arena_put_search(void *mem, int wd, uint64_t gen, uint64_t cred)
 {
-	struct arena_hdr *a = mem;
-	struct arena_ent *e;
-	int err;
+	struct arena_ent h;
 
 	if (wd < 0 || cred == 0)
 		return -EINVAL;
-	e = arena_new(a, ENT_SEARCH, wd, gen, 0, &err);
-	if (!e)
-		return err;
-	e->ino = cred;
-	arena_publish(a, &a->heads[bucket_of_search(wd)], e);
-	return 0;
+	ent_init(&h, ENT_SEARCH, wd, gen, 0);
+	h.ino = cred;
+	return arena_write(mem, &h, bucket_of_search(wd), NULL, 0, NULL, 0);
 }
 
-static int take_search(const struct arena_ent *e, const struct arena_ent *h, void *arg)
+static int take_search(const struct arena_ent *e, const struct arena_ent *h, uint64_t ep,
+		       void *arg)
 {
 	(void)e;
-	return h->ino == *(const uint64_t *)arg && h->len == 0;
+	return h->ino == *(const uint64_t *)arg && h->len == 0 &&
+	       ent_check(h, ep, NULL, 0, NULL, 0) == h->check;
 }
 
 int dcache_arena_get_search(const void *mem, int wd, uint64_t cred)
@@ -689,6 +835,37 @@ int dcache_arena_get_search(const void *mem, int wd, uint64_t cred)
 uint64_t dcache_arena_refused(const void *mem)
 {
 	return __atomic_load_n(&((const struct arena_hdr *)mem)->refused, __ATOMIC_RELAXED);
+}
+
+uint64_t dcache_arena_resets(const void *mem)
+{
+	return __atomic_load_n(&((const struct arena_hdr *)mem)->resets, __ATOMIC_RELAXED);
+}
+
+int dcache_arena_wants_reset(const void *mem)
+{
+	const struct arena_hdr *a = mem;
+
+	return __atomic_load_n(&a->full, __ATOMIC_RELAXED) && arena_room(a) < DCACHE_ARENA_MARGIN;
+}
+
+/* A2, A7: the order matters.  The path table ends before the epoch moves
+ * (its lookups check the epoch last, S6); the epoch moves before any byte
+ * is handed out again (the bump's release store, which takers' CAS reads);
+ * the heads are emptied in between, so that no chain of the new epoch
+ * leads into the old one but through a stale writer's publish, whose entry
+ * then fails its check. */
+void dcache_arena_reset(void *mem)
+{
+	struct arena_hdr *a = mem;
+
+	spath_end(a);
+	__atomic_fetch_add(&a->epoch, 1, __ATOMIC_SEQ_CST);
+	for (uint32_t b = 0; b < ARENA_BUCKETS; b++)
+		__atomic_store_n(&a->heads[b], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->full, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->bump, ARENA_DATA, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&a->resets, 1, __ATOMIC_RELAXED);
 }
 
 /* dcache_arena_census's entry of `kind`, or NULL. */
@@ -710,13 +887,15 @@ static struct dcache_arena_kind *census_kind(struct dcache_arena_census *c, uint
 void dcache_arena_census(const void *mem, struct dcache_arena_census *c)
 {
 	const struct arena_hdr *a = mem;
-	uint64_t ext = arena_extent(a), budget;
+	uint64_t ext = arena_extent(a), budget, ep;
 
 	memset(c, 0, sizeof(*c));
 	c->size = a->size;
 	c->limit = ext;
 	c->bump = __atomic_load_n(&a->bump, __ATOMIC_RELAXED);
 	c->refused = __atomic_load_n(&a->refused, __ATOMIC_RELAXED);
+	c->resets = __atomic_load_n(&a->resets, __ATOMIC_RELAXED);
+	ep = arena_epoch(a);
 	budget = ext > ARENA_DATA ? (ext - ARENA_DATA) / sizeof(struct arena_ent) + 1 : 0;
 	for (uint32_t b = 0; b < ARENA_BUCKETS && budget; b++) {
 		uint32_t cur = __atomic_load_n(&a->heads[b], __ATOMIC_ACQUIRE);
@@ -736,7 +915,10 @@ void dcache_arena_census(const void *mem, struct dcache_arena_census *c)
 			if (k) {
 				k->n++;
 				k->bytes += (sizeof(h) + h.len + 7) & ~(uint64_t)7;
-				k->live += h.wd >= 0 && dcache_arena_gen(a, h.wd) == h.gen;
+				/* in place: a report may be off, never a lookup */
+				k->live += h.wd >= 0 && dcache_arena_gen(a, h.wd) == h.gen &&
+					   ent_check_at(&h, ep, (const char *)a + off + sizeof(h)) ==
+						   h.check;
 				k->deep += pos >= ARENA_CHAIN_MAX;
 			}
 			cur = h.next;

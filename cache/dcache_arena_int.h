@@ -10,7 +10,8 @@
 #include <stdint.h>
 
 #define ARENA_MAGIC 0x31414e4552415752ULL /* "RWARENA1" */
-#define ARENA_VERSION 5u /* 5: the shared path table (dcache_spath.c), want_big */
+#define ARENA_VERSION 6u /* 5: the shared path table (dcache_spath.c), want_big;
+			  * 6: epochs (A2), entries' check sums */
 #define ARENA_GENS 65536u
 #define ARENA_BUCKETS 16384u
 #define ARENA_SP_CHAINS 4096u /* dcache_spath.c: chains interned */
@@ -26,6 +27,11 @@ struct arena_hdr {
 	uint32_t wants;              /* futex: bumped when room runs short (A6) */
 	uint64_t limit;              /* bytes backed by memory: entries end below it (A6) */
 	uint64_t want_big;           /* the largest take refused for room (A6), bytes */
+	uint64_t epoch;              /* bumped by each reset of the entry space (A2) */
+	uint64_t resets;             /* resets so far (a statistic) */
+	uint32_t full;               /* set by a take refused in an arena that may be
+				      * full: the watcher resets it (A2) */
+	uint32_t pad2;
 	_Alignas(64) uint64_t gens[ARENA_GENS];
 	uint32_t heads[ARENA_BUCKETS];
 	/* The shared path table (dcache_spath.c): (offset / 8) << 8 | log2 of
@@ -49,6 +55,15 @@ uint64_t arena_extent(const struct arena_hdr *a);
 /* `need` bytes (a multiple of 8) of zero-filled space below the limit, or
  * NULL (A2, A6).  Any thread. */
 void *arena_take(struct arena_hdr *a, uint64_t need);
+/* The current epoch (acquire): A2. */
+static inline uint64_t arena_epoch(const struct arena_hdr *a)
+{
+	return __atomic_load_n(&a->epoch, __ATOMIC_ACQUIRE);
+}
+/* End the shared path table for the rest of the session (dcache_spath.c,
+ * S6): a reset of the entry space is about to reuse its bytes.  The
+ * watcher, before it bumps the epoch. */
+void spath_end(struct arena_hdr *a);
 /* The path table's part of dcache_arena_census (dcache_spath.c). */
 struct dcache_arena_census;
 void spath_census(const struct arena_hdr *a, struct dcache_arena_census *c);

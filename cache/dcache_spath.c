@@ -32,8 +32,9 @@
  *
  * The table: an array of 2^order slots of one cache line each, found
  * through the header's sp_table word, taken from the arena's space like its
- * entries and never given back (A2: the mapping never goes, so no slot is
- * ever unmapped under a reader).  A slot is type-stable: it is only ever
+ * entries and given back only when the arena is reset, which ends the table
+ * for the session (S6; the mapping never goes, so no slot is ever unmapped
+ * under a reader).  A slot is type-stable: it is only ever
  * rewritten in place, under its own sequence count, for another name.  Each
  * name has two candidate slots (two halves of its hash); a put takes the
  * slot already holding the name, else an empty or stale one, else it evicts
@@ -93,6 +94,21 @@
  *     event that moved it (dcache_spath_event, then the ring's tail).  Who
  *     may put, with which generations, and who may find: the caller's duty
  *     (cache/dcache_walk.c, invalidate/inval_shared.c).
+ *  S6 The table, its chains and the path generations live in the arena's
+ *     entry space, which a reset gives back (A2); they are read in place,
+ *     without the entries' check sums (A7).  So the first reset ends the
+ *     table for the rest of the session: spath_end stores SP_TABLE_OFF and
+ *     SP_GENS_GONE (a value no CAS from 0 replaces: a put that made a
+ *     region before the reset cannot install it after) before the epoch
+ *     moves; puts are then refused and finds answer nothing.  A find loads
+ *     `epoch` before the table and again after its last load of the slot,
+ *     chain and generations (behind the acquire fence it already has), and
+ *     answers only if it did not move: every byte it used was read before
+ *     the reset, hence before any reuse (the bump's release store follows
+ *     the epoch's bump).  A put stopped across the reset writes at most
+ *     into reused space: entries, which fail their check.  Space taken by
+ *     take_big once the epoch moved is not zero-filled, so it is never
+ *     taken then.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -112,6 +128,7 @@
 #define SP_SGENS 65536u   /* sgen: by watch number */
 #define SP_NGENS 65536u   /* ngen: by (watch number, name) */
 #define SP_TABLE_OFF 1    /* sp_table's value in an arena without a table */
+#define SP_GENS_GONE 1    /* sp_gens's value once the table ended (S6) */
 
 /* A slot: one cache line. */
 struct sp_slot {
@@ -338,6 +355,7 @@ int dcache_spath_find(const void *mem, const struct dcache_spath_key *k, const c
 		      size_t len, uint64_t h)
 {
 	struct arena_hdr *a = (struct arena_hdr *)mem;
+	uint64_t ep = arena_epoch(a); /* before the table (S6) */
 	unsigned int order;
 	struct sp_slot *t = table_of(a, &order);
 	size_t plen = tail_at(path, len);
@@ -360,7 +378,7 @@ int dcache_spath_find(const void *mem, const struct dcache_spath_key *k, const c
 		    !chain_holds(gens_of(a), ch, LD(s->nidx), LD(s->ngen)))
 			continue;
 		SP_FENCE(__ATOMIC_ACQUIRE);
-		if (LD(s->seq) != seq)
+		if (LD(s->seq) != seq || LD(a->epoch) != ep)
 			continue;
 		return (int)err;
 	}
@@ -378,9 +396,19 @@ void dcache_spath_off(void *mem)
 	__atomic_store_n(&((struct arena_hdr *)mem)->sp_table, SP_TABLE_OFF, __ATOMIC_RELEASE);
 }
 
-/* `bytes` of room now, or NULL after asking the watcher for it once (S4). */
+void spath_end(struct arena_hdr *a)
+{
+	__atomic_store_n(&a->sp_table, SP_TABLE_OFF, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&a->sp_gens, SP_GENS_GONE, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&a->sp_evicted, 0, __ATOMIC_RELAXED);
+}
+
+/* `bytes` of zero-filled room now, or NULL after asking the watcher for it
+ * once (S4); NULL once the arena has been reset (S6). */
 static void *take_big(struct arena_hdr *a, uint64_t bytes)
 {
+	if (arena_epoch(a) != 0)
+		return NULL;
 	if (arena_room(a) < bytes) {
 		if (__atomic_load_n(&a->want_big, __ATOMIC_RELAXED) < bytes) {
 			__atomic_store_n(&a->want_big, bytes, __ATOMIC_RELAXED);

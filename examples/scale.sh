@@ -46,6 +46,7 @@
 # lines (mismatches, ns per call through the shim and raw, peak RSS, the
 # arena pages each touched) and the arena's census after each process and
 # at the end: bytes taken of its 64 MiB, takes refused for want of room,
+# resets (the arena given back whole once full: a new epoch),
 # entries by kind (bytes each, how many still valid, how many too deep in
 # their bucket's chain for a reader to look at), the shared path table's
 # slots, answers, evictions and chains.  Exit 1 if any answer was wrong.
@@ -150,11 +151,11 @@ session() {
         kv($0, "maxrss_kb") / 1024, kv($0, "arena_rss_kb") / 1024)
     }
     file == 1 && /^arena after=/ && / refused=/ {
-      growth = growth sprintf("    after seed %s: %s of %s taken, %s refused\n",
-        substr($2, 7), mib(kv($0, "bump")), mib(kv($0, "limit")), kv($0, "refused"))
+      growth = growth sprintf("    after seed %s: %s of %s taken, %s refused, %d resets\n",
+        substr($2, 7), mib(kv($0, "bump")), mib(kv($0, "limit")), kv($0, "refused"), kv($0, "resets"))
     }
     file == 1 && /^arena end / {
-      if ($0 ~ / refused=/) { asize = kv($0, "size"); alim = kv($0, "limit"); abump = kv($0, "bump"); aref = kv($0, "refused"); along = kv($0, "longest_chain") }
+      if ($0 ~ / refused=/) { asize = kv($0, "size"); alim = kv($0, "limit"); abump = kv($0, "bump"); aref = kv($0, "refused"); ares = kv($0, "resets"); along = kv($0, "longest_chain") }
       else if ($0 ~ / kind=/) { k = kv($0, "kind"); kn[k] = kv($0, "n"); kl[k] = kv($0, "live"); kb[k] = kv($0, "bytes"); kd[k] = kv($0, "deep"); kinds = kinds " " k }
       else if ($0 ~ / spath /) { sslots = kv($0, "slots"); sused = kv($0, "used"); svalid = kv($0, "valid"); sev = kv($0, "evicted"); sch = kv($0, "chains"); schb = kv($0, "chain_bytes"); stb = kv($0, "table_bytes"); sgb = kv($0, "gens_bytes") }
     }
@@ -182,7 +183,7 @@ session() {
       printf "  every process of the session (records %d lookups, %d from the cache)\n", all["lookups"], all["hits"] + all["neg_hits"]
       for (i = 1; i <= np; i++) print procline[i]
       if (asize == "") { print "  arena: not read"; exit }
-      printf "  arena: %s taken of %s backed (%s mapped), %d takes refused, longest bucket chain %d entries\n", mib(abump), mib(alim), mib(asize), aref, along
+      printf "  arena: %s taken of %s backed (%s mapped), %d takes refused, %d resets (a new epoch), longest bucket chain %d entries\n", mib(abump), mib(alim), mib(asize), aref, ares, along
       printf "%s", growth
       ne = 0; nb = 0
       split(substr(kinds, 2), ks, " ")

@@ -390,21 +390,29 @@ static void make_arena(struct watcher *w)
 
 /* The arena's memory, a chunk ahead of the processes' takes (dcache_arena.c,
  * A6): woken by a take that leaves less than DCACHE_ARENA_MARGIN, or is
- * refused.  A chunk that cannot be allocated (memory short) ends it: the
- * arena stays full at its limit (new entries refused, every answer the
- * kernel's), nothing faults.  A thread of its own, every signal blocked:
- * the main thread's loop never waits for an allocation. */
+ * refused.  Once it cannot grow (its whole size allocated, or a chunk that
+ * cannot be had: memory short), a take refused with less than the margin
+ * left makes it reset the arena (A2: a new epoch, the entry space given
+ * back whole); takes are refused, and the kernel answers, only until then.
+ * Nothing faults.  A thread of its own, every signal blocked: the main
+ * thread's loop never waits for an allocation. */
 static void *grow_main(void *arg)
 {
 	struct watcher *w = arg;
+	int stuck = 0; /* a chunk could not be had: grow no more */
 
 	for (;;) {
 		uint32_t seen = dcache_arena_wants(w->arena);
 		uint64_t lim = dcache_arena_limit(w->arena), to = lim + ARENA_CHUNK;
 		int r;
 
-		if (lim >= DCACHE_ARENA_SIZE)
-			return NULL;
+		if (lim >= DCACHE_ARENA_SIZE || stuck) {
+			if (dcache_arena_wants_reset(w->arena))
+				dcache_arena_reset(w->arena);
+			else
+				dcache_arena_wait_wants(w->arena, seen, 1000000000L);
+			continue;
+		}
 		/* The margin, or a larger take that was refused (the shared
 		 * path table's, dcache_spath.c) whole. */
 		if (dcache_arena_room(w->arena) >= dcache_arena_want_room(w->arena)) {
@@ -417,9 +425,11 @@ static void *grow_main(void *arg)
 			r = fallocate(w->afd, 0, (off_t)lim, (off_t)(to - lim));
 		while (r != 0 && errno == EINTR);
 		if (r != 0)
-			return NULL;
-		dcache_arena_set_limit(w->arena, to);
+			stuck = 1;
+		else
+			dcache_arena_set_limit(w->arena, to);
 	}
+	return NULL; /* not reached */
 }
 
 /* Whether event `ev` may change its watch's listing (dcache_arena.c, gens):

@@ -291,10 +291,10 @@ static void print_census(const struct dcache_arena_census *c, const char *who)
 						  &c->search };
 	const char *kn[5] = { "listing", "watch", "name", "attr", "search" };
 
-	printf("arena %s size=%llu limit=%llu bump=%llu refused=%llu longest_chain=%llu\n", who,
-	       (unsigned long long)c->size, (unsigned long long)c->limit,
+	printf("arena %s size=%llu limit=%llu bump=%llu refused=%llu resets=%llu longest_chain=%llu\n",
+	       who, (unsigned long long)c->size, (unsigned long long)c->limit,
 	       (unsigned long long)c->bump, (unsigned long long)c->refused,
-	       (unsigned long long)c->longest);
+	       (unsigned long long)c->resets, (unsigned long long)c->longest);
 	for (int i = 0; i < 5; i++)
 		printf("arena %s kind=%s n=%llu live=%llu bytes=%llu deep=%llu\n", who, kn[i],
 		       (unsigned long long)k[i]->n, (unsigned long long)k[i]->live,

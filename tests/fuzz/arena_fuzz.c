@@ -22,7 +22,10 @@
  * path table (dcache_spath.c) is asked for 64 names: ENOENT, ENOTDIR or
  * nothing.  Record kind 3 with its second byte's top bit set offers such a
  * name (through one to three components, the last in the record's watch);
- * kind 4-5 also moves the path generations (a name's, or the watch's own).
+ * kind 4-5 also moves the path generations (a name's, or the watch's own),
+ * or with bit 5 of its first byte set resets the arena instead (a new
+ * epoch: A2, A7).  After every record, an arena that asks for a reset
+ * (a take refused for room) gets one, as the watcher's thread does it.
  *
  * Build: CC=clang cmake -DRCUWALK_FUZZ=ON; run: rcuwalk_arena_fuzz [flags] [corpus].
  */
@@ -119,6 +122,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)dcache_arena_put(a, wd, dcache_arena_gen(a, wd), (const char *)data + i,
 					       len, len / 3);
 			i += len;
+		} else if (what < 6 && (data[i - 2] & 32)) {
+			dcache_arena_reset(a);
 		} else if (what < 6) {
 			dcache_arena_invalidate(a, (data[i - 2] & 8) ? -1 : wd);
 			dcache_spath_event(a, wd, (data[i - 2] & 16) ? 0x100 /* IN_CREATE */ : 0,
@@ -139,6 +144,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else {
 			break;
 		}
+		if (dcache_arena_wants_reset(a))
+			dcache_arena_reset(a);
 		for (int w = 0; w < 256; w++) {
 			size_t count = 0;
 			long n = dcache_arena_get(a, w, buf, sizeof(buf), &count);

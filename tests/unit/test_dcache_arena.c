@@ -279,7 +279,7 @@ static void test_dcache_arena_takes_nothing_past_its_limit(void **state)
 struct ent_hdr {
 	uint32_t next, kind;
 	int32_t wd, child;
-	uint64_t gen, dev, ino;
+	uint64_t gen, check, dev, ino;
 	uint32_t count, len;
 };
 
