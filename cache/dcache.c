@@ -1007,17 +1007,34 @@ void dcache_thread_register(void)
 	rcu_read_unlock();
 }
 
-void dcache_fork_prepare(void)
+/* Binds, in the parent, the libc functions that dcache_fork_child() and
+ * inval_fork_child() call through the PLT (pthread_mutex_init, memset: what
+ * LD_DEBUG=bindings showed a child binding): bound lazily in each child
+ * instead, each cost ~750 instructions of ld.so and page faults on its code
+ * and on our GOT's page.  Any thread, before a fork; once is enough. */
+void dcache_fork_bind(void)
+{
+	pthread_mutex_t m;
+	char b[16];
+	volatile size_t n = sizeof(b);
+
+	pthread_mutex_init(&m, NULL);
+	memset(b, 0, n); /* n unknown to the compiler: a call, not inlined */
+	__asm__ volatile("" : : "r"(b) : "memory");
+	pthread_mutex_destroy(&m);
+}
+
+DCACHE_FORK_TEXT void dcache_fork_prepare(void)
 {
 	pthread_mutex_lock(&dcache_mutex);
 }
 
-void dcache_fork_parent(void)
+DCACHE_FORK_TEXT void dcache_fork_parent(void)
 {
 	pthread_mutex_unlock(&dcache_mutex);
 }
 
-void dcache_fork_child(void)
+DCACHE_FORK_TEXT void dcache_fork_child(void)
 {
 	/* The child starts empty: the parent's dentries stay where they are
 	 * (copy-on-write pages, never touched again) - freeing them would walk

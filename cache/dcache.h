@@ -73,6 +73,15 @@ struct statx;
  * fault it is meant to avoid (test_start_faults_as_an_empty_library).
  */
 #define DCACHE_START_TEXT __attribute__((section(".text.startup.rcuwalk")))
+/*
+ * What a fork() child runs before it returns to the program (the shim's
+ * fork(), the modules' *_fork_child()): fork() copies no page table entry of
+ * a file's mapping, so each 64 KiB window of .text that a child executes is
+ * a page fault in every child, most of which exec at once (a shell's).  In
+ * .text.hot, which the linker gathers from every object right after
+ * .text.startup: one window for all of it.
+ */
+#define DCACHE_FORK_TEXT __attribute__((section(".text.hot.rcuwalk_fork")))
 #define DCACHE_START_DATA __attribute__((section(".data.rcuwalk_start")))
 #define DCACHE_START_RODATA __attribute__((section(".data.rcuwalk_start_ro")))
 
@@ -425,6 +434,9 @@ void dcache_thread_register(void);
 void dcache_fork_prepare(void);
 void dcache_fork_parent(void);
 void dcache_fork_child(void);
+/* Binds in the calling (parent) process the libc functions the *_fork_child()
+ * hooks call, so that children do not (dcache.c).  Any thread; once. */
+void dcache_fork_bind(void);
 
 /*
  * liburcu loaded at the first lookup (dcache_urcu.c; in the shims only, not

@@ -151,6 +151,14 @@ static struct pidx_map *pidx_map(void)
 		STORE_RELAXED(pidx_unmappable, true);
 		return NULL;
 	}
+#ifdef MADV_WIPEONFORK /* Linux 4.14 */
+	/* A fork() child starts with an empty cache (dcache_fork_child) and
+	 * so an empty index: zero pages, as a fresh map, instead of the
+	 * parent's page table entries copied at every fork and each page the
+	 * parent writes after it a copy-on-write fault.  Where it fails, the
+	 * child's entries are stale by dc_tree_gen anyway. */
+	(void)madvise(p, sizeof(struct pidx_map), MADV_WIPEONFORK);
+#endif
 	if (__atomic_compare_exchange_n(&dc_pidx, &want, (struct pidx_map *)p, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return (struct pidx_map *)p;

@@ -210,18 +210,18 @@ int dcache_urcu_loaded(void)
 	return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE) > 0;
 }
 
-int dcache_urcu_fork_prepare(void)
+DCACHE_FORK_TEXT int dcache_urcu_fork_prepare(void)
 {
 	pthread_mutex_lock(&load_mutex);
 	return loaded > 0;
 }
 
-void dcache_urcu_fork_parent(void)
+DCACHE_FORK_TEXT void dcache_urcu_fork_parent(void)
 {
 	pthread_mutex_unlock(&load_mutex);
 }
 
-void dcache_urcu_fork_child(void)
+DCACHE_FORK_TEXT void dcache_urcu_fork_child(void)
 {
 	pthread_mutex_init(&load_mutex, NULL); /* held by the parent's fork() */
 }

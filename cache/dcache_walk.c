@@ -78,7 +78,7 @@ struct frame {
  */
 struct dc_spath_use dc_spath;
 
-void dcache_spath_use(void *mem, uint64_t cred, const uint32_t *mounts)
+DCACHE_FORK_TEXT void dcache_spath_use(void *mem, uint64_t cred, const uint32_t *mounts)
 {
 	if (mem && mounts) {
 		STORE_RELAXED(dc_spath.cred, cred);

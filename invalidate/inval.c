@@ -878,19 +878,19 @@ DCACHE_START_TEXT void inval_set_reader_delay(unsigned int ms)
 	reader_delay_ns = (long)ms * 1000000L;
 }
 
-void inval_fork_prepare(void)
+DCACHE_FORK_TEXT void inval_fork_prepare(void)
 {
 	/* Not read_lock(): this thread may hold urcu-bp's registry mutex
 	 * already (the fork hooks run first); it registers nothing here. */
 	pthread_mutex_lock(&read_mutex);
 }
 
-void inval_fork_parent(void)
+DCACHE_FORK_TEXT void inval_fork_parent(void)
 {
 	pthread_mutex_unlock(&read_mutex);
 }
 
-void inval_fork_child(void)
+DCACHE_FORK_TEXT void inval_fork_child(void)
 {
 	int fd = atomic_load(&inotify_fd);
 

@@ -172,7 +172,7 @@ int open_mountinfo(void)
 }
 
 /* Close the instance's mountinfo fds but `keep` (the host closes that one). */
-void close_mount_fds(int keep)
+DCACHE_FORK_TEXT void close_mount_fds(int keep)
 {
 	int r = atomic_exchange(&mnt_rfd, -1), s = atomic_exchange(&mnt_sfd, -1);
 

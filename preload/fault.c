@@ -549,7 +549,7 @@ static int some_ignored(void)
 	       (prog[0].sa_handler == SIG_IGN || prog[1].sa_handler == SIG_IGN);
 }
 
-void preload_fault_before_exec(void)
+DCACHE_FORK_TEXT void preload_fault_before_exec(void)
 {
 	sigset_t mask;
 
@@ -562,7 +562,7 @@ void preload_fault_before_exec(void)
 	unlock_acts(&mask);
 }
 
-void preload_fault_exec_failed(void)
+DCACHE_FORK_TEXT void preload_fault_exec_failed(void)
 {
 	sigset_t mask;
 	int saved = errno;

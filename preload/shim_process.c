@@ -1052,6 +1052,7 @@ static void preload_resolve_for_children(void)
 	if (__atomic_load_n(&child_calls_resolved, __ATOMIC_ACQUIRE))
 		return;
 	preload_resolve_openat();
+	dcache_fork_bind();
 	preload_real_sym(&real_close_p, "close");
 	preload_real_sym(&real_dup2_p, "dup2");
 	preload_real_sym(&real_fcntl_p, "fcntl");
@@ -1060,7 +1061,7 @@ static void preload_resolve_for_children(void)
 }
 
 REAL_DECL(fork);
-EXPORT pid_t fork(void)
+EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 {
 	int on = __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !preload_in_shim;
 	int bp = !host_holds_bp, cr = !host_holds_call_rcu;

@@ -447,7 +447,7 @@ static void *real_execve DCACHE_START_DATA, *real_execv DCACHE_START_DATA,
 	*real_fexecve DCACHE_START_DATA;
 static void *real__exit, *real__Exit;
 
-static void *resolve(void **slot, const char *name)
+DCACHE_FORK_TEXT static void *resolve(void **slot, const char *name)
 {
 	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
@@ -485,7 +485,7 @@ DCACHE_START_TEXT void preload_stats_init(const char *path)
 	resolve(&real__Exit, "_Exit");
 }
 
-static void before_exec(void)
+DCACHE_FORK_TEXT static void before_exec(void)
 {
 	if (stats_on)
 		preload_write_record("exec");
@@ -498,7 +498,7 @@ static void before_exec(void)
 		f_ ? f_(__VA_ARGS__) : (errno = ENOSYS, -1);          \
 	})
 
-EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+EXPORT DCACHE_FORK_TEXT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	int r;
 
@@ -507,7 +507,7 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	preload_fault_exec_failed();
 	return r;
 }
-EXPORT int execv(const char *path, char *const argv[])
+EXPORT DCACHE_FORK_TEXT int execv(const char *path, char *const argv[])
 {
 	int r;
 
@@ -516,7 +516,7 @@ EXPORT int execv(const char *path, char *const argv[])
 	preload_fault_exec_failed();
 	return r;
 }
-EXPORT int execvp(const char *file, char *const argv[])
+EXPORT DCACHE_FORK_TEXT int execvp(const char *file, char *const argv[])
 {
 	int r;
 
@@ -525,7 +525,7 @@ EXPORT int execvp(const char *file, char *const argv[])
 	preload_fault_exec_failed();
 	return r;
 }
-EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+EXPORT DCACHE_FORK_TEXT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	int r;
 
@@ -534,7 +534,7 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 	preload_fault_exec_failed();
 	return r;
 }
-EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+EXPORT DCACHE_FORK_TEXT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	int r;
 
@@ -564,7 +564,7 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	if (n_ == 0)                                                      \
 		argv[0] = NULL
 
-EXPORT int execl(const char *path, const char *arg, ...)
+EXPORT DCACHE_FORK_TEXT int execl(const char *path, const char *arg, ...)
 {
 	va_list ap;
 	int r;
@@ -576,7 +576,7 @@ EXPORT int execl(const char *path, const char *arg, ...)
 	preload_fault_exec_failed();
 	return r;
 }
-EXPORT int execlp(const char *file, const char *arg, ...)
+EXPORT DCACHE_FORK_TEXT int execlp(const char *file, const char *arg, ...)
 {
 	va_list ap;
 	int r;
@@ -588,7 +588,7 @@ EXPORT int execlp(const char *file, const char *arg, ...)
 	preload_fault_exec_failed();
 	return r;
 }
-EXPORT int execle(const char *path, const char *arg, ...)
+EXPORT DCACHE_FORK_TEXT int execle(const char *path, const char *arg, ...)
 {
 	va_list ap;
 	int r;
@@ -605,9 +605,10 @@ EXPORT int execle(const char *path, const char *arg, ...)
 	return r;
 }
 
+/* (DCACHE_FORK_TEXT, dcache.h: a fork child's exec or exit runs these.) */
 /* _exit/_Exit: no dlsym here (signal handlers, vfork children call them):
  * the pointer resolved at init, else the system call itself. */
-static __attribute__((noreturn)) void do_exit(void *real, int status)
+DCACHE_FORK_TEXT static __attribute__((noreturn)) void do_exit(void *real, int status)
 {
 	if (stats_on)
 		preload_write_record("exit");
@@ -618,11 +619,11 @@ static __attribute__((noreturn)) void do_exit(void *real, int status)
 		syscall(SYS_exit, status);
 	}
 }
-EXPORT void _exit(int status)
+EXPORT DCACHE_FORK_TEXT void _exit(int status)
 {
 	do_exit(__atomic_load_n(&real__exit, __ATOMIC_ACQUIRE), status);
 }
-EXPORT void _Exit(int status)
+EXPORT DCACHE_FORK_TEXT void _Exit(int status)
 {
 	do_exit(__atomic_load_n(&real__Exit, __ATOMIC_ACQUIRE), status);
 }
