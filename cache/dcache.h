@@ -336,9 +336,10 @@ void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns);
 void dcache_set_completion(unsigned int probes, unsigned int max_entries);
 
 /* Path-index policy: a thread fills index slots only once it has had
- * `min_answers` cached answers (default 4096; 0 = from the first), and
- * directory prefix entries after min(min_answers, 64): a process that makes
- * fewer never touches the index's pages.  Call before lookups. */
+ * `min_answers` cached answers (default 64: a process that makes fewer never
+ * touches the index's pages); then directory prefix entries at their first
+ * walk and a name's own entry at its second (0: every name at its first
+ * walk, as the tests want).  Call before lookups. */
 void dcache_set_index(unsigned long min_answers);
 /* Use the shared path table of arena `mem` (NULL: stop) with credentials
  * key `cred`, while the arena's mount count equals *mounts (the ring's).
