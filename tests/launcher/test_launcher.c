@@ -1491,16 +1491,21 @@ static void test_launcher_link_to_a_removed_directory_is_cleaned_up(void **state
 	copy_pair("another prefix/bin", bin, lib);
 	check_preloaded_through_link(bin, lib, other);
 	/* Gone, or (the new directory reusing the removed one's inode number,
-	 * hence the link's name) replaced by a link that leads somewhere. */
+	 * hence the link's name) replaced by a link that leads somewhere.  A
+	 * link to a directory outside this run's scratch is another run's (CI
+	 * runs two suites at once, and /tmp's inode numbers are reused between
+	 * them): its directory may be gone too, until that run's next launcher
+	 * cleans it up; this run owns nothing there to check. */
 	if (lstat(link, &st) == 0) {
 		char to[PLEN];
 		ssize_t n = readlink(link, to, sizeof(to) - 1);
 
 		assert_true(n > 0);
 		to[n] = '\0';
-		if (strstr(to, "removed prefix"))
+		if (strstr(to, "removed prefix") && strstr(to, g_scratch))
 			fail_msg("%s still leads to the removed %s", link, to);
-		assert_int_equal(stat(link, &st), 0);
+		if (strstr(to, g_scratch))
+			assert_int_equal(stat(link, &st), 0);
 	} else {
 		assert_int_equal(errno, ENOENT);
 	}
