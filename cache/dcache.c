@@ -99,6 +99,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -119,6 +120,7 @@ struct wd_entry {
 	struct wd_entry *next;
 };
 #define WD_BUCKETS 1024
+#define STAT_BLOCKS 256
 
 pthread_mutex_t dcache_mutex = PTHREAD_MUTEX_INITIALIZER;
 const struct dcache_ops *dc_ops DCACHE_START_DATA;
@@ -133,7 +135,24 @@ unsigned long dc_cwd_gen;
 size_t dc_bytes;
 size_t dc_count;
 CDS_LIST_HEAD(dc_lru);
-static struct wd_entry *dc_wd_map[WD_BUCKETS] DCACHE_COLD_BSS;
+/*
+ * What a fork() child discards and must find empty, in pages of their own
+ * made MADV_WIPEONFORK when the cache starts (dc_wiped_on): the child gets
+ * zero pages there instead of the parent's, so dcache_fork_child() writes
+ * none of them (each page it cleared was a copy-on-write fault in every
+ * child, most of which exec at once), fork() copies none of their page
+ * table entries, and the parent's next counter increment after a fork is no
+ * copy-on-write fault either.  Where madvise() refuses, the child clears
+ * what the parent wrote, as before.
+ */
+static struct __attribute__((aligned(4096))) dc_wiped {
+	struct wd_entry *wd_map[WD_BUCKETS]; /* watch id -> dentries */
+	struct stat_block stat_pool[STAT_BLOCKS + 1]; /* per-thread counters */
+} dc_wiped DCACHE_COLD_BSS;
+_Static_assert(sizeof(struct dc_wiped) % 4096 == 0, "whole pages: nothing else is wiped");
+static bool dc_wiped_on;
+#define dc_wd_map dc_wiped.wd_map
+#define stat_pool dc_wiped.stat_pool
 /* Bumped whenever attributes are dropped by inode rather than by name
  * (forget_inode_locked: directories' too); dc_file_attr_gen whenever every
  * non-directory's of a device are (forget_dev_files_locked).  A kernel answer
@@ -233,8 +252,6 @@ void dc_note_growth_locked(void)
 /* Per-thread statistics: a block per thread from a static pool (no malloc,
  * so first use is async-signal-safe), shared atomic overflow block beyond. */
 
-#define STAT_BLOCKS 256
-static struct stat_block stat_pool[STAT_BLOCKS + 1] DCACHE_COLD_BSS;
 static unsigned int stat_pool_used;
 __thread struct stat_block *tls_stats __attribute__((tls_model("initial-exec")));
 /* The lookup's inline read side (dcache_int.h, dc_read_lock): filled by
@@ -815,6 +832,9 @@ bool dc_ensure_table_slow(void)
 			/* Small: every bucket costs ~110 instructions to set
 			 * up (113k for 1024, a third of a one-stat process's
 			 * instructions); dc_maintenance() grows it. */
+#ifdef MADV_WIPEONFORK /* Linux 4.14 */
+			dc_wiped_on = madvise(&dc_wiped, sizeof(dc_wiped), MADV_WIPEONFORK) == 0;
+#endif
 			dc_table = cds_lfht_new(64, 64, 0, 0, NULL);
 			pthread_mutex_lock(&dcache_mutex);
 			dc_table_size = 64;
@@ -1059,9 +1079,12 @@ DCACHE_FORK_TEXT void dcache_fork_child(void)
 	dc_bytes = 0;
 	dc_count = 0;
 	CDS_INIT_LIST_HEAD(&dc_lru);
-	/* Only what the parent wrote is cleared: a memset of the whole map
-	 * and pool wrote ten pages, each a copy-on-write or zero-fill fault
-	 * in every fork child, most of which exec at once (a shell's). */
+	/* Zero already where the pages are MADV_WIPEONFORK (struct dc_wiped).
+	 * Otherwise only what the parent wrote is cleared: a memset of the
+	 * whole map and pool wrote ten pages, each a copy-on-write or
+	 * zero-fill fault in every fork child. */
+	if (dc_wiped_on)
+		return;
 	for (unsigned int i = 0; i < WD_BUCKETS; i++)
 		if (dc_wd_map[i])
 			dc_wd_map[i] = NULL;
