@@ -27,18 +27,9 @@
 #include <cmocka.h>
 
 #include "dcache.h"
+#include "arena_stress.h"
 
 #define SMALL ((size_t)1 << 20) /* an arena that fills quickly */
-
-static void *map_arena(size_t size)
-{
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	assert_true(m != MAP_FAILED);
-	assert_int_equal(dcache_arena_format(m, size), 0);
-	assert_int_equal(dcache_arena_check(m, size), 0);
-	return m;
-}
 
 /* A listing of `n` names "<prefix><i>" (type DT_REG = 8) into buf; its
  * length. */
@@ -364,42 +355,7 @@ static void test_dcache_arena_corrupt_entries_answer_nothing_and_never_fault(voi
  * (between the generation before and after it).
  */
 #define WDS 8
-#define ROUNDS 20000
-
-struct stress {
-	void *a;
-	int stop; /* atomic */
-	unsigned long got, bad;
-};
-
-static size_t stamped_listing(char *buf, size_t cap, int wd, uint64_t gen, unsigned int n)
-{
-	size_t len = 0;
-
-	for (unsigned int i = 0; i < n; i++) {
-		int w = snprintf(buf + len + 1, cap - len - 1, "w%dg%llun%u", wd,
-				 (unsigned long long)gen, i);
-
-		buf[len] = 4;
-		len += (size_t)w + 2;
-	}
-	return len;
-}
-
-static void *writer_main(void *arg)
-{
-	struct stress *s = arg;
-	char buf[2048];
-
-	for (unsigned int r = 0; !__atomic_load_n(&s->stop, __ATOMIC_RELAXED) && r < ROUNDS * 100; r++) {
-		int wd = (int)(r % WDS);
-		uint64_t g = dcache_arena_gen(s->a, wd);
-		size_t len = stamped_listing(buf, sizeof(buf), wd, g, 1 + r % 7);
-
-		(void)dcache_arena_put(s->a, wd, g, buf, len, 1 + r % 7);
-	}
-	return NULL;
-}
+#define ROUNDS 2000000 /* puts per writer */
 
 static void *invalidator_main(void *arg)
 {
@@ -413,51 +369,9 @@ static void *invalidator_main(void *arg)
 	return NULL;
 }
 
-static int listing_ok(const char *buf, size_t len, size_t count, int wd, uint64_t lo, uint64_t hi)
-{
-	size_t off = 0, n = 0;
-	unsigned long long g0 = 0;
-
-	while (off < len) {
-		int w;
-		unsigned long long g;
-		unsigned int i;
-
-		if (sscanf(buf + off + 1, "w%dg%llun%u", &w, &g, &i) != 3 || w != wd || i != n ||
-		    (n && g != g0) || g < lo || g > hi)
-			return 0;
-		g0 = g;
-		off += strlen(buf + off + 1) + 2;
-		n++;
-	}
-	return n == count;
-}
-
-static void *reader_main(void *arg)
-{
-	struct stress *s = arg;
-	char buf[2048];
-
-	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
-		for (int wd = 0; wd < WDS; wd++) {
-			size_t count;
-			uint64_t lo = dcache_arena_gen(s->a, wd);
-			long n = dcache_arena_get(s->a, wd, buf, sizeof(buf), &count);
-			uint64_t hi = dcache_arena_gen(s->a, wd);
-
-			if (n < 0)
-				continue;
-			__atomic_fetch_add(&s->got, 1, __ATOMIC_RELAXED);
-			if (!listing_ok(buf, (size_t)n, count, wd, lo, hi))
-				__atomic_fetch_add(&s->bad, 1, __ATOMIC_RELAXED);
-		}
-	}
-	return NULL;
-}
-
 static void test_dcache_arena_concurrent_readers_see_only_current_listings(void **state)
 {
-	struct stress s = { .a = map_arena(DCACHE_ARENA_SIZE) };
+	struct stress s = { .a = map_arena(DCACHE_ARENA_SIZE), .wds = WDS, .names = 7, .rounds = ROUNDS };
 	pthread_t w[2], r[2], inv;
 
 	(void)state;
@@ -484,7 +398,7 @@ static void test_dcache_arena_concurrent_readers_see_only_current_listings(void 
 static void test_dcache_arena_writers_killed_anywhere_leave_nothing_half_done(void **state)
 {
 	void *a = map_arena(DCACHE_ARENA_SIZE);
-	struct stress s = { .a = a };
+	struct stress s = { .a = a, .wds = WDS, .names = 7, .rounds = ROUNDS };
 	unsigned long got = 0;
 
 	(void)state;

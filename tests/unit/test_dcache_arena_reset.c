@@ -28,20 +28,11 @@
 
 #include "dcache.h"
 #include "dcache_arena_int.h"
+#include "arena_stress.h"
 
 #define SMALL ((size_t)1 << 20) /* about 440 KiB of entry space */
 #define NWD 97
 #define NONE UINT64_MAX
-
-static void *map_arena(size_t size)
-{
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	assert_true(m != MAP_FAILED);
-	assert_int_equal(dcache_arena_format(m, size), 0);
-	assert_int_equal(dcache_arena_check(m, size), 0);
-	return m;
-}
 
 /* A listing of n names "<tag>w<wd>r<r>n<i>" (d_type 8); its length. */
 static size_t stamped(char *buf, size_t cap, const char *tag, int wd, uint64_t r, unsigned int n)
@@ -366,41 +357,6 @@ static void test_dcache_arena_reset_ends_the_shared_path_table(void **state)
  */
 #define WDS 16
 
-struct stress {
-	void *a;
-	int stop; /* atomic */
-	unsigned long got, bad, resets;
-};
-
-static size_t gen_listing(char *buf, size_t cap, int wd, uint64_t gen, unsigned int n)
-{
-	size_t len = 0;
-
-	for (unsigned int i = 0; i < n; i++) {
-		int w = snprintf(buf + len + 1, cap - len - 1, "w%dg%llun%u", wd,
-				 (unsigned long long)gen, i);
-
-		buf[len] = 4;
-		len += (size_t)w + 2;
-	}
-	return len;
-}
-
-static void *writer_main(void *arg)
-{
-	struct stress *s = arg;
-	char buf[4096];
-
-	for (unsigned int r = 0; r < 60000; r++) {
-		int wd = (int)(r % WDS);
-		uint64_t g = dcache_arena_gen(s->a, wd);
-		size_t len = gen_listing(buf, sizeof(buf), wd, g, 1 + r % 40);
-
-		(void)dcache_arena_put(s->a, wd, g, buf, len, 1 + r % 40);
-	}
-	return NULL;
-}
-
 static void *watcher_main(void *arg)
 {
 	struct stress *s = arg;
@@ -417,52 +373,10 @@ static void *watcher_main(void *arg)
 	return NULL;
 }
 
-static int listing_ok(const char *buf, size_t len, size_t count, int wd, uint64_t lo, uint64_t hi)
-{
-	size_t off = 0, n = 0;
-	unsigned long long g0 = 0;
-
-	while (off < len) {
-		int w;
-		unsigned long long g;
-		unsigned int i;
-
-		if (sscanf(buf + off + 1, "w%dg%llun%u", &w, &g, &i) != 3 || w != wd || i != n ||
-		    (n && g != g0) || g < lo || g > hi)
-			return 0;
-		g0 = g;
-		off += strlen(buf + off + 1) + 2;
-		n++;
-	}
-	return n == count;
-}
-
-static void *reader_main(void *arg)
-{
-	struct stress *s = arg;
-	char buf[4096];
-
-	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
-		for (int wd = 0; wd < WDS; wd++) {
-			size_t count;
-			uint64_t lo = dcache_arena_gen(s->a, wd);
-			long n = dcache_arena_get(s->a, wd, buf, sizeof(buf), &count);
-			uint64_t hi = dcache_arena_gen(s->a, wd);
-
-			if (n < 0)
-				continue;
-			__atomic_fetch_add(&s->got, 1, __ATOMIC_RELAXED);
-			if (!listing_ok(buf, (size_t)n, count, wd, lo, hi))
-				__atomic_fetch_add(&s->bad, 1, __ATOMIC_RELAXED);
-		}
-	}
-	return NULL;
-}
-
 static void test_dcache_arena_concurrent_writers_readers_and_resets_answer_only_current_listings(
 	void **state)
 {
-	struct stress s = { .a = map_arena(SMALL) };
+	struct stress s = { .a = map_arena(SMALL), .wds = WDS, .names = 40, .rounds = 60000 };
 	pthread_t w[2], r, wt;
 
 	(void)state;
