@@ -230,6 +230,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 	/* Prefix: the original name's last component (NULL: no prefix entry
 	 * to fill), the prefix's length and hash. */
 	const char *pfx_last = NULL;
+	bool pfx_try = false; /* the name is indexable: its prefix may be looked for */
 	size_t pfx_len = 0;
 	uint64_t pfx_h = 0;
 	struct sp_walk sp; /* sp.on: set below, before any goto resolved */
@@ -267,7 +268,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		    PIDX_NAME_MAX) {
 		unsigned int slot_flags;
 
-		pfx_last = path; /* a prefix may be looked for (below) */
+		pfx_try = true;
 		ph = pidx_hash(start, qkey, path, plen);
 		res = pidx ? pidx_find(pidx, start, qkey, path, plen, ph, gen, &res_seq, &slot_flags)
 			   : NULL;
@@ -320,11 +321,10 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 	 * with the shared path table on: its offer notes every component walked
 	 * (sp_note).  Names ending in '/', ".", ".." are walked whole.
 	 */
-	if (pfx_last && !sp.on && !LOAD_RELAXED(dc_spath.arena) && path[plen - 1] != '/') {
+	if (pfx_try && !sp.on && !LOAD_RELAXED(dc_spath.arena) && path[plen - 1] != '/') {
 		const char *sl = memrchr(path, '/', plen);
 		size_t k = sl ? (size_t)(sl - path) + 1 : 0, lc;
 
-		pfx_last = NULL;
 		lc = k;
 		while (k && path[k - 1] == '/')
 			k--;
@@ -349,8 +349,6 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 				pfx_len = k;
 			}
 		}
-	} else {
-		pfx_last = NULL;
 	}
 
 	for (;;) {
