@@ -154,6 +154,15 @@ static int budget_known;
  * (set by the reader before the pause, cleared after it; read without a lock
  * by inval_sync): lookups meanwhile drain per quantum themselves. */
 static long reader_delay_ns DCACHE_START_DATA;
+/* forked: this process has called fork() (inval_fork_prepare; a child starts
+ * at 0).  With a delay set, a process that forks never starts its reader:
+ * a second thread makes every later fork() write-protect the parent's pages
+ * under a TLB shootdown sent to the CPUs the thread ran on (an IPI each, a
+ * VM exit in a guest), and a shell forks thousands of times.  Its lookups
+ * apply the queued events per tick instead, as in its first reader_delay_ns
+ * (clause 4 of doc/coherence.md holds either way).  A reader already
+ * running stays. */
+static atomic_int forked;
 atomic_int reader_running;
 atomic_int reader_batching;
 static long first_use_ns;
@@ -502,7 +511,8 @@ static int start_locked(void)
 	atomic_store(&reader_running, 0);
 	if (!first_use_ns)
 		first_use_ns = coarse_now_ns(); /* the process's first instance */
-	if (reader_delay_ns && coarse_now_ns() - first_use_ns < reader_delay_ns) {
+	if (reader_delay_ns && (atomic_load_explicit(&forked, memory_order_relaxed) ||
+				coarse_now_ns() - first_use_ns < reader_delay_ns)) {
 		/* Lazy: no reader for gen yet; nothing to wait for at a give-up. */
 		atomic_store(&reader_tid, 0);
 		atomic_store(&reader_exit_gen, gen);
@@ -806,7 +816,8 @@ static void maybe_start_reader(int fd, unsigned int gen, long tick)
 {
 	sigset_t all, old;
 
-	if (tick - first_use_ns < reader_delay_ns)
+	if (tick - first_use_ns < reader_delay_ns ||
+	    atomic_load_explicit(&forked, memory_order_relaxed))
 		return;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -883,6 +894,10 @@ DCACHE_FORK_TEXT void inval_fork_prepare(void)
 	/* Not read_lock(): this thread may hold urcu-bp's registry mutex
 	 * already (the fork hooks run first); it registers nothing here. */
 	pthread_mutex_lock(&read_mutex);
+	/* Before the fork, so that the parent writes no page fork() has just
+	 * write-protected; the child clears it (inval_fork_child). */
+	if (!atomic_load_explicit(&forked, memory_order_relaxed))
+		atomic_store_explicit(&forked, 1, memory_order_relaxed);
 }
 
 DCACHE_FORK_TEXT void inval_fork_parent(void)
@@ -926,6 +941,7 @@ DCACHE_FORK_TEXT void inval_fork_child(void)
 	atomic_store(&reader_batching, 0);
 	atomic_store(&last_drain_tick, 0);
 	first_use_ns = 0; /* a fork child's lifetime is its own */
+	atomic_store_explicit(&forked, 0, memory_order_relaxed); /* and its forks */
 	atomic_store(&drained_gen, atomic_load(&change_gen));
 	atomic_store(&st_watches, 0);
 }

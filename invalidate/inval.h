@@ -81,8 +81,9 @@ void inval_fork_child(void);
  * (checked at inval_sync()); until then inval_sync() itself applies queued
  * events, at most once per tick of CLOCK_MONOTONIC_COARSE, so that other
  * processes' changes are still seen within one tick.  A short-lived process
- * (a compiler) then never creates the thread, nor pays for its exit.  With
- * 0 (the default) the thread starts with the instance.  Call before the
+ * (a compiler) then never creates the thread, nor pays for its exit; nor
+ * does a process that has called fork() (a shell: see `forked` in inval.c).
+ * With 0 (the default) the thread starts with the instance.  Call before the
  * first lookup; preload/ sets it, the unit tests keep the default.
  */
 void inval_set_reader_delay(unsigned int ms);

@@ -19,8 +19,16 @@
  *                           passed; exit status 0 if every answer then equals
  *                           the raw syscall's, 1 if not, 2 on usage errors.
  *                           Prints "threads-before threads-after usecs".
- *   --outlive DIR           looks up DIR, prints its thread count, sleeps
- *                           150 ms, looks up again, prints the count again.
+ *   --outlive DIR [fork]    looks up DIR, prints its thread count, (with
+ *                           "fork": forks a child that exits at once and
+ *                           reaps it,) sleeps 150 ms, looks up again, prints
+ *                           the count again.
+ *   --observe DIR RFD WFD fork
+ *                           as --observe, but forks and reaps a child after
+ *                           caching, then outlives the delay (150 ms and a
+ *                           lookup) before it says "r": its answers then come
+ *                           from a process past its delay that has forked,
+ *                           and so has no reader thread (inval.c, `forked`).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,6 +79,27 @@ static int agrees(const char *path, struct stat *shim)
 	       shim->st_ctim.tv_nsec == raw.st_ctim.tv_nsec;
 }
 
+/* Fork a child that exits at once, reap it, then outlive the reader delay
+ * (100 ms) and look path up, which would start the reader of a process that
+ * has not forked (test_reader_thread_starts_once_process_outlives_delay). */
+static int fork_and_outlive(const char *path)
+{
+	struct timespec ts = { 0, 150 * 1000000L };
+	struct stat st;
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		_exit(0);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	return stat(path, &st) == 0 ? 0 : -1;
+}
+
 static int observe_main(int argc, char **argv)
 {
 	char f[256], n[256], s[256], c;
@@ -78,7 +107,7 @@ static int observe_main(int argc, char **argv)
 	int rfd, wfd, before, after, done = 0;
 	long t0;
 
-	if (argc != 5)
+	if (argc != 5 && (argc != 6 || strcmp(argv[5], "fork")))
 		return 2;
 	snprintf(f, sizeof f, "%s/f", argv[2]);
 	snprintf(n, sizeof n, "%s/n", argv[2]);
@@ -90,6 +119,8 @@ static int observe_main(int argc, char **argv)
 		if (stat(f, &st) != 0 || stat(n, &st) == 0 || stat(s, &st) != 0 || st.st_size != 1)
 			return 2;
 	}
+	if (argc == 6 && fork_and_outlive(f) != 0)
+		return 2;
 	before = threads_now();
 	if (write(wfd, "r", 1) != 1 || read(rfd, &c, 1) != 1)
 		return 2;
@@ -112,11 +143,16 @@ static int outlive_main(int argc, char **argv)
 	struct timespec ts = { 0, 150 * 1000000L };
 	int before;
 
-	if (argc != 3 || stat(argv[2], &st) != 0)
+	if ((argc != 3 && (argc != 4 || strcmp(argv[3], "fork"))) || stat(argv[2], &st) != 0)
 		return 2;
 	before = threads_now();
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	if (argc == 4) {
+		if (fork_and_outlive(argv[2]) != 0)
+			return 2;
+	} else {
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+	}
 	if (stat(argv[2], &st) != 0)
 		return 2;
 	printf("%d %d\n", before, threads_now());
@@ -204,17 +240,26 @@ static void make_file(const char *name, const char *data)
 	syscall(SYS_close, fd);
 }
 
-static void test_foreign_changes_visible_in_process_without_reader_thread(void **state)
+/* The observer's run: if forked, it has forked and outlived its delay
+ * before the changes (fork_and_outlive) and must have no reader thread. */
+static void foreign_changes_seen(int forked)
 {
 	int r[2], g[2], status, before = -1, after = -1;
 	long usecs = -1;
 	char rs[16], gs[16], out[256], statsfile[PLEN + 16], line[512];
-	const char *args[] = { "--observe", g_scratch, gs, rs, NULL };
+	const char *args[] = { "--observe", g_scratch, gs, rs, forked ? "fork" : NULL, NULL };
 	struct handshake h;
 	unsigned long hits = 0;
 	FILE *sf;
 
-	(void)state;
+	{
+		char n[PLEN + 16];
+
+		path_in(n, sizeof n, "n"); /* created by an earlier run */
+		(void)syscall(SYS_unlinkat, AT_FDCWD, n, 0);
+	}
+	snprintf(statsfile, sizeof statsfile, "%s/stats", g_scratch);
+	(void)syscall(SYS_unlinkat, AT_FDCWD, statsfile, 0);
 	make_file("f", "f");
 	make_file("s", "s");
 	assert_int_equal(pipe2(r, O_CLOEXEC), 0);
@@ -236,9 +281,14 @@ static void test_foreign_changes_visible_in_process_without_reader_thread(void *
 	close(g[0]);
 	close(g[1]);
 	sscanf(out, "%d %d %ld", &before, &after, &usecs);
-	print_message("observer: threads %d before, %d after; changes seen after %ld us\n", before,
-		      after, usecs);
+	print_message("observer%s: threads %d before, %d after; changes seen after %ld us\n",
+		      forked ? " (forked, past its delay)" : "", before, after, usecs);
 	assert_int_equal(status, 0);
+	if (forked) {
+		/* Single-threaded: no reader, and so no call_rcu thread either. */
+		assert_int_equal(before, 1);
+		assert_int_equal(after, 1);
+	}
 	/* The observer's answers came from its cache (so a stale one was
 	 * possible): its stats line counts hits. */
 	sf = fopen(statsfile, "r");
@@ -251,6 +301,18 @@ static void test_foreign_changes_visible_in_process_without_reader_thread(void *
 	}
 	fclose(sf);
 	assert_true(hits > 0);
+}
+
+static void test_foreign_changes_visible_in_process_without_reader_thread(void **state)
+{
+	(void)state;
+	foreign_changes_seen(0);
+}
+
+static void test_foreign_changes_visible_in_forked_process_past_its_delay(void **state)
+{
+	(void)state;
+	foreign_changes_seen(1);
 }
 
 static void test_reader_thread_starts_once_process_outlives_delay(void **state)
@@ -267,6 +329,21 @@ static void test_reader_thread_starts_once_process_outlives_delay(void **state)
 	assert_int_equal(after, before + 1);
 }
 
+static void test_process_that_forked_never_starts_reader_thread(void **state)
+{
+	const char *args[] = { "--outlive", g_scratch, "fork", NULL };
+	int before = -1, after = -1, status;
+	char out[64];
+
+	(void)state;
+	status = run_self(args, -1, -1, NULL, NULL, out, sizeof out);
+	assert_int_equal(status, 0);
+	assert_int_equal(sscanf(out, "%d %d", &before, &after), 2);
+	print_message("threads: %d in the first 100 ms, %d after a fork and 150 ms\n", before,
+		      after);
+	assert_int_equal(after, before);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "--observe") == 0)
@@ -279,6 +356,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_foreign_changes_visible_in_process_without_reader_thread),
 		cmocka_unit_test(test_reader_thread_starts_once_process_outlives_delay),
+		cmocka_unit_test(test_foreign_changes_visible_in_forked_process_past_its_delay),
+		cmocka_unit_test(test_process_that_forked_never_starts_reader_thread),
 	};
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
