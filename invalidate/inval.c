@@ -154,8 +154,9 @@ static int budget_known;
  * (set by the reader before the pause, cleared after it; read without a lock
  * by inval_sync): lookups meanwhile drain per quantum themselves. */
 static long reader_delay_ns DCACHE_START_DATA;
-/* forked: this process has called fork() (inval_fork_prepare; a child starts
- * at 0).  With a delay set, a process that forks never starts its reader:
+/* forked: this process has called fork() while it had an instance
+ * (inval_fork_note; a child starts at 0).  With a delay set, a process that
+ * forks never starts its reader:
  * a second thread makes every later fork() write-protect the parent's pages
  * under a TLB shootdown sent to the CPUs the thread ran on (an IPI each, a
  * VM exit in a guest), and a shell forks thousands of times.  Its lookups
@@ -894,9 +895,16 @@ DCACHE_FORK_TEXT void inval_fork_prepare(void)
 	/* Not read_lock(): this thread may hold urcu-bp's registry mutex
 	 * already (the fork hooks run first); it registers nothing here. */
 	pthread_mutex_lock(&read_mutex);
-	/* Before the fork, so that the parent writes no page fork() has just
-	 * write-protected; the child clears it (inval_fork_child). */
-	if (!atomic_load_explicit(&forked, memory_order_relaxed))
+	inval_fork_note();
+}
+
+/* Before the fork, so that the parent writes no page fork() has just
+ * write-protected; the child clears it (inval_fork_child).  A fork before
+ * the process has an instance (a daemon's, a helper's) does not count. */
+DCACHE_FORK_TEXT void inval_fork_note(void)
+{
+	if (!atomic_load_explicit(&forked, memory_order_relaxed) &&
+	    atomic_load_explicit(&inotify_fd, memory_order_relaxed) >= 0)
 		atomic_store_explicit(&forked, 1, memory_order_relaxed);
 }
 

@@ -69,6 +69,11 @@ void inval_sync(void);
 void inval_fork_prepare(void);
 void inval_fork_parent(void);
 
+/* fork() of a process that takes no lock around it (one thread): note the
+ * fork (a process that forks while it has an instance starts no reader
+ * thread), as inval_fork_prepare() does.  Call right before fork(); no lock. */
+void inval_fork_note(void);
+
 /* fork(): the child must not read the parent's inotify instance.  Closes this
  * process's copy of the inotify fd and forgets the reader thread (which does
  * not exist in the child); a later watch creates a new instance.  Call in the
@@ -82,7 +87,8 @@ void inval_fork_child(void);
  * events, at most once per tick of CLOCK_MONOTONIC_COARSE, so that other
  * processes' changes are still seen within one tick.  A short-lived process
  * (a compiler) then never creates the thread, nor pays for its exit; nor
- * does a process that has called fork() (a shell: see `forked` in inval.c).
+ * does a process that has forked while it had an instance (a shell: see
+ * `forked` in inval.c).
  * With 0 (the default) the thread starts with the instance.  Call before the
  * first lookup; preload/ sets it, the unit tests keep the default.
  */

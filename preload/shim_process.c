@@ -42,6 +42,9 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#if __GLIBC_PREREQ(2, 32)
+#include <sys/single_threaded.h>
+#endif
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1060,6 +1063,16 @@ static void preload_resolve_for_children(void)
 	__atomic_store_n(&child_calls_resolved, 1, __ATOMIC_RELEASE);
 }
 
+/* Whether this process has one thread: see fork(). */
+static inline int single_threaded(void)
+{
+#if __GLIBC_PREREQ(2, 32)
+	return __libc_single_threaded;
+#else
+	return 0;
+#endif
+}
+
 REAL_DECL(fork);
 EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 {
@@ -1102,6 +1115,31 @@ EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 			return pid;
 		}
 		__atomic_sub_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
+	}
+	/*
+	 * A process of one thread (a shell) takes no lock and calls no liburcu
+	 * hook around its fork: nobody else can hold a lock of ours (this
+	 * thread is outside the shim: `on`), no liburcu thread exists, and
+	 * liburcu-bp's registry holds this thread only, so the hooks would
+	 * change nothing but the pages they write - each write after fork() a
+	 * copy-on-write fault in the parent.  The child re-initialises every
+	 * lock it inherits all the same (the *_fork_child functions).
+	 * __libc_single_threaded is cleared by pthread_create() before the new
+	 * thread exists and never set again in this process.
+	 */
+	if (single_threaded()) {
+		inval_fork_note();
+		pid = CALL_REAL(fork);
+		if (pid == 0) {
+			saved = errno;
+			preload_in_shim++;
+			inval_fork_child();
+			dcache_fork_child();
+			dcache_urcu_fork_child();
+			preload_in_shim--;
+			errno = saved;
+		}
+		return pid;
 	}
 	/* Before liburcu is loaded (cache/dcache_urcu.c) the shim has no liburcu
 	 * state to protect; the load waits for this fork to end. */

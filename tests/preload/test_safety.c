@@ -421,32 +421,31 @@ static void test_close_of_shim_fd_is_ebadf_and_keeps_it(void **state)
 	assert_int_equal(shim_fd(), fd); /* and the shim kept using it */
 }
 
-static void test_shim_fd_closed_reader_thread_leaves(void **state)
+/* --reader-leaves DIR: a process that has not forked (one that forks while
+ * its cache runs never starts its reader thread: invalidate/inval.c,
+ * `forked`) caches DIR's names and outlives the reader's delay (100 ms,
+ * inval_set_reader_delay), so that its reader runs; then the program takes
+ * the shim's fd number with dup2(): the reader must leave, and answers stay
+ * exact.  Prints "fd threads-before threads-after"; exits 0, or the step
+ * that failed. */
+static int reader_leaves_main(int argc, char **argv)
 {
-	char d[PLEN];
-	struct timespec t0, t;
-	int fd, before, after;
+	struct timespec delay = { 0, 110 * 1000 * 1000 }, t0, t;
+	char f[PLEN], m[PLEN], n[PLEN];
+	int fd, before, after, nul;
 
-	(void)state;
-	make_dir(d, "reader");
-	fd = warm(d);
-	/* A process starts its reader thread only once it has used the cache
-	 * for 100 ms (inval_set_reader_delay): outlive that, then look up. */
-	{
-		struct timespec delay = { 0, 110 * 1000 * 1000 };
-
-		while (nanosleep(&delay, &delay) != 0 && errno == EINTR)
-			;
-	}
-	assert_int_equal(warm(d), fd);
+	if (argc != 3)
+		return 2;
+	fd = warm(argv[2]);
+	while (nanosleep(&delay, &delay) != 0 && errno == EINTR)
+		;
+	if (warm(argv[2]) != fd)
+		return 3;
 	before = count_tasks();
-	{
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		assert_true(nul >= 0);
-		assert_int_equal(dup2(nul, fd), fd); /* the program takes the number */
-		close(nul);
-	}
+	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nul < 0 || dup2(nul, fd) != fd) /* the program takes the number */
+		return 4;
+	close(nul);
 	/* dup2() returned after the reader had left poll() for good; the
 	 * kernel forgets the task a moment later. */
 	now(&t0);
@@ -454,10 +453,23 @@ static void test_shim_fd_closed_reader_thread_leaves(void **state)
 		after = count_tasks();
 		now(&t);
 	} while (after != before - 1 && ts_diff(&t0, &t) < 2.0);
-	print_message("threads: %d before dup2 onto fd %d, %d after\n", before, fd, after);
-	assert_int_equal(after, before - 1);
+	printf("%d %d %d\n", fd, before, after);
+	fflush(stdout);
 	close(fd);
-	everything_exact(d);
+	xfmt(f, sizeof f, "%s/f", argv[2]);
+	xfmt(m, sizeof m, "%s/missing", argv[2]);
+	xfmt(n, sizeof n, "%s/new", argv[2]);
+	child_exact(f, 10);
+	child_exact(m, 11);
+	child_exact(n, 12);
+	/* the process's own create, through the shim: exact at once */
+	fd = open(n, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 5;
+	close(fd);
+	child_exact(n, 13);
+	child_exact(m, 14);
+	return 0;
 }
 
 static void test_dup2_over_shim_fd_never_reads_host_data(void **state)
@@ -834,6 +846,24 @@ static void self_path(char *out, size_t n)
 
 	assert_true(r > 0);
 	out[r] = '\0';
+}
+
+static void test_shim_fd_closed_reader_thread_leaves(void **state)
+{
+	char d[PLEN], self[PATH_MAX], out[128];
+	char *argv[] = { self, (char *)"--reader-leaves", d, NULL };
+	int fd = -1, before = -1, after = -1, status;
+
+	(void)state;
+	make_dir(d, "reader");
+	self_path(self, sizeof self);
+	status = run_self(argv, NULL, NULL, out, sizeof out);
+	assert_int_equal(sscanf(out, "%d %d %d", &fd, &before, &after), 3);
+	print_message("threads: %d before dup2 onto fd %d, %d after (status 0x%x)\n", before, fd,
+		      after, status);
+	assert_int_equal(status, 0);
+	assert_true(before >= 2); /* the reader ran */
+	assert_int_equal(after, before - 1);
 }
 
 /* Run helper `mode` with and without the shim (RCUWALK_DISABLE=1): both must
@@ -1395,6 +1425,8 @@ static int group_setup(void **state)
 
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "--reader-leaves") == 0)
+		return reader_leaves_main(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "--unshare-user") == 0)
 		return unshare_user_main(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "--setns-user") == 0)
