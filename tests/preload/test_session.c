@@ -890,6 +890,46 @@ static int helper_dead_idle(const char *base)
 	return 0;
 }
 
+/* (k2) The same with no reader thread: this process forked (a shell does),
+ * so it never starts one (invalidate/inval.c, `forked`), and nothing wakes
+ * at the watcher's death.  The next lookup's drain, due once per tick,
+ * finds the death notice and gives the session up before it answers. */
+static int helper_dead_forked(const char *base)
+{
+	char f[PLEN];
+	unsigned int pid;
+	struct stat st;
+	pid_t child;
+	double t0;
+
+	snprintf(f, sizeof(f), "%s/late", base);
+	if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
+		LEFT_SESSION("dead forked: setup (in the session: %d inotify_init1)", n_init);
+	child = fork();
+	if (child < 0)
+		FAIL("dead forked: fork: %s", strerror(errno));
+	if (child == 0)
+		_exit(0);
+	reap(child);
+	/* Lookups for 150 ms: past the delay a reader would start after. */
+	for (t0 = mono_now(); mono_now() - t0 < 0.15;)
+		if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
+			LEFT_SESSION("dead forked: setup (in the session: %d inotify_init1)", n_init);
+	if (threads_now() != 1)
+		FAIL("dead forked: %d threads, not 1: a reader started", threads_now());
+	sleep_ms(20);
+	if (session_pid(&pid) != 0 || kill((pid_t)pid, SIGKILL) != 0)
+		FAIL("dead forked: cannot kill the watcher");
+	sleep_ms(20);
+	if (syscall(SYS_openat, AT_FDCWD, f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) < 0)
+		FAIL("dead forked: create %s: %s", f, strerror(errno));
+	sleep_ms(5);
+	if (check_exact(f, "5 ms after an unrelated create, the watcher dead, no reader", 0))
+		return 1;
+	remove_dead_session();
+	return 0;
+}
+
 /* (m) Nothing the session maps can be cut short (issue 23, item 2): its
  * directory holds no regular file (sockets only: truncate(2) refuses
  * them), and the ring's and the arena's memfds, opened read-write through
@@ -1533,6 +1573,8 @@ static int helper(int argc, char **argv)
 		return helper_foreign_child(a, b);
 	if (!strcmp(m, "dead-idle"))
 		return helper_dead_idle(a);
+	if (!strcmp(m, "dead-forked"))
+		return helper_dead_forked(a);
 	if (!strcmp(m, "unrelated-mount"))
 		return helper_unrelated_mount(a);
 	if (!strcmp(m, "keep"))
@@ -1922,6 +1964,18 @@ static void test_session_watcher_death_seen_by_idle_process(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+static void test_session_watcher_death_seen_by_process_without_reader_thread(void **state)
+{
+	char d[PLEN];
+	int st;
+
+	(void)state;
+	subdir(d, "deadforked");
+	st = run_session("dead-forked", d, "");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* One run of helper_foreign (child `what`): the process's invalidations. */
 static long long foreign_invalidations(const char *what, int attempt)
 {
@@ -2230,6 +2284,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_keep_reused_then_gone_after_keep),
 		cmocka_unit_test(test_session_unrelated_mount_seen_within_1s),
 		cmocka_unit_test(test_session_watcher_death_seen_by_idle_process),
+		cmocka_unit_test(test_session_watcher_death_seen_by_process_without_reader_thread),
 		cmocka_unit_test(test_session_foreign_directory_records_reach_nothing),
 		cmocka_unit_test(test_session_shared_listings_exact_across_processes),
 		cmocka_unit_test(test_session_shared_path_answers_exact_across_processes),
