@@ -156,13 +156,12 @@ static int budget_known;
 static long reader_delay_ns DCACHE_START_DATA;
 /* forked: this process has called fork() while it had an instance
  * (inval_fork_note; a child starts at 0).  With a delay set, a process that
- * forks never starts its reader:
- * a second thread makes every later fork() write-protect the parent's pages
- * under a TLB shootdown sent to the CPUs the thread ran on (an IPI each, a
- * VM exit in a guest), and a shell forks thousands of times.  Its lookups
- * apply the queued events per tick instead, as in its first reader_delay_ns
- * (clause 4 of doc/coherence.md holds either way).  A reader already
- * running stays. */
+ * has forked never starts its reader: a second thread makes every later
+ * fork() write-protect the parent's pages under a TLB shootdown sent to the
+ * CPUs the thread ran on (an IPI each, a VM exit in a guest), and a shell
+ * forks thousands of times.  Its lookups apply the queued events per tick
+ * instead, as in its first reader_delay_ns (clause 4 of doc/coherence.md
+ * holds either way).  A reader already running stays. */
 static atomic_int forked;
 atomic_int reader_running;
 atomic_int reader_batching;

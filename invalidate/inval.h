@@ -88,9 +88,9 @@ void inval_fork_child(void);
  * processes' changes are still seen within one tick.  A short-lived process
  * (a compiler) then never creates the thread, nor pays for its exit; nor
  * does a process that has forked while it had an instance (a shell: see
- * `forked` in inval.c).
- * With 0 (the default) the thread starts with the instance.  Call before the
- * first lookup; preload/ sets it, the unit tests keep the default.
+ * `forked` in inval.c).  With 0 (the default) the thread starts with the
+ * instance.  Call before the first lookup; preload/ sets it, the unit tests
+ * keep the default.
  */
 void inval_set_reader_delay(unsigned int ms);
 
