@@ -445,7 +445,10 @@ typedef void exit_fn(int);
 static void *real_execve DCACHE_START_DATA, *real_execv DCACHE_START_DATA,
 	*real_execvp DCACHE_START_DATA, *real_execvpe DCACHE_START_DATA,
 	*real_fexecve DCACHE_START_DATA;
-static void *real__exit, *real__Exit;
+/* Resolved only with stats on (preload_stats_init); read by every _exit(),
+ * a fork child's too: on the start-up data page, which every process has
+ * touched, not on a .bss page a child would fault in to read a NULL. */
+static void *real__exit DCACHE_START_DATA, *real__Exit DCACHE_START_DATA;
 
 DCACHE_FORK_TEXT static void *resolve(void **slot, const char *name)
 {
@@ -607,7 +610,11 @@ EXPORT DCACHE_FORK_TEXT int execle(const char *path, const char *arg, ...)
 
 /* (DCACHE_FORK_TEXT, dcache.h: a fork child's exec or exit runs these.) */
 /* _exit/_Exit: no dlsym here (signal handlers, vfork children call them):
- * the pointer resolved at init, else the system call itself. */
+ * the pointer resolved at init, else the system call itself, made inline
+ * (preload_sys): libc's syscall() through our PLT was, in a fork child of a
+ * process that had not called it yet (any process in its warm-up), a lazy
+ * binding: ld.so's symbol lookup and a write to our GOT's page, ~5 page
+ * faults in every such child. */
 DCACHE_FORK_TEXT static __attribute__((noreturn)) void do_exit(void *real, int status)
 {
 	if (stats_on)
@@ -615,8 +622,8 @@ DCACHE_FORK_TEXT static __attribute__((noreturn)) void do_exit(void *real, int s
 	if (real)
 		((exit_fn *)real)(status);
 	for (;;) {
-		syscall(SYS_exit_group, status);
-		syscall(SYS_exit, status);
+		preload_sys(SYS_exit_group, status, 0, 0, 0);
+		preload_sys(SYS_exit, status, 0, 0, 0);
 	}
 }
 EXPORT DCACHE_FORK_TEXT void _exit(int status)
