@@ -1079,7 +1079,7 @@ EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 	int on = __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE) && !preload_in_shim;
 	int bp = !host_holds_bp, cr = !host_holds_call_rcu;
 	pid_t pid;
-	int saved;
+	int saved, locks;
 
 	if (!on)
 		return CALL_REAL(fork);
@@ -1127,24 +1127,15 @@ EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 	 * __libc_single_threaded is cleared by pthread_create() before the new
 	 * thread exists and never set again in this process.
 	 */
-	if (single_threaded()) {
-		inval_fork_note();
-		pid = CALL_REAL(fork);
-		if (pid == 0) {
-			saved = errno;
-			preload_in_shim++;
-			inval_fork_child();
-			dcache_fork_child();
-			dcache_urcu_fork_child();
-			preload_in_shim--;
-			errno = saved;
-		}
-		return pid;
-	}
-	/* Before liburcu is loaded (cache/dcache_urcu.c) the shim has no liburcu
-	 * state to protect; the load waits for this fork to end. */
-	if (!dcache_urcu_fork_prepare())
+	locks = !single_threaded();
+	if (!locks) {
 		bp = cr = 0;
+		inval_fork_note();
+	} else if (!dcache_urcu_fork_prepare()) {
+		/* Before liburcu is loaded (cache/dcache_urcu.c) the shim has
+		 * no liburcu state to protect; the load waits for this fork. */
+		bp = cr = 0;
+	}
 	if (bp || cr)
 		resolve_urcu_hooks();
 	preload_in_shim++;
@@ -1152,8 +1143,10 @@ EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 		urcu_hook(CR_BEFORE);
 	if (bp)
 		urcu_hook(BP_BEFORE);
-	inval_fork_prepare();
-	dcache_fork_prepare();
+	if (locks) {
+		inval_fork_prepare();
+		dcache_fork_prepare();
+	}
 	pid = CALL_REAL(fork);
 	saved = errno;
 	if (pid == 0) {
@@ -1164,7 +1157,7 @@ EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 		inval_fork_child();
 		dcache_fork_child();
 		dcache_urcu_fork_child();
-	} else {
+	} else if (locks) {
 		if (bp)
 			urcu_hook(BP_PARENT);
 		if (cr)
