@@ -315,32 +315,36 @@ static void test_foreign_changes_visible_in_forked_process_past_its_delay(void *
 	foreign_changes_seen(1);
 }
 
-static void test_reader_thread_starts_once_process_outlives_delay(void **state)
+/* The --outlive helper's thread counts (with "fork" if forked): how many
+ * threads the process had in its first 100 ms and 150 ms later; *after
+ * minus *before is its reader thread, if it started one. */
+static void outlive(int forked, int *before, int *after)
 {
-	const char *args[] = { "--outlive", g_scratch, NULL };
-	int before = -1, after = -1, status;
+	const char *args[] = { "--outlive", g_scratch, forked ? "fork" : NULL, NULL };
 	char out[64];
 
+	*before = *after = -1;
+	assert_int_equal(run_self(args, -1, -1, NULL, NULL, out, sizeof out), 0);
+	assert_int_equal(sscanf(out, "%d %d", before, after), 2);
+	print_message("threads: %d in the first 100 ms, %d after%s 150 ms\n", *before, *after,
+		      forked ? " a fork and" : "");
+}
+
+static void test_reader_thread_starts_once_process_outlives_delay(void **state)
+{
+	int before, after;
+
 	(void)state;
-	status = run_self(args, -1, -1, NULL, NULL, out, sizeof out);
-	assert_int_equal(status, 0);
-	assert_int_equal(sscanf(out, "%d %d", &before, &after), 2);
-	print_message("threads: %d in the first 100 ms, %d after\n", before, after);
+	outlive(0, &before, &after);
 	assert_int_equal(after, before + 1);
 }
 
 static void test_process_that_forked_never_starts_reader_thread(void **state)
 {
-	const char *args[] = { "--outlive", g_scratch, "fork", NULL };
-	int before = -1, after = -1, status;
-	char out[64];
+	int before, after;
 
 	(void)state;
-	status = run_self(args, -1, -1, NULL, NULL, out, sizeof out);
-	assert_int_equal(status, 0);
-	assert_int_equal(sscanf(out, "%d %d", &before, &after), 2);
-	print_message("threads: %d in the first 100 ms, %d after a fork and 150 ms\n", before,
-		      after);
+	outlive(1, &before, &after);
 	assert_int_equal(after, before);
 }
 

@@ -857,6 +857,26 @@ static int helper_unrelated_mount(const char *base)
 	return check_exact(my, "after the mount", 0);
 }
 
+/* After 20 ms idle, SIGKILL the session's watcher; 20 ms later create f
+ * behind the shim's back (a raw syscall: as by an unrelated writer); 5 ms
+ * later f must be seen.  `what` names the helper in its messages. */
+static int kill_watcher_then_create(const char *f, const char *what)
+{
+	unsigned int pid;
+
+	sleep_ms(20);
+	if (session_pid(&pid) != 0 || kill((pid_t)pid, SIGKILL) != 0)
+		FAIL("%s: cannot kill the watcher", what);
+	sleep_ms(20);
+	if (syscall(SYS_openat, AT_FDCWD, f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) < 0)
+		FAIL("%s: create %s: %s", what, f, strerror(errno));
+	sleep_ms(5);
+	if (check_exact(f, "5 ms after an unrelated create, the watcher dead", 0))
+		return 1;
+	remove_dead_session();
+	return 0;
+}
+
 /* (k) The watcher SIGKILLed while this process is idle, its reader thread
  * asleep: a file made behind the shim's back (a raw syscall: as by an
  * unrelated writer) 5 ms later is seen by the next lookup.  The watcher's
@@ -866,7 +886,6 @@ static int helper_unrelated_mount(const char *base)
 static int helper_dead_idle(const char *base)
 {
 	char f[PLEN];
-	unsigned int pid;
 	struct stat st;
 	double t0;
 
@@ -877,17 +896,7 @@ static int helper_dead_idle(const char *base)
 	for (t0 = mono_now(); mono_now() - t0 < 0.15;)
 		if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
 			LEFT_SESSION("dead idle: setup (in the session: %d inotify_init1)", n_init);
-	sleep_ms(20); /* idle: the reader asleep on the ring */
-	if (session_pid(&pid) != 0 || kill((pid_t)pid, SIGKILL) != 0)
-		FAIL("dead idle: cannot kill the watcher");
-	sleep_ms(20);
-	if (syscall(SYS_openat, AT_FDCWD, f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) < 0)
-		FAIL("dead idle: create %s: %s", f, strerror(errno));
-	sleep_ms(5);
-	if (check_exact(f, "5 ms after an unrelated create, the watcher dead", 0))
-		return 1;
-	remove_dead_session();
-	return 0;
+	return kill_watcher_then_create(f, "dead idle"); /* idle: the reader asleep on the ring */
 }
 
 /* (k2) The same with no reader thread: this process forked (a shell does),
@@ -897,7 +906,6 @@ static int helper_dead_idle(const char *base)
 static int helper_dead_forked(const char *base)
 {
 	char f[PLEN];
-	unsigned int pid;
 	struct stat st;
 	pid_t child;
 	double t0;
@@ -917,17 +925,7 @@ static int helper_dead_forked(const char *base)
 			LEFT_SESSION("dead forked: setup (in the session: %d inotify_init1)", n_init);
 	if (threads_now() != 1)
 		FAIL("dead forked: %d threads, not 1: a reader started", threads_now());
-	sleep_ms(20);
-	if (session_pid(&pid) != 0 || kill((pid_t)pid, SIGKILL) != 0)
-		FAIL("dead forked: cannot kill the watcher");
-	sleep_ms(20);
-	if (syscall(SYS_openat, AT_FDCWD, f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) < 0)
-		FAIL("dead forked: create %s: %s", f, strerror(errno));
-	sleep_ms(5);
-	if (check_exact(f, "5 ms after an unrelated create, the watcher dead, no reader", 0))
-		return 1;
-	remove_dead_session();
-	return 0;
+	return kill_watcher_then_create(f, "dead forked");
 }
 
 /* (m) Nothing the session maps can be cut short (issue 23, item 2): its
