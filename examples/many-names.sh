@@ -85,7 +85,7 @@ modes = {
     "second": [shim, "--warmup=0", "--", "sh", "-c", sh2],
     "nosess": [shim, "--warmup=0", "--no-session", "--", many, "-p", "5", lst],
 }
-line = re.compile(r"pass (\d+): (\d+) lookups, ([0-9.]+) ns/lookup, (\d+) present")
+line = re.compile(r"pass (\d+): (\d+) lookups, ([0-9.]+) ns/lookup, (\d+) present, (\d+) faults")
 
 def median(v):
     v = sorted(v); n = len(v)

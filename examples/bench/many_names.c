@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -99,7 +100,9 @@ int main(int argc, char **argv)
 		int *res = k == 1 ? first : now;
 		size_t present = 0;
 		long long t0, t;
+		struct rusage ru0, ru1;
 
+		getrusage(RUSAGE_SELF, &ru0);
 		t0 = now_ns();
 		for (size_t i = 0; i < n; i++) {
 			struct stat st;
@@ -112,6 +115,7 @@ int main(int argc, char **argv)
 			res[i] = r == 0 ? 0 : errno;
 		}
 		t = now_ns() - t0;
+		getrusage(RUSAGE_SELF, &ru1);
 		for (size_t i = 0; i < n; i++) {
 			present += res[i] == 0;
 			if (k > 1 && now[i] != first[i]) {
@@ -122,8 +126,8 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		printf("pass %d: %zu lookups, %.1f ns/lookup, %zu present\n", k, n,
-		       (double)t / (double)n, present);
+		printf("pass %d: %zu lookups, %.1f ns/lookup, %zu present, %ld faults\n", k, n,
+		       (double)t / (double)n, present, ru1.ru_minflt - ru0.ru_minflt);
 		fflush(stdout);
 	}
 	return 0;
