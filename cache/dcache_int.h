@@ -576,14 +576,41 @@ static inline const char *skip_slashes(const char *p)
 
 static inline unsigned long name_hash(const struct dentry *parent, const char *name, size_t len)
 {
-	/* FNV-1a over the name, seeded with the parent's address. */
-	uint64_t h = 0xcbf29ce484222325ULL ^ ((uintptr_t)parent * 0x9e3779b97f4a7c15ULL);
+	/* A word at a time (a component of a build's path is a few words at
+	 * most; FNV-1a's byte at a time cost ~110 instructions a cc1 walk),
+	 * seeded with the parent's address and the length.  Only bytes of the
+	 * name are read: for a given length each encoding below is one-to-one. */
+	uint64_t h = ((uint64_t)(uintptr_t)parent ^ ((uint64_t)len << 48)) * 0x9E3779B97F4A7C15ULL;
+	uint64_t w = 0;
+	size_t i = 0;
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)name[i];
-		h *= 0x100000001b3ULL;
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, name + i, 8);
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
 	}
-	return (unsigned long)(h ^ (h >> 29));
+	if (i < len) {
+		size_t n = len - i;
+
+		if (len >= 8) {
+			/* The last 8 bytes, of which the first 8 - n hashed above. */
+			memcpy(&w, name + len - 8, 8);
+			w = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? w >> (8 * (8 - n))
+								       : w << (8 * (8 - n));
+		} else if (n >= 4) {
+			uint32_t lo, hi;
+
+			memcpy(&lo, name, 4);
+			memcpy(&hi, name + n - 4, 4); /* the last 4: overlapping lo's */
+			w = lo | (uint64_t)hi << 32;
+		} else {
+			w = (unsigned char)name[0] | (uint64_t)(unsigned char)name[n / 2] << 8 |
+			    (uint64_t)(unsigned char)name[n - 1] << 16;
+		}
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	return (unsigned long)(h ^ (h >> 32));
 }
 
 /* The hash d is filed under: recomputed (hashing is rare, lookups are not). */
