@@ -88,7 +88,10 @@
  * keyed apart from any name asked, filled by the walk when it reaches its
  * name's last component at depth 0 and read by a walk the index cannot
  * answer whole (dcache_walk.c, "Prefix"); exact by the rules below, `res`
- * being the directory, and the symlinks followed to it kept in `flags`.
+ * being the directory, and the symlinks followed to it kept in `flags`.  A
+ * prefix whose last component is absent (dcache_walk.c, "Absent prefixes")
+ * is filled as a name's absent entry is (PIDX_ABSENT and the complete
+ * directory, or the negative dentry): every name below it is ENOENT.
  *
  * The slot and its readers (pidx_hash(), pidx_find()) are in dcache_int.h,
  * inline in the walk; the filler and the mapping are here.

@@ -114,6 +114,25 @@ void dc_sp_walk_done(bool answered)
 		sp_budget--;
 }
 
+/*
+ * Absent prefixes.  A header search asks for "inc03/pkg2/h.h" in every -I
+ * directory, most of which have no "pkg2": the walk finds "pkg2" absent
+ * (not in inc03's complete listing, or a negative dentry) at the component
+ * that ends the name's directory prefix, at depth 0.  It then fills the
+ * prefix entry "inc03/pkg2" with that answer: PIDX_ABSENT and the complete
+ * directory, or the negative dentry, with its d_seq, as a name's own
+ * absent entry (dcache_pidx.c, "Why an entry is exact").  A later name under
+ * that prefix ("inc03/pkg2/g.h") is ENOENT from the entry: the kernel says
+ * ENOENT for a missing component before the last whatever follows it (a
+ * name ending in '/', "." or ".." is walked whole, never by its prefix).
+ * The answer depends on no query flag: components before the last are
+ * always followed.
+ */
+static inline bool pfx_ends(const char *pfx_last, int depth, const char *end, const char *pfx_end)
+{
+	return pfx_last && depth == 0 && end == pfx_end;
+}
+
 struct sp_walk {
 	bool on; /* this walk may offer its negative answer */
 	struct dcache_spath_fill f;
@@ -351,6 +370,16 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 				cur_seq = ps;
 				links = (int)(pfl >> PIDX_LINKS_SHIFT);
 				p = path + lc;
+			} else if (pd && d_seq_begin(pd) == ps &&
+				   ((pfl & PIDX_ABSENT) || LOAD_RELAXED(pd->type) == D_NEG)) {
+				/* The prefix's last component is absent (Absent
+				 * prefixes, below): so is every name under it. */
+				if (d_seq_retry(pd, ps))
+					return WALK_RETRY;
+				if (!LOAD_RELAXED(pd->referenced))
+					STORE_RELAXED(pd->referenced, 1);
+				dcache_stat_inc(DCACHE_STAT_PREFIX);
+				return ENOENT;
 			} else if (pidx_worth_filling()) {
 				pfx_last = path + lc;
 				pfx_len = k;
@@ -470,6 +499,10 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 				if (index && !(d_flags(cur) & D_TTL))
 					dc_pidx_fill(start, qkey, path, plen, ph, gen, cur, cur_seq,
 						     PIDX_ABSENT);
+				if (pfx_ends(pfx_last, depth, name + len, path + pfx_len) &&
+				    !(d_flags(cur) & D_TTL))
+					dc_pidx_fill(start, PIDX_KEY_PREFIX, path, pfx_len, pfx_h, gen,
+						     cur, cur_seq, PIDX_ABSENT);
 				return sp_offer(&sp, ENOENT);
 			}
 			m->kind = MISS_CHILD;
@@ -518,6 +551,9 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 				return WALK_RETRY;
 			if (index)
 				dc_pidx_fill(start, qkey, path, plen, ph, gen, d, s, 0);
+			if (pfx_ends(pfx_last, depth, name + len, path + pfx_len))
+				dc_pidx_fill(start, PIDX_KEY_PREFIX, path, pfx_len, pfx_h, gen, d, s,
+					     0);
 			return sp_offer(&sp, ENOENT);
 		}
 		if (d->type == D_LNK && (!last || follow)) {

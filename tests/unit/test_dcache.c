@@ -2493,6 +2493,102 @@ static void test_dcache_index_prefix_through_symlink_counts_it_toward_eloop(void
 	assert_true(prefix_hits() - p0 >= 1);             /* begun at "s" */
 }
 
+/* Absent prefixes (dcache_walk.c): "d/m/x" found "m" absent from d's complete
+ * listing, so "d/m/y", never walked, is ENOENT from the prefix entry "d/m",
+ * without the kernel; another process then makes d/m and d/m/y, and once its
+ * events are in, both are seen. */
+static void test_dcache_index_absent_prefix_answers_names_below_it_until_made(void **state)
+{
+	struct stat st;
+	unsigned long c0;
+	uint64_t p0;
+	int status;
+	pid_t pid;
+
+	x_mkdir(P("d"));
+	x_file(P("d/a"), 1);
+	complete_dir("d");
+	assert_int_equal(SAME(P("d/m/x"), Q_STAT), ENOENT); /* fills the prefix "d/m" */
+	c0 = t_kernel_calls;
+	p0 = prefix_hits();
+	assert_int_equal(lookup(P("d/m/y"), Q_STAT, &st), ENOENT);
+	assert_int_equal(lookup(P("d/m/z"), Q_OPEN, &st), ENOENT);
+	calls_equal(c0, 0);
+	assert_int_equal(prefix_hits() - p0, 2);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd;
+
+		if (syscall(SYS_mkdirat, AT_FDCWD, P("d/m"), 0755) != 0)
+			_exit(1);
+		fd = (int)syscall(SYS_openat, AT_FDCWD, P("d/m/y"),
+				  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		_exit(fd >= 0 && syscall(SYS_write, fd, "xyz", 3) == 3 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	inval_drain();
+	assert_int_equal(SAME_ST(P("d/m/y"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 3);
+	assert_int_equal(SAME(P("d/m/x"), Q_STAT), ENOENT);
+}
+
+/* The absent component made a file by another process: a name below it is
+ * ENOTDIR, not the entry's ENOENT. */
+static void test_dcache_index_absent_prefix_made_a_file_is_enotdir_below(void **state)
+{
+	int status;
+	pid_t pid;
+
+	x_mkdir(P("d"));
+	x_file(P("d/a"), 1);
+	complete_dir("d");
+	assert_int_equal(SAME(P("d/m/x"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("d/m/y"), Q_STAT), ENOENT);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = (int)syscall(SYS_openat, AT_FDCWD, P("d/m"),
+				      O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+		_exit(fd >= 0 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	inval_drain();
+	assert_int_equal(SAME(P("d/m/y"), Q_STAT), ENOTDIR);
+	assert_int_equal(SAME(P("d/m/x"), Q_LSTAT), ENOTDIR);
+}
+
+/* A directory not listed: the absent component is a negative dentry, which
+ * the prefix entry names; through a symlink, retargeted by this process to
+ * a directory that has it, the names below are found. */
+static void test_dcache_index_absent_prefix_of_negative_dentry_through_retargeted_symlink(void **state)
+{
+	struct stat st;
+	unsigned long c0;
+	uint64_t p0;
+
+	x_mkdir(P("d1"));
+	x_mkdir(P("d2"));
+	x_mkdir(P("d2/m"));
+	x_file(P("d2/m/x"), 4);
+	x_symlink("d1", P("s"));
+	assert_int_equal(SAME(P("s/m/x"), Q_STAT), ENOENT); /* the kernel: m negative */
+	assert_int_equal(SAME(P("s/m/y"), Q_STAT), ENOENT); /* walked: fills "s/m" */
+	c0 = t_kernel_calls;
+	p0 = prefix_hits();
+	assert_int_equal(lookup(P("s/m/z"), Q_STAT, &st), ENOENT);
+	calls_equal(c0, 0);
+	assert_int_equal(prefix_hits() - p0, 1);
+	x_unlink(P("s"));
+	x_symlink("d2", P("s"));
+	assert_int_equal(SAME_ST(P("s/m/x"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 4);
+	assert_int_equal(SAME(P("s/m/z"), Q_STAT), ENOENT);
+}
+
 /* The default policy: a name gets its own entry at its second walk (a name
  * asked once, as a compiler asks its headers, never costs a slot). */
 static void test_dcache_index_name_gets_entry_at_its_second_walk(void **state)
@@ -2732,6 +2828,9 @@ int main(void)
 		T(test_dcache_index_prefix_new_names_of_known_directory_start_there),
 		T(test_dcache_index_prefix_of_renamed_directory_leads_to_new_tree),
 		T(test_dcache_index_prefix_through_symlink_counts_it_toward_eloop),
+		T(test_dcache_index_absent_prefix_answers_names_below_it_until_made),
+		T(test_dcache_index_absent_prefix_made_a_file_is_enotdir_below),
+		T(test_dcache_index_absent_prefix_of_negative_dentry_through_retargeted_symlink),
 		T(test_dcache_index_name_gets_entry_at_its_second_walk),
 		T(test_dcache_cwd_relative_lookup_follows_chdir),
 		T(test_dcache_cwd_relative_lookup_survives_rename_of_cwd),
