@@ -101,9 +101,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/mman.h>
 
 #include "dcache_int.h"
+
+#ifdef MADV_POPULATE_WRITE
+#define PIDX_MADV_POPULATE_WRITE MADV_POPULATE_WRITE
+#else
+#define PIDX_MADV_POPULATE_WRITE 23 /* Linux 5.14's value, for older headers */
+#endif
 
 struct pidx_map *dc_pidx; /* set once by the first dc_pidx_fill() that wants it, or NULL */
 
@@ -154,6 +161,13 @@ static struct pidx_map *pidx_map(void)
 		STORE_RELAXED(pidx_unmappable, true);
 		return NULL;
 	}
+	/* The sets and the seen bits (160 KiB) in one call, written: a walk
+	 * reads a set or a seen word before any fill writes it, so each of
+	 * their 40 pages would fault twice (the zero page mapped, then copied
+	 * on write: ~3.8 us a page on this project's VM, ~1.4 us populated).
+	 * A cc1 touches them all.  Before Linux 5.14: EINVAL, faulted as
+	 * touched. */
+	(void)madvise(p, offsetof(struct pidx_map, slot), PIDX_MADV_POPULATE_WRITE);
 #ifdef MADV_WIPEONFORK /* Linux 4.14 */
 	/* A fork() child starts with an empty cache (dcache_fork_child) and
 	 * so an empty index: zero pages, as a fresh map, instead of the
