@@ -73,7 +73,9 @@ void preload_init(void);
  *                   it to ON (OFF if liburcu cannot be loaded), then asks
  *                   the cache.  Builds that link liburcu go through it too.
  * Only preload_init() sets it from OFF; afterwards it moves WARMUP -> LOAD
- * -> ON (compare-and-swap) and anything -> OFF, never back.
+ * -> ON (compare-and-swap) and anything -> OFF, never back - but in a fork()
+ * child, whose cache fork() emptied: ON or LOAD -> WARMUP there, before the
+ * child runs anything (shim.c, preload_fork_child_rewarm).
  */
 enum { PRELOAD_OFF = 0, PRELOAD_ON = 1, PRELOAD_WARMUP = 2, PRELOAD_LOAD = 3 };
 extern int preload_enabled;

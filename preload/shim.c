@@ -225,6 +225,33 @@ int preload_fork_gate_wiped(void)
 	return w > 0;
 }
 
+/* Lookups seen during the warm-up (preload.h), by every thread. */
+static unsigned long warmup_seen DCACHE_START_DATA;
+
+/*
+ * A fork() child of a process past its warm-up starts with an empty cache
+ * (dcache_fork_child, inval_fork_child): it would restart it at its first
+ * lookup - a table, a root, the session attached again, every directory it
+ * walks filled again - and a shell's child makes a few lookups (a PATH
+ * search, a `test -f`) before its exec: ~20 page faults and ~40 us more
+ * than with an empty library, 3,706 times in GNU hello's ./configure.  So it
+ * warms up again as an exec'd process does: its lookups pass through until
+ * the warm-up's count or time is spent, then the cache starts.  Called in
+ * the child by fork()'s full path, single-threaded; the warm-up's counters
+ * and the state share the start-up data page, written once here.
+ */
+DCACHE_FORK_TEXT void preload_fork_child_rewarm(void)
+{
+	int s = __atomic_load_n(&preload_enabled, __ATOMIC_RELAXED);
+
+	if ((s != PRELOAD_ON && s != PRELOAD_LOAD) || (!preload_warmup && !preload_warmup_ns))
+		return; /* off for good, already warming up, or no warm-up asked */
+	warmup_seen = 0;
+	warmup_ns_spent = 0;
+	preload_warm_armed = 0;
+	__atomic_store_n(&preload_enabled, PRELOAD_WARMUP, __ATOMIC_RELAXED);
+}
+
 /* PRELOAD_LOAD: load liburcu, then ON (or OFF, for good).  The lookup that
  * found LOAD then asks the cache, as if it had been ON. */
 static __attribute__((noinline, cold)) int start_cache(void)
@@ -257,8 +284,6 @@ int preload_cache_usable(void)
 	return cache_usable();
 }
 
-/* Lookups seen during the warm-up (preload.h), by every thread. */
-static unsigned long warmup_seen DCACHE_START_DATA;
 
 /* A lookup that cache_usable() turned away: count why.  During the warm-up
  * it is one of the N, and the N-th ends it: the next lookup of any thread

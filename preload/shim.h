@@ -45,6 +45,10 @@ extern struct preload_fork_gate preload_fork_gate;
  * Marks it first if need be (one madvise() per exec'd image); 0 where that
  * fails (the child then resets the count itself).  Any thread. */
 int preload_fork_gate_wiped(void);
+/* In a fork() child, from fork()'s full path (single-threaded): a process
+ * past its warm-up (ON or LOAD) goes back to WARMUP with its counters at
+ * zero, where a warm-up was asked for (shim.c). */
+void preload_fork_child_rewarm(void);
 
 /* *slot, or the real function `name` (dlsym(RTLD_NEXT)) stored there.  Any
  * thread; the first call of a name is not async-signal-safe (dlsym). */

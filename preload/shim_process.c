@@ -1157,6 +1157,7 @@ EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 		inval_fork_child();
 		dcache_fork_child();
 		dcache_urcu_fork_child();
+		preload_fork_child_rewarm();
 	} else if (locks) {
 		if (bp)
 			urcu_hook(BP_PARENT);

@@ -395,6 +395,34 @@ static void test_warmup_fork_during_the_warm_up_then_both_use_the_cache(void **s
 	assert_int_equal(inst, 1); /* the child's own cache started */
 }
 
+/* A fork() child of a process whose cache runs (its warm-up of 10 spent by
+ * 20 lookups) warms up again (preload/shim.c, preload_fork_child_rewarm):
+ * its first 8 lookups start nothing; 30 start its own cache.  Every answer
+ * the kernel's; the parent's cache runs on. */
+static void test_warmup_fork_child_of_a_running_cache_warms_up_again(void **state)
+{
+	char dir[PLEN], out[PLEN], child[PLEN + 8], buf[128];
+	const char *few[] = { "--fork-probe", dir, "20", "8", out, NULL };
+	const char *many[] = { "--fork-probe", dir, "20", "30", out, NULL };
+	int bad, inst;
+
+	(void)state;
+	make_dir_with_f("rewarm", dir);
+	join(out, dir, "result");
+	snprintf(child, sizeof(child), "%s.child", out);
+	for (int k = 0; k < 2; k++) {
+		run_mode("test_warmup", "10", k ? many : few);
+		assert_true(read_result(child, buf, sizeof(buf)) > 0);
+		assert_int_equal(sscanf(buf, "mismatches=%d inst=%d", &bad, &inst), 2);
+		assert_int_equal(bad, 0);
+		assert_int_equal(inst, k); /* 8 lookups: none; 30: the child's own */
+		assert_true(read_result(out, buf, sizeof(buf)) > 0);
+		assert_int_equal(sscanf(buf, "mismatches=%d inst=%d", &bad, &inst), 2);
+		assert_int_equal(bad, 0);
+		assert_int_equal(inst, 1);
+	}
+}
+
 /* Forks racing the warm-up's end in another thread: no hang, no wrong
  * answer, and the cache starts. */
 static void test_warmup_forks_racing_the_warm_up_end_neither_hang_nor_err(void **state)
@@ -433,6 +461,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_warmup_time_budget_ends_once_the_lookups_took_it),
 		cmocka_unit_test(test_warmup_default_is_300us_of_lookups),
 		cmocka_unit_test(test_warmup_fork_during_the_warm_up_then_both_use_the_cache),
+		cmocka_unit_test(test_warmup_fork_child_of_a_running_cache_warms_up_again),
 		cmocka_unit_test(test_warmup_forks_racing_the_warm_up_end_neither_hang_nor_err),
 	};
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
