@@ -114,12 +114,20 @@ static unsigned long long warmup_ns_spent DCACHE_START_DATA; /* see REAL_DECL */
 __attribute__((noinline, cold)) void preload_warm_spent(unsigned long long t0)
 {
 	int w = PRELOAD_WARMUP, saved = errno;
-	unsigned long long now = preload_mono_ns1();
+	unsigned long long now = preload_mono_ns1(), d;
 
 	errno = saved; /* the real call's */
 
-	if (now > t0 &&
-	    __atomic_add_fetch(&warmup_ns_spent, now - t0, __ATOMIC_RELAXED) >= preload_warmup_ns)
+	/* No call counts for more than a quarter of the budget: the clock is
+	 * wall time, and a call preempted by the scheduler (a loaded machine,
+	 * make -j) is not a slow filesystem.  A shell's 20 start-up lookups
+	 * take ~100 us; one of them preempted for milliseconds spent the whole
+	 * 300 us and started a cache that then made each of the shell's forks
+	 * take fork()'s full path.  Four slow calls still end it (FUSE, NFS). */
+	d = now > t0 ? now - t0 : 0;
+	if (d > preload_warmup_ns / 4 + 1)
+		d = preload_warmup_ns / 4 + 1;
+	if (d && __atomic_add_fetch(&warmup_ns_spent, d, __ATOMIC_RELAXED) >= preload_warmup_ns)
 		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED); /* seq_cst: preload_warm_forks, below */
 }
