@@ -2589,6 +2589,103 @@ static void test_dcache_index_absent_prefix_of_negative_dentry_through_retargete
 	assert_int_equal(SAME(P("s/m/z"), Q_STAT), ENOENT);
 }
 
+/* One change, made by a child with raw calls (another process: nothing noted
+ * here), then its events applied: 0 mkdir, 1 create a file, 2 unlink,
+ * 3 rmdir.  The kernel's refusals (EEXIST, ENOTEMPTY...) are changes too. */
+static void foreign_change(int op, const char *p)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		long fd;
+
+		if (op == 0)
+			syscall(SYS_mkdirat, AT_FDCWD, p, 0755);
+		else if (op == 1 && (fd = syscall(SYS_openat, AT_FDCWD, p,
+						  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) >= 0)
+			syscall(SYS_close, fd);
+		else if (op == 2)
+			syscall(SYS_unlinkat, AT_FDCWD, p, 0);
+		else if (op == 3)
+			syscall(SYS_unlinkat, AT_FDCWD, p, AT_REMOVEDIR);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	inval_drain();
+}
+
+/* Absent prefixes under random changes: d/p0..d/p3 made and removed, made
+ * files, their children made and removed, by this process (noted, as the
+ * shim's wrappers do) or by another, between lookups of names below them,
+ * each compared with the kernel (SAME); the absent prefixes answer many. */
+static void test_dcache_index_absent_prefixes_under_random_changes_stay_exact(void **state)
+{
+	uint64_t x = 88172645463325252ULL, p0;
+
+	x_mkdir(P("d"));
+	x_file(P("d/a"), 1);
+	complete_dir("d");
+	p0 = prefix_hits();
+	for (int i = 0; i < 4000; i++) {
+		unsigned r, k, c;
+		const char *dir, *kid;
+		struct stat st;
+		bool isdir, exists;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		r = (unsigned)(x % 100);
+		k = (unsigned)(x >> 8) % 4;
+		c = (unsigned)(x >> 16) % 3;
+		dir = P("d/p%u", k);
+		kid = P("d/p%u/%c", k, "xyz"[c]);
+		exists = syscall(SYS_newfstatat, AT_FDCWD, dir, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		isdir = exists && S_ISDIR(st.st_mode);
+		if (r < 6) {
+			/* the directory (or file) appears or goes, emptied first */
+			bool mine = (x >> 24) & 1;
+
+			if (isdir) {
+				for (int j = 0; j < 3; j++)
+					syscall(SYS_unlinkat, AT_FDCWD, P("d/p%u/%c", k, "xyz"[j]), 0);
+				inval_note_change();
+			}
+			if (mine) {
+				if (isdir)
+					x_rmdir(dir);
+				else if (exists)
+					x_unlink(dir);
+				else if ((x >> 25) & 1)
+					x_mkdir(dir);
+				else
+					x_file(dir, 1);
+			} else {
+				foreign_change(isdir ? 3 : exists ? 2 : ((x >> 25) & 1) ? 0 : 1, dir);
+			}
+			/* at once: an entry the change made stale would answer now */
+			(void)same_(kid, Q_STAT, 0, 2, NULL, __FILE__, __LINE__);
+		} else if (r < 10 && isdir) {
+			foreign_change(((x >> 24) & 1) ? 1 : 2, kid);
+			(void)same_(kid, Q_STAT, 0, 2, NULL, __FILE__, __LINE__);
+		} else if (r < 14) {
+			/* fresh absent names: the policy lists d again after a change */
+			for (int j = 0; j < 4; j++)
+				assert_int_equal(SAME(P("d/q%d-%u", i, j), Q_STAT), ENOENT);
+		} else {
+			/* the kernel's answer, or a pass (an open of a name that
+			 * exists needs the kernel's fd) */
+			(void)same_(kid, (x >> 30) & 1 ? Q_OPEN : Q_STAT, 0, 2, NULL, __FILE__,
+				    __LINE__);
+		}
+	}
+	print_message("absent prefixes under random changes: %llu prefix answers\n",
+		      (unsigned long long)(prefix_hits() - p0));
+	assert_true(prefix_hits() - p0 >= 100);
+}
+
 /* The default policy: a name gets its own entry at its second walk (a name
  * asked once, as a compiler asks its headers, never costs a slot). */
 static void test_dcache_index_name_gets_entry_at_its_second_walk(void **state)
@@ -2831,6 +2928,7 @@ int main(void)
 		T(test_dcache_index_absent_prefix_answers_names_below_it_until_made),
 		T(test_dcache_index_absent_prefix_made_a_file_is_enotdir_below),
 		T(test_dcache_index_absent_prefix_of_negative_dentry_through_retargeted_symlink),
+		T(test_dcache_index_absent_prefixes_under_random_changes_stay_exact),
 		T(test_dcache_index_name_gets_entry_at_its_second_walk),
 		T(test_dcache_cwd_relative_lookup_follows_chdir),
 		T(test_dcache_cwd_relative_lookup_survives_rename_of_cwd),
