@@ -286,16 +286,17 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 	    (plen = known_len != SIZE_MAX ? known_len : strnlen(path, PIDX_NAME_MAX)) <
 		    PIDX_NAME_MAX) {
 		unsigned int slot_flags;
-		bool worth = pidx_worth_filling(), first;
+		bool first;
 
 		pfx_try = true;
 		ph = pidx_hash(start, qkey, path, plen);
 		/* A name's own entry is filled at its second walk (dc_pidx_twice),
 		 * so one whose seen bit was clear has none: its first walk reads
 		 * no set (a cold line of 128 KiB in a young process: ~40% of the
-		 * walk's time in a cc1) and only marks it seen.  Skipping a probe
-		 * is always safe: the walk answers exactly. */
-		first = pidx && dc_pidx_twice && worth && !tls_populated && !pidx_seen(pidx, ph);
+		 * walk's time in a cc1) and only marks it seen (in any thread: the
+		 * bits are hints).  Skipping a probe is always safe: the walk
+		 * answers exactly.  A hit pays one read of the seen table. */
+		first = pidx && dc_pidx_twice && !tls_populated && !pidx_seen(pidx, ph);
 		res = pidx && !first
 			      ? pidx_find(pidx, start, qkey, path, plen, ph, gen, &res_seq, &slot_flags)
 			      : NULL;
@@ -315,7 +316,8 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 			goto resolved;
 		}
 		/* No entry, or res changed since (attributes): walk, and refill. */
-		index = !tls_populated && worth && (!dc_pidx_twice || (pidx && !first));
+		index = !tls_populated && pidx_worth_filling() &&
+			(!dc_pidx_twice || (pidx && !first));
 	}
 	sp.on = false;
 	if (LOAD_RELAXED(dc_spath.arena)) {
