@@ -99,9 +99,9 @@
 #define _GNU_SOURCE
 #define URCU_INLINE_SMALL_FUNCTIONS
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <stddef.h>
 #include <sys/mman.h>
 
 #include "dcache_int.h"
