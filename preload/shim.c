@@ -101,15 +101,14 @@ void *preload_real_sym(void **slot, const char *name)
  * The warm-up's clock (RCUWALK_WARMUP=Tus, preload.h).  count_unusable()
  * arms it for a lookup it passes through during the warm-up; the next real
  * call of this thread (CALL_REAL: the lookup's own, in every wrapper that
- * asks the cache) is timed, and its time added to warmup_ns_spent.  The
- * call whose time reaches preload_warmup_ns ends the warm-up (WARMUP ->
- * LOAD, compare-and-swap).  A wrapper that returns without a real call
+ * asks the cache) is timed, and its time added to preload_fork_gate.spent.  The
+ * call whose time reaches preload_warmup_ns plus the fork debt (below) ends
+ * the warm-up (WARMUP -> LOAD, compare-and-swap).  A wrapper that returns without a real call
  * leaves the clock armed for the next one: a budget, not a measurement, can
  * live with that.  Async-signal-safe: a thread-local flag, the vDSO's
  * clock_gettime and atomics.  Disarmed: one thread-local load per call.
  */
 __thread int preload_warm_armed __attribute__((tls_model("initial-exec")));
-static unsigned long long warmup_ns_spent DCACHE_START_DATA; /* see REAL_DECL */
 
 __attribute__((noinline, cold)) void preload_warm_spent(unsigned long long t0)
 {
@@ -127,7 +126,8 @@ __attribute__((noinline, cold)) void preload_warm_spent(unsigned long long t0)
 	d = now > t0 ? now - t0 : 0;
 	if (d > preload_warmup_ns / 4 + 1)
 		d = preload_warmup_ns / 4 + 1;
-	if (d && __atomic_add_fetch(&warmup_ns_spent, d, __ATOMIC_RELAXED) >= preload_warmup_ns)
+	if (d && __atomic_add_fetch(&preload_fork_gate.spent, d, __ATOMIC_RELAXED) >=
+			 preload_warmup_ns + __atomic_load_n(&preload_fork_gate.debt, __ATOMIC_RELAXED))
 		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED); /* seq_cst: preload_warm_forks, below */
 }
@@ -233,8 +233,33 @@ int preload_fork_gate_wiped(void)
 	return w > 0;
 }
 
-/* Lookups seen during the warm-up (preload.h), by every thread. */
-static unsigned long warmup_seen DCACHE_START_DATA;
+/*
+ * The fork debt.  A process whose cache runs pays for it at every fork():
+ * fork() copies its larger address space (liburcu's mappings, the session's,
+ * the cache's own) and the child resets the cache's state; with the warm-up
+ * over, a fork+_exit costs +20 us in the parent and +20 us in the child on a
+ * 2-vCPU VM (examples/fork-cost.sh: fork() 58 us against 43 us in the
+ * warm-up, 38 us with an empty library).  A shell that looks up a few names
+ * between forks (a configure script: ~3,350 forks of one shell) spends
+ * more that way than the cache can save it.  So each fork() of the warm-up
+ * adds its own duration in the parent (about the same again, and it scales
+ * with the machine's cost of copying an address space), at most a quarter
+ * of the budget (a preempted fork() is not a slow one), to the time that
+ * the warm-up's real calls must spend before the cache starts.  A process
+ * that looks names up slowly enough (FUSE, NFS: tens of us a lookup) still
+ * starts it; one that forks more than it looks up stays in its warm-up,
+ * where its forks are plain.  Only the time budget has a debt: a count
+ * (RCUWALK_WARMUP=N) is the user's own.  posix_spawn() and vfork() copy no
+ * address space and add nothing.
+ */
+void preload_warm_fork_debt(unsigned long long t0)
+{
+	unsigned long long now = preload_mono_ns1(), d = now > t0 ? now - t0 : 0;
+
+	if (d > preload_warmup_ns / 4 + 1)
+		d = preload_warmup_ns / 4 + 1;
+	__atomic_add_fetch(&preload_fork_gate.debt, d, __ATOMIC_RELAXED);
+}
 
 /*
  * A fork() child of a process past its warm-up starts with an empty cache
@@ -246,8 +271,10 @@ static unsigned long warmup_seen DCACHE_START_DATA;
  * ~80,000 over its 3,706 forks), for a few answers.  So it
  * warms up again as an exec'd process does: its lookups pass through until
  * the warm-up's count or time is spent, then the cache starts.  Called in
- * the child by fork()'s full path, single-threaded; the warm-up's counters
- * and the state share the start-up data page, written once here.
+ * the child by fork()'s full path, single-threaded; the state is on the
+ * start-up data page, written once here, and the warm-up's counters on the
+ * gate's page, wiped where the parent forked during its own warm-up (then
+ * they are 0 and not written).
  */
 DCACHE_FORK_TEXT void preload_fork_child_rewarm(void)
 {
@@ -255,8 +282,12 @@ DCACHE_FORK_TEXT void preload_fork_child_rewarm(void)
 
 	if ((s != PRELOAD_ON && s != PRELOAD_LOAD) || (!preload_warmup && !preload_warmup_ns))
 		return; /* off for good, already warming up, or no warm-up asked */
-	warmup_seen = 0;
-	warmup_ns_spent = 0;
+	if (preload_fork_gate.seen)
+		preload_fork_gate.seen = 0;
+	if (preload_fork_gate.spent)
+		preload_fork_gate.spent = 0;
+	if (preload_fork_gate.debt)
+		preload_fork_gate.debt = 0;
 	preload_warm_armed = 0;
 	__atomic_store_n(&preload_enabled, PRELOAD_WARMUP, __ATOMIC_RELAXED);
 }
@@ -313,7 +344,7 @@ static void count_unusable(void)
 	if (preload_warmup_ns)
 		preload_warm_armed = 1;
 	if (preload_warmup &&
-	    __atomic_add_fetch(&warmup_seen, 1, __ATOMIC_RELAXED) >= preload_warmup)
+	    __atomic_add_fetch(&preload_fork_gate.seen, 1, __ATOMIC_RELAXED) >= preload_warmup)
 		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED); /* seq_cst: preload_warm_forks */
 }

@@ -31,24 +31,39 @@ extern __thread int preload_in_shim __attribute__((tls_model("initial-exec")));
  * (async-signal-safe), acted on by the next lookup (shim.c, apply_epochs). */
 extern unsigned int preload_cwd_epoch, preload_cred_epoch, preload_ns_epoch;
 
-/* fork() calls of the warm-up in flight (shim.c, "warm_forks"): the cache
- * does not start while non-zero.  seq_cst accesses only.  Alone on its page
- * (struct preload_fork_gate), which the first warm-up fork() marks
- * MADV_WIPEONFORK (preload_fork_gate_wiped). */
+/* The warm-up's counters, alone on a page (struct preload_fork_gate) that the
+ * first warm-up fork() marks MADV_WIPEONFORK (preload_fork_gate_wiped): a
+ * fork() child finds them at zero, and warms up afresh, without writing the
+ * page; the parent writes them after a fork() without a copy-on-write fault.
+ *   forks  fork() calls of the warm-up in flight (shim.c, "warm_forks"): the
+ *          cache does not start while non-zero.  seq_cst accesses only.
+ *   seen   lookups seen in the warm-up (RCUWALK_WARMUP=N), by every thread;
+ *   spent  ns spent in their real calls (RCUWALK_WARMUP=Tus, the default);
+ *   debt   ns that the warm-up's fork() calls add to T (shim.c, "fork
+ *          debt"): what a running cache would have added to them.
+ * seen, spent and debt are relaxed: they decide when, never what. */
 struct preload_fork_gate {
 	int forks;
+	unsigned long seen;
+	unsigned long long spent;
+	unsigned long long debt;
 } __attribute__((aligned(4096)));
 extern struct preload_fork_gate preload_fork_gate;
 #define preload_warm_forks (preload_fork_gate.forks)
 /* 1 if preload_fork_gate's page is MADV_WIPEONFORK in this process (and so
- * in its fork() children): a child finds the count 0 without writing it.
+ * in its fork() children): a child finds the counters 0 without writing them.
  * Marks it first if need be (one madvise() per exec'd image); 0 where that
- * fails (the child then resets the count itself).  Any thread. */
+ * fails (the child then resets `forks` itself and keeps the parent's other
+ * counters).  Any thread. */
 int preload_fork_gate_wiped(void);
 /* In a fork() child, from fork()'s full path (single-threaded): a process
  * past its warm-up (ON or LOAD) goes back to WARMUP with its counters at
  * zero, where a warm-up was asked for (shim.c). */
 void preload_fork_child_rewarm(void);
+/* In the parent, after a fork() of the warm-up that began at t0
+ * (preload_mono_ns1()): adds the fork's time to the debt (shim.c, "fork
+ * debt").  Async-signal-safe. */
+void preload_warm_fork_debt(unsigned long long t0);
 
 /* *slot, or the real function `name` (dlsym(RTLD_NEXT)) stored there.  Any
  * thread; the first call of a name is not async-signal-safe (dlsym). */

@@ -1105,6 +1105,8 @@ EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 
 		__atomic_add_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&preload_enabled, __ATOMIC_SEQ_CST) == PRELOAD_WARMUP) {
+			unsigned long long t0 = preload_warmup_ns ? preload_mono_ns1() : 0;
+
 			pid = CALL_REAL(fork);
 			if (pid == 0) {
 				if (!wiped)
@@ -1112,6 +1114,10 @@ EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 				return 0;
 			}
 			__atomic_sub_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
+			/* shim.c, "fork debt"; on the gate's page, and errno
+			 * untouched (CLOCK_MONOTONIC does not fail). */
+			if (pid > 0 && t0)
+				preload_warm_fork_debt(t0);
 			return pid;
 		}
 		__atomic_sub_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);

@@ -130,6 +130,35 @@ static int fork_probe_main(char **argv)
 	return write_result(argv[5], line) == 0 ? 0 : 2;
 }
 
+/* --fork-debt-probe DIR K L OUT: K rounds of L lookups then a fork() whose
+ * child _exits at once; then 10 lookups; writes "mismatches=M inst=I" to
+ * OUT.  With a time budget, each fork() of the warm-up owes its time (at
+ * most a quarter of the budget) to it (preload/shim.c, "fork debt"). */
+static int fork_debt_probe_main(char **argv)
+{
+	char f[PLEN], absent[PLEN], line[128];
+	long k = strtol(argv[3], NULL, 10), l = strtol(argv[4], NULL, 10);
+	int bad = 0, st;
+
+	join(f, argv[2], "f");
+	join(absent, argv[2], "n");
+	for (long i = 0; i < k; i++) {
+		pid_t pid;
+
+		bad += lookups(f, absent, l);
+		pid = fork();
+		if (pid < 0)
+			return 2;
+		if (pid == 0)
+			_exit(0);
+		if (waitpid(pid, &st, 0) != pid)
+			return 2;
+	}
+	bad += lookups(f, absent, 10);
+	snprintf(line, sizeof(line), "mismatches=%d inst=%d\n", bad, count_inotify_fds());
+	return write_result(argv[5], line) == 0 ? 0 : 2;
+}
+
 /* --slow-probe DIR K OUT: K opens of the FIFO DIR/p through the shim, each
  * held up ~20 ms in the kernel until a thread opens the other end (raw
  * syscall), then 10 lookups; writes "mismatches=M inst=I" to OUT.  A call
@@ -498,6 +527,34 @@ static void test_warmup_one_slow_call_does_not_spend_the_time_budget(void **stat
 	}
 }
 
+/* A process that forks between few lookups (a shell running a configure
+ * script) stays in its warm-up, where fork() is plain: 300 rounds of one
+ * lookup and a fork() never spend a 20 us budget, since each fork() adds
+ * 6 us (a quarter of it, plus 1) to it, though 300 lookups spend it before
+ * one fork, and 40 lookups a fork do.  Every answer the kernel's. */
+static void test_warmup_forks_between_few_lookups_keep_the_warm_up_on(void **state)
+{
+	char dir[PLEN], out[PLEN], buf[128];
+	const char *few[] = { "--fork-debt-probe", dir, "300", "1", out, NULL };
+	const char *once[] = { "--fork-debt-probe", dir, "1", "300", out, NULL };
+	const char *many[] = { "--fork-debt-probe", dir, "30", "40", out, NULL };
+	const char *const *modes[] = { few, once, many };
+	int bad, inst;
+
+	(void)state;
+	make_dir_with_f("forkdebt", dir);
+	join(out, dir, "result");
+	for (int k = 0; k < 3; k++) {
+		run_mode("test_warmup", "20us", modes[k]);
+		assert_true(read_result(out, buf, sizeof(buf)) > 0);
+		assert_int_equal(sscanf(buf, "mismatches=%d inst=%d", &bad, &inst), 2);
+		print_message("%s rounds of %s lookups and a fork: %d mismatches, %d instances\n",
+			      modes[k][2], modes[k][3], bad, inst);
+		assert_int_equal(bad, 0);
+		assert_int_equal(inst, k ? 1 : 0); /* forking between few: nothing started */
+	}
+}
+
 /* Forks racing the warm-up's end in another thread: no hang, no wrong
  * answer, and the cache starts. */
 static void test_warmup_forks_racing_the_warm_up_end_neither_hang_nor_err(void **state)
@@ -525,6 +582,8 @@ int main(int argc, char **argv)
 		return fork_probe_main(argv);
 	if (argc == 4 && !strcmp(argv[1], "--fork-race"))
 		return fork_race_main(argv);
+	if (argc == 6 && !strcmp(argv[1], "--fork-debt-probe"))
+		return fork_debt_probe_main(argv);
 	if (argc == 5 && !strcmp(argv[1], "--slow-probe"))
 		return slow_probe_main(argv);
 	if (!getenv("RCUWALK_TEST_SHIM"))
@@ -541,6 +600,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_warmup_fork_child_of_a_running_cache_warms_up_again),
 		cmocka_unit_test(test_warmup_one_slow_call_does_not_spend_the_time_budget),
 		cmocka_unit_test(test_warmup_forks_racing_the_warm_up_end_neither_hang_nor_err),
+		cmocka_unit_test(test_warmup_forks_between_few_lookups_keep_the_warm_up_on),
 	};
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
