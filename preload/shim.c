@@ -101,7 +101,7 @@ void *preload_real_sym(void **slot, const char *name)
  * The warm-up's clock (RCUWALK_WARMUP=Tus, preload.h).  count_unusable()
  * arms it for a lookup it passes through during the warm-up; the next real
  * call of this thread (CALL_REAL: the lookup's own, in every wrapper that
- * asks the cache) is timed, and its time added to preload_fork_gate.spent.  The
+ * asks the cache) is timed, and its time added to preload_warm->spent.  The
  * call whose time reaches preload_warmup_ns plus the fork debt (below) ends
  * the warm-up (WARMUP -> LOAD, compare-and-swap).  A wrapper that returns without a real call
  * leaves the clock armed for the next one: a budget, not a measurement, can
@@ -126,8 +126,8 @@ __attribute__((noinline, cold)) void preload_warm_spent(unsigned long long t0)
 	d = now > t0 ? now - t0 : 0;
 	if (d > preload_warmup_ns / 4 + 1)
 		d = preload_warmup_ns / 4 + 1;
-	if (d && __atomic_add_fetch(&preload_fork_gate.spent, d, __ATOMIC_RELAXED) >=
-			 preload_warmup_ns + __atomic_load_n(&preload_fork_gate.debt, __ATOMIC_RELAXED))
+	if (d && __atomic_add_fetch(&preload_warm->spent, d, __ATOMIC_RELAXED) >=
+			 preload_warmup_ns + __atomic_load_n(&preload_warm->debt, __ATOMIC_RELAXED))
 		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED); /* seq_cst: preload_warm_forks, below */
 }
@@ -218,6 +218,8 @@ struct preload_fork_gate preload_fork_gate DCACHE_COLD_BSS;
  * the child's mapping keeps MADV_WIPEONFORK.
  */
 static int fork_gate_wiped DCACHE_START_DATA; /* 1 done, -1 refused */
+static struct preload_warm_counters warm_start DCACHE_START_DATA;
+struct preload_warm_counters *preload_warm DCACHE_START_DATA = &warm_start;
 
 int preload_fork_gate_wiped(void)
 {
@@ -230,6 +232,13 @@ int preload_fork_gate_wiped(void)
 		__atomic_store_n(&fork_gate_wiped, w, __ATOMIC_RELAXED);
 	}
 #endif
+	if (w > 0 && preload_warm == &warm_start) {
+		/* Before the fork: the counters go to the gate's page (a
+		 * relaxed copy: a count lost to a racing thread only moves
+		 * the warm-up's end). */
+		preload_fork_gate.warm = warm_start;
+		__atomic_store_n(&preload_warm, &preload_fork_gate.warm, __ATOMIC_RELAXED);
+	}
 	return w > 0;
 }
 
@@ -258,7 +267,7 @@ void preload_warm_fork_debt(unsigned long long t0)
 
 	if (d > preload_warmup_ns / 4 + 1)
 		d = preload_warmup_ns / 4 + 1;
-	__atomic_add_fetch(&preload_fork_gate.debt, d, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&preload_warm->debt, d, __ATOMIC_RELAXED);
 }
 
 /*
@@ -282,12 +291,14 @@ DCACHE_FORK_TEXT void preload_fork_child_rewarm(void)
 
 	if ((s != PRELOAD_ON && s != PRELOAD_LOAD) || (!preload_warmup && !preload_warmup_ns))
 		return; /* off for good, already warming up, or no warm-up asked */
-	if (preload_fork_gate.seen)
-		preload_fork_gate.seen = 0;
-	if (preload_fork_gate.spent)
-		preload_fork_gate.spent = 0;
-	if (preload_fork_gate.debt)
-		preload_fork_gate.debt = 0;
+	struct preload_warm_counters *c = preload_warm;
+
+	if (c->seen)
+		c->seen = 0;
+	if (c->spent)
+		c->spent = 0;
+	if (c->debt)
+		c->debt = 0;
 	preload_warm_armed = 0;
 	__atomic_store_n(&preload_enabled, PRELOAD_WARMUP, __ATOMIC_RELAXED);
 }
@@ -344,7 +355,7 @@ static void count_unusable(void)
 	if (preload_warmup_ns)
 		preload_warm_armed = 1;
 	if (preload_warmup &&
-	    __atomic_add_fetch(&preload_fork_gate.seen, 1, __ATOMIC_RELAXED) >= preload_warmup)
+	    __atomic_add_fetch(&preload_warm->seen, 1, __ATOMIC_RELAXED) >= preload_warmup)
 		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED); /* seq_cst: preload_warm_forks */
 }

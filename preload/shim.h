@@ -31,29 +31,36 @@ extern __thread int preload_in_shim __attribute__((tls_model("initial-exec")));
  * (async-signal-safe), acted on by the next lookup (shim.c, apply_epochs). */
 extern unsigned int preload_cwd_epoch, preload_cred_epoch, preload_ns_epoch;
 
-/* The warm-up's counters, alone on a page (struct preload_fork_gate) that the
- * first warm-up fork() marks MADV_WIPEONFORK (preload_fork_gate_wiped): a
- * fork() child finds them at zero, and warms up afresh, without writing the
- * page; the parent writes them after a fork() without a copy-on-write fault.
+/* The warm-up's counters (shim.c): seen, lookups seen in it (RCUWALK_WARMUP=N),
+ * by every thread; spent, ns spent in their real calls (=Tus, the default);
+ * debt, ns that its fork() calls add to T (shim.c, "fork debt").  Relaxed:
+ * they decide when, never what. */
+struct preload_warm_counters {
+	unsigned long seen;
+	unsigned long long spent, debt;
+};
+/* The warm-up's fork gate, alone on a page that the first warm-up fork()
+ * marks MADV_WIPEONFORK (preload_fork_gate_wiped), so that a fork() child
+ * finds it zero without writing it, and the parent writes it after a fork()
+ * without a copy-on-write fault:
  *   forks  fork() calls of the warm-up in flight (shim.c, "warm_forks"): the
  *          cache does not start while non-zero.  seq_cst accesses only.
- *   seen   lookups seen in the warm-up (RCUWALK_WARMUP=N), by every thread;
- *   spent  ns spent in their real calls (RCUWALK_WARMUP=Tus, the default);
- *   debt   ns that the warm-up's fork() calls add to T (shim.c, "fork
- *          debt"): what a running cache would have added to them.
- * seen, spent and debt are relaxed: they decide when, never what. */
+ *   warm   the counters, once the process has forked in its warm-up
+ *          (preload_warm, below): a fork() child warms up from zero. */
 struct preload_fork_gate {
 	int forks;
-	unsigned long seen;
-	unsigned long long spent;
-	unsigned long long debt;
+	struct preload_warm_counters warm;
 } __attribute__((aligned(4096)));
 extern struct preload_fork_gate preload_fork_gate;
+/* The counters in use: on the start-up data page, which the constructor has
+ * written already (a process that never forks writes no page more for
+ * them), until the first warm-up fork() moves them to the gate's page. */
+extern struct preload_warm_counters *preload_warm;
 #define preload_warm_forks (preload_fork_gate.forks)
 /* 1 if preload_fork_gate's page is MADV_WIPEONFORK in this process (and so
- * in its fork() children): a child finds the counters 0 without writing them.
+ * in its fork() children): a child finds the gate 0 without writing it.
  * Marks it first if need be (one madvise() per exec'd image); 0 where that
- * fails (the child then resets `forks` itself and keeps the parent's other
+ * fails (the child then resets `forks` itself, and keeps the parent's
  * counters).  Any thread. */
 int preload_fork_gate_wiped(void);
 /* In a fork() child, from fork()'s full path (single-threaded): a process
