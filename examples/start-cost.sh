@@ -79,7 +79,7 @@ def instructions(argv, lib):
     if not shutil.which("valgrind"):
         return None
     # The warm-up held for the whole run: under valgrind, ~50 times slower,
-    # gcc's lookups would spend the default 300 us and start the cache.
+    # gcc's lookups would spend the default 1 ms and start the cache.
     r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + argv,
                        env=dict(env(lib), RCUWALK_WARMUP="100000ms"), capture_output=True, text=True)
     m = re.search(r"Collected : (\d+)", r.stderr)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# warmup-bench.sh - what the warm-up (RCUWALK_WARMUP, default 300us) buys
+# warmup-bench.sh - what the warm-up (RCUWALK_WARMUP, default 1ms) buys
 # short processes: each workload without rcuwalk, with `rcuwalk --warmup=0 --`
 # (the cache from the first lookup) and with `rcuwalk --` (the default),
 # variants alternating round by round; prints medians and their ratios to
@@ -86,7 +86,7 @@ for w in "${workloads[@]}"; do
     case $v in
       none) name="without rcuwalk";;
       cold) name="rcuwalk ${SESSION[*]} --warmup=0";;
-      default) name="rcuwalk ${SESSION[*]} (300us)";;
+      default) name="rcuwalk ${SESSION[*]} (default)";;
     esac
     printf '%-10s %-28s %9d %7.3f   %s\n' "$w" "$name" "$m" "$(echo "$m / $base" | bc -l)" "${T[$w.$v]}"
   done

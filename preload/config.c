@@ -671,8 +671,12 @@ DCACHE_START_TEXT __attribute__((noinline)) static void say_exclude_refused(cons
 	syscall(SYS_close, fd);
 }
 
-/* RCUWALK_WARMUP's default: a time, in microseconds (see preload_init). */
-#define PRELOAD_WARMUP_DEFAULT_US 300
+/* RCUWALK_WARMUP's default: a time, in microseconds (see preload_init).
+ * The rent-or-buy rule's price: what starting the cache costs a process,
+ * measured by its own records (`--stats`: start_ns + fill_ns per start,
+ * ~0.4 ms in a configure script's compiles, ~1.4 ms in a GLib TU's), not
+ * the ~0.3 ms of 84c74ff's estimate (doc/benchmarks.md, "Stop 31"). */
+#define PRELOAD_WARMUP_DEFAULT_US 1000
 
 /* Set by preload_init(); read by every wrapper (shim.c).  On the start-up
  * data page: every process writes them. */

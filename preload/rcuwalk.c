@@ -144,7 +144,7 @@ static void usage(FILE *f)
 		"  --warmup=N|Tus   each process's first N lookups, or its first lookups\n"
 		"                   until they took T microseconds (Tms: milliseconds),\n"
 		"                   pass through and start nothing (RCUWALK_WARMUP;\n"
-		"                   default 300us; 0: cache from the first lookup);\n"
+		"                   default 1ms; 0: cache from the first lookup);\n"
 		"                   a fork() child's too, its cache emptied by the fork;\n"
 		"                   each fork() meanwhile adds its own time to T\n"
 		"  --stats[=FILE]   after the command ends, print one summary of every process\n"

@@ -121,8 +121,9 @@ __attribute__((noinline, cold)) void preload_warm_spent(unsigned long long t0)
 	 * wall time, and a call preempted by the scheduler (a loaded machine,
 	 * make -j) is not a slow filesystem.  A shell's 20 start-up lookups
 	 * take ~100 us; one of them preempted for milliseconds spent the whole
-	 * 300 us and started a cache that then made each of the shell's forks
-	 * take fork()'s full path.  Four slow calls still end it (FUSE, NFS). */
+	 * budget (then 300 us) and started a cache that then made each of the
+	 * shell's forks take fork()'s full path.  Four slow calls still end it
+	 * (FUSE, NFS). */
 	d = now > t0 ? now - t0 : 0;
 	if (d > preload_warmup_ns / 4 + 1)
 		d = preload_warmup_ns / 4 + 1;

@@ -5,7 +5,7 @@
  * calls took T, pass through to the kernel, are counted as pass_warmup, and
  * start nothing (no inotify instance); the lookups after them use the
  * cache.  Every answer, before and after the warm-up's end, equals the raw
- * syscall's.  The default is a time (300us).
+ * syscall's.  The default is a time (1ms).
  *
  * Each test runs a --probe child (this binary, fork+execve'd with the shim,
  * RCUWALK_WARMUP and RCUWALK_STATS set), so that its count starts from zero:
@@ -401,14 +401,14 @@ static void test_warmup_time_budget_ends_once_the_lookups_took_it(void **state)
 	assert_true(r.saved >= 20 - 4);
 }
 
-/* The documented default (README, rcuwalk(1), preload/config.c): 300us of
+/* The documented default (README, rcuwalk(1), preload/config.c): 1ms of
  * lookups pass through.  The first lookup always does (the budget is checked
- * after a call); a process that makes many (20,000 here: 300 us is spent by
- * then on any machine whose syscall takes 15 ns or more) ends up answered
+ * after a call); a process that makes many (20,000 here: 1 ms is spent by
+ * then on any machine whose syscall takes 50 ns or more) ends up answered
  * from the cache.  How many of a few lookups pass is not asserted: the time
  * is wall time, and a probe preempted in a syscall (ctest -j2) spends a
- * quarter of the 300 us at once (the most one call counts). */
-static void test_warmup_default_is_300us_of_lookups(void **state)
+ * quarter of the 1 ms at once (the most one call counts). */
+static void test_warmup_default_is_1ms_of_lookups(void **state)
 {
 	struct probe_result r;
 
@@ -595,7 +595,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_warmup_time_budget_passes_lookups_through_while_unspent),
 		cmocka_unit_test(test_warmup_first_of_two_entries_is_the_one_read),
 		cmocka_unit_test(test_warmup_time_budget_ends_once_the_lookups_took_it),
-		cmocka_unit_test(test_warmup_default_is_300us_of_lookups),
+		cmocka_unit_test(test_warmup_default_is_1ms_of_lookups),
 		cmocka_unit_test(test_warmup_fork_during_the_warm_up_then_both_use_the_cache),
 		cmocka_unit_test(test_warmup_fork_child_of_a_running_cache_warms_up_again),
 		cmocka_unit_test(test_warmup_one_slow_call_does_not_spend_the_time_budget),
