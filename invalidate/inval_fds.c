@@ -255,7 +255,8 @@ void close_ring_locked(void)
 /* ---------------------------------------------------------------------- */
 /* Giving the fd up (see "The fd is ours only until the host closes it"). */
 
-int inval_owns_fd(int fd)
+/* DCACHE_FORK_TEXT: dup2() and dup3() ask it in a shell's child. */
+DCACHE_FORK_TEXT int inval_owns_fd(int fd)
 {
 	return fd >= 0 && (fd == atomic_load_explicit(&inotify_fd, memory_order_relaxed) ||
 			   fd == atomic_load_explicit(&closing_fd, memory_order_relaxed) ||

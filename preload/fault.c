@@ -90,7 +90,9 @@ uintptr_t preload_live_stack_max DCACHE_START_DATA;
  *   rdi, rsi, rdx: 32 bytes at a time through xmm0/xmm1, then 8, then 1.
  * Both leave rsp alone and use only caller-saved registers.
  */
-__asm__(".text\n"
+/* In DCACHE_FORK_TEXT's section (cache/dcache.h): every lookup copies its
+ * path with them, and a fork child's sigaction() and open() too. */
+__asm__(".pushsection .text.hot.rcuwalk_fork,\"ax\",@progbits\n"
 	".p2align 4\n"
 	".globl preload_uaccess_begin\n"
 	".hidden preload_uaccess_begin\n"
@@ -174,7 +176,8 @@ __asm__(".text\n"
 	"preload_uaccess_end:\n"
 	"preload_uaccess_fault:\n"
 	"	movq $-1, %rax\n"
-	"	ret\n");
+	"	ret\n"
+	".popsection\n");
 _Static_assert(PATH_MAX == 4096, "preload_copy_path's limit is PATH_MAX");
 
 extern const char preload_uaccess_begin[], preload_uaccess_end[], preload_uaccess_fault[];
@@ -258,7 +261,10 @@ FAULT_INLINE int real_sigaction_body(int sig, const struct sigaction *act, struc
 	return f(sig, act, old);
 }
 
-static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* The program's sigaction() calls run in DCACHE_FORK_TEXT (cache/dcache.h):
+ * a shell's child resets its handlers, SIGSEGV's among them, before its
+ * exec; with the fork() and exec wrappers, one window of text. */
+DCACHE_FORK_TEXT static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	return real_sigaction_body(sig, act, old);
 }
@@ -327,12 +333,12 @@ FAULT_INLINE void unlock_acts_body(const sigset_t *old)
 	preload_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, _NSIG / 8);
 }
 
-static void lock_acts(sigset_t *old)
+DCACHE_FORK_TEXT static void lock_acts(sigset_t *old)
 {
 	lock_acts_body(old);
 }
 
-static void unlock_acts(const sigset_t *old)
+DCACHE_FORK_TEXT static void unlock_acts(const sigset_t *old)
 {
 	unlock_acts_body(old);
 }
@@ -363,7 +369,7 @@ FAULT_INLINE int mirror_body(int sig, const struct sigaction *want, sigaction_fn
 	return 0;
 }
 
-static int mirror(int sig, const struct sigaction *want)
+DCACHE_FORK_TEXT static int mirror(int sig, const struct sigaction *want)
 {
 	return mirror_body(sig, want, real_sigaction);
 }
@@ -448,7 +454,8 @@ DCACHE_START_TEXT void preload_fault_init(void)
 /* sigaction for SIGSEGV/SIGBUS once guarded: the kernel's answers (EFAULT for
  * an unreadable act or unwritable oldact, the new action kept even then, as
  * rt_sigaction does). */
-static int own_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+DCACHE_FORK_TEXT static int own_sigaction(int sig, const struct sigaction *act,
+					   struct sigaction *oldact)
 {
 	struct sigaction nact, old;
 	sigset_t mask;
@@ -482,14 +489,15 @@ static inline int owned(int sig)
 	       __atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE);
 }
 
-EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+EXPORT DCACHE_FORK_TEXT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
 	return owned(sig) ? own_sigaction(sig, act, oldact) : real_sigaction(sig, act, oldact);
 }
 
 int __sigaction(int sig, const struct sigaction *act, struct sigaction *oldact);
 sighandler_t bsd_signal(int sig, sighandler_t h);
-EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+EXPORT DCACHE_FORK_TEXT int __sigaction(int sig, const struct sigaction *act,
+					struct sigaction *oldact)
 {
 	return sigaction(sig, act, oldact);
 }

@@ -508,7 +508,9 @@ static inline int dup_would_close(int fd, int fd2)
 }
 
 REAL_DECL(close);
-EXPORT int close(int fd)
+/* close, dup, dup2, dup3 and fcntl: DCACHE_FORK_TEXT (cache/dcache.h): a
+ * shell's child makes its redirections with them before its exec. */
+EXPORT DCACHE_FORK_TEXT int close(int fd)
 {
 	if (inval_hides_fd(fd)) {
 		errno = EBADF; /* glibc's close(-1) answer, without a syscall */
@@ -585,7 +587,7 @@ EXPORT void closefrom(int lowfd)
 #endif
 
 REAL_DECL(dup);
-EXPORT int dup(int fd)
+EXPORT DCACHE_FORK_TEXT int dup(int fd)
 {
 	int r;
 
@@ -596,7 +598,7 @@ EXPORT int dup(int fd)
 	return r;
 }
 REAL_DECL(dup2);
-EXPORT int dup2(int fd, int fd2)
+EXPORT DCACHE_FORK_TEXT int dup2(int fd, int fd2)
 {
 	int r;
 
@@ -610,7 +612,7 @@ EXPORT int dup2(int fd, int fd2)
 	return r;
 }
 REAL_DECL(dup3);
-EXPORT int dup3(int fd, int fd2, int fl)
+EXPORT DCACHE_FORK_TEXT int dup3(int fd, int fd2, int fl)
 {
 	int r;
 
@@ -630,7 +632,7 @@ EXPORT int dup3(int fd, int fd2, int fl)
 REAL_DECL(fcntl);
 REAL_DECL(fcntl64);
 #define FCNTL_WRAPPER(name)                                                              \
-	EXPORT int name(int fd, int cmd, ...)                                            \
+	EXPORT DCACHE_FORK_TEXT int name(int fd, int cmd, ...)                           \
 	{                                                                                \
 		va_list ap;                                                              \
 		void *arg;                                                               \
