@@ -703,7 +703,8 @@ DCACHE_START_TEXT void inval_set_mounts_hook(void (*fn)(void))
 	mounts_hook = fn;
 }
 
-void inval_note_change(void)
+/* DCACHE_FORK_TEXT: a fork child's redirection open calls it (note_change). */
+DCACHE_FORK_TEXT void inval_note_change(void)
 {
 	if (atomic_load_explicit(&inotify_fd, memory_order_relaxed) >= 0)
 		atomic_fetch_add(&change_gen, 1);

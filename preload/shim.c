@@ -924,37 +924,60 @@ static int open_writes(int flags)
 	return open_needs_mode(flags) || (flags & O_TRUNC) || (flags & O_ACCMODE) != O_RDONLY;
 }
 
-static int do_openat(int dirfd, const char *path, int flags, mode_t mode)
+/*
+ * An open that may write (create, truncate, write access): always the real
+ * call, then the change noted.  Apart from the lookups' do_open_read() and
+ * in DCACHE_FORK_TEXT (cache/dcache.h): a shell's child opens its
+ * redirections so before its exec, and do_open_read()'s frame (a struct
+ * kpath, PATH_MAX and more) reached a page of the child's stack that
+ * nothing else of it touches, a page fault in every such child.
+ */
+DCACHE_FORK_TEXT __attribute__((noinline)) static int open_write(int dirfd, const char *path,
+								 int flags, mode_t mode)
 {
-	int ret, fd, why = PATH_FORM;
+	int fd, saved;
+
+	dirfd = preload_hide_fd(dirfd);
+	preload_count_pass(PRELOAD_PASS_WRITE);
+	fd = PRELOAD_FD_ALLOC(CALL_REAL(openat, dirfd, path, flags, mode), 0);
+	saved = errno;
+	note_change();
+	if (fd >= 0)
+		fd_set_writable(fd, (flags & O_ACCMODE) != O_RDONLY);
+	errno = saved;
+	return fd;
+}
+
+/* An open that only reads: the cache may answer its failure. */
+__attribute__((noinline)) static int do_open_read(int dirfd, const char *path, int flags,
+						  mode_t mode)
+{
+	int ret, fd, why;
 	struct kpath kp;
 
 	dirfd = preload_hide_fd(dirfd);
-	if (!open_writes(flags) && (why = path_in(dirfd, path, &kp)) == PATH_OK) {
+	if ((why = path_in(dirfd, path, &kp)) == PATH_OK) {
 		if (try_cache(&kp,
 			      Q_SHIM_OPEN | DCACHE_Q_NEGONLY | ((flags & O_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW) |
 				      ((flags & O_DIRECTORY) ? DCACHE_Q_DIRECTORY : 0),
 			      0, NULL, &ret))
 			return ret;
-	} else if (open_writes(flags)) {
-		preload_count_pass(PRELOAD_PASS_WRITE);
 	} else {
 		count_form_pass(why);
 	}
 	fd = PRELOAD_FD_ALLOC(CALL_REAL(openat, dirfd, path, flags, mode), 0);
 	if (__builtin_expect(verify_open_err != 0, 0))
 		verify_open_result("open", kp.s, fd >= 0);
-	if (open_writes(flags)) {
-		int saved = errno;
-
-		note_change();
-		if (fd >= 0)
-			fd_set_writable(fd, (flags & O_ACCMODE) != O_RDONLY);
-		errno = saved;
-	} else if (fd >= 0) {
+	if (fd >= 0)
 		fd_set_writable(fd, 0);
-	}
 	return fd;
+}
+
+__attribute__((always_inline)) static inline int do_openat(int dirfd, const char *path, int flags,
+							   mode_t mode)
+{
+	return open_writes(flags) ? open_write(dirfd, path, flags, mode)
+				  : do_open_read(dirfd, path, flags, mode);
 }
 
 static mode_t va_mode(int flags, va_list ap)

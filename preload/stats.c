@@ -61,7 +61,7 @@ static int stats_on DCACHE_START_DATA; /* stats_path is set: read at every exit 
 /* Counted only with stats on: nothing else reads the counts (snapshot(),
  * for a record), and a write here was the one write of a fork() child's
  * redirection open to the start-up data page (a copy-on-write fault). */
-void preload_count_pass(enum preload_pass why)
+DCACHE_FORK_TEXT void preload_count_pass(enum preload_pass why)
 {
 	struct pass_block *b = tls_pass;
 
