@@ -504,8 +504,10 @@ EXPORT DCACHE_FORK_TEXT int __sigaction(int sig, const struct sigaction *act,
 
 /* signal(): glibc's BSD semantics (the signal blocked in its handler,
  * SA_RESTART); sysv_signal(): one-shot, not blocked.  Other signals go to
- * the next definition. */
-static sighandler_t own_signal(int sig, sighandler_t h, int flags, int block_self)
+ * the next definition.  In DCACHE_FORK_TEXT with sigaction(): a program
+ * that sets its handlers at start (gcc) touches no other window for them. */
+DCACHE_FORK_TEXT static sighandler_t own_signal(int sig, sighandler_t h, int flags,
+					       int block_self)
 {
 	struct sigaction a, old;
 
@@ -526,7 +528,7 @@ static sighandler_t own_signal(int sig, sighandler_t h, int flags, int block_sel
 
 #define SIGNAL_LIKE(name, flags, block_self)                                            \
 	static void *real_##name##_p DCACHE_START_DATA;                               \
-	EXPORT sighandler_t name(int sig, sighandler_t h)                             \
+	EXPORT DCACHE_FORK_TEXT sighandler_t name(int sig, sighandler_t h)            \
 	{                                                                             \
 		sighandler_t (*f_)(int, sighandler_t);                                \
 		if (owned(sig))                                                       \
