@@ -103,30 +103,33 @@ void *preload_real_sym(void **slot, const char *name)
  * call of this thread (CALL_REAL: the lookup's own, in every wrapper that
  * asks the cache) is timed, and its time added to preload_warm->spent.  The
  * call whose time reaches preload_warmup_ns plus the fork debt (below) ends
- * the warm-up (WARMUP -> LOAD, compare-and-swap).  A wrapper that returns without a real call
- * leaves the clock armed for the next one: a budget, not a measurement, can
- * live with that.  Async-signal-safe: a thread-local flag, the vDSO's
+ * the warm-up (WARMUP -> LOAD, compare-and-swap).  A wrapper that returns
+ * without a real call leaves the clock armed for the next one: a budget, not
+ * a measurement, can live with that.  Async-signal-safe: a thread-local flag, the vDSO's
  * clock_gettime and atomics.  Disarmed: one thread-local load per call.
  */
 __thread int preload_warm_armed __attribute__((tls_model("initial-exec")));
 
+/* The time since t0 (preload_mono_ns1()) as the warm-up counts it: at most a
+ * quarter of the budget.  The clock is wall time, and a call preempted by
+ * the scheduler (a loaded machine, make -j) is not a slow filesystem, nor a
+ * fork() a slow one.  A shell's 20 start-up lookups take ~100 us; one of
+ * them preempted for milliseconds spent the whole budget (then 300 us) and
+ * started a cache that then made each of the shell's forks take fork()'s
+ * full path.  Four slow calls still end it (FUSE, NFS). */
+static unsigned long long warm_clamped_since(unsigned long long t0)
+{
+	unsigned long long now = preload_mono_ns1(), d = now > t0 ? now - t0 : 0;
+
+	return d > preload_warmup_ns / 4 + 1 ? preload_warmup_ns / 4 + 1 : d;
+}
+
 __attribute__((noinline, cold)) void preload_warm_spent(unsigned long long t0)
 {
 	int w = PRELOAD_WARMUP, saved = errno;
-	unsigned long long now = preload_mono_ns1(), d;
+	unsigned long long d = warm_clamped_since(t0);
 
 	errno = saved; /* the real call's */
-
-	/* No call counts for more than a quarter of the budget: the clock is
-	 * wall time, and a call preempted by the scheduler (a loaded machine,
-	 * make -j) is not a slow filesystem.  A shell's 20 start-up lookups
-	 * take ~100 us; one of them preempted for milliseconds spent the whole
-	 * budget (then 300 us) and started a cache that then made each of the
-	 * shell's forks take fork()'s full path.  Four slow calls still end it
-	 * (FUSE, NFS). */
-	d = now > t0 ? now - t0 : 0;
-	if (d > preload_warmup_ns / 4 + 1)
-		d = preload_warmup_ns / 4 + 1;
 	if (d && __atomic_add_fetch(&preload_warm->spent, d, __ATOMIC_RELAXED) >=
 			 preload_warmup_ns + __atomic_load_n(&preload_warm->debt, __ATOMIC_RELAXED))
 		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_SEQ_CST,
@@ -255,7 +258,8 @@ int preload_fork_gate_wiped(void)
  * adds its own duration in the parent (about the same again, and it scales
  * with the machine's cost of copying an address space), at most a quarter
  * of the budget (a preempted fork() is not a slow one), to the time that
- * the warm-up's real calls must spend before the cache starts.  A process
+ * the warm-up's real calls must spend before the cache starts
+ * (warm_clamped_since(), above).  A process
  * that looks names up slowly enough (FUSE, NFS: tens of us a lookup) still
  * starts it; one that forks more than it looks up stays in its warm-up,
  * where its forks are plain.  Only the time budget has a debt: a count
@@ -264,11 +268,7 @@ int preload_fork_gate_wiped(void)
  */
 void preload_warm_fork_debt(unsigned long long t0)
 {
-	unsigned long long now = preload_mono_ns1(), d = now > t0 ? now - t0 : 0;
-
-	if (d > preload_warmup_ns / 4 + 1)
-		d = preload_warmup_ns / 4 + 1;
-	__atomic_add_fetch(&preload_warm->debt, d, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&preload_warm->debt, warm_clamped_since(t0), __ATOMIC_RELAXED);
 }
 
 /*
@@ -282,9 +282,10 @@ void preload_warm_fork_debt(unsigned long long t0)
  * warms up again as an exec'd process does: its lookups pass through until
  * the warm-up's count or time is spent, then the cache starts.  Called in
  * the child by fork()'s full path, single-threaded; the state is on the
- * start-up data page, written once here, and the warm-up's counters on the
- * gate's page, wiped where the parent forked during its own warm-up (then
- * they are 0 and not written).
+ * start-up data page, written once here.  The counters are where
+ * preload_warm points: on the gate's wiped page if the parent forked during
+ * its own warm-up (then they are 0 here and not written), else on the
+ * start-up data page.
  */
 DCACHE_FORK_TEXT void preload_fork_child_rewarm(void)
 {
@@ -294,12 +295,8 @@ DCACHE_FORK_TEXT void preload_fork_child_rewarm(void)
 		return; /* off for good, already warming up, or no warm-up asked */
 	struct preload_warm_counters *c = preload_warm;
 
-	if (c->seen)
-		c->seen = 0;
-	if (c->spent)
-		c->spent = 0;
-	if (c->debt)
-		c->debt = 0;
+	if (c->seen || c->spent || c->debt)
+		*c = (struct preload_warm_counters){ 0 };
 	preload_warm_armed = 0;
 	__atomic_store_n(&preload_enabled, PRELOAD_WARMUP, __ATOMIC_RELAXED);
 }

@@ -59,9 +59,10 @@ extern struct preload_warm_counters *preload_warm;
 #define preload_warm_forks (preload_fork_gate.forks)
 /* 1 if preload_fork_gate's page is MADV_WIPEONFORK in this process (and so
  * in its fork() children): a child finds the gate 0 without writing it.
- * Marks it first if need be (one madvise() per exec'd image); 0 where that
- * fails (the child then resets `forks` itself, and keeps the parent's
- * counters).  Any thread. */
+ * Marks it first if need be (one madvise() per exec'd image), and moves the
+ * warm-up's counters onto it (preload_warm); 0 where that fails (the child
+ * then resets `forks` itself, and keeps the parent's counters).  Any thread;
+ * called by fork() during the warm-up only. */
 int preload_fork_gate_wiped(void);
 /* In a fork() child, from fork()'s full path (single-threaded): a process
  * past its warm-up (ON or LOAD) goes back to WARMUP with its counters at

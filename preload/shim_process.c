@@ -1116,8 +1116,9 @@ EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 				return 0;
 			}
 			__atomic_sub_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
-			/* shim.c, "fork debt"; on the gate's page, and errno
-			 * untouched (CLOCK_MONOTONIC does not fail). */
+			/* shim.c, "fork debt": on the gate's page where it is
+			 * wiped, and errno untouched (CLOCK_MONOTONIC does not
+			 * fail). */
 			if (pid > 0 && t0)
 				preload_warm_fork_debt(t0);
 			return pid;

@@ -531,7 +531,9 @@ static void test_warmup_one_slow_call_does_not_spend_the_time_budget(void **stat
  * script) stays in its warm-up, where fork() is plain: 300 rounds of one
  * lookup and a fork() never spend a 20 us budget, since each fork() adds
  * 6 us (a quarter of it, plus 1) to it, though 300 lookups spend it before
- * one fork, and 40 lookups a fork do.  Every answer the kernel's. */
+ * one fork, and 40 lookups a fork do.  Not a race: a lookup also counts at
+ * most 6 us, so one lookup a fork cannot outrun the debt however slow the
+ * machine (a fork takes more than 6 us).  Every answer the kernel's. */
 static void test_warmup_forks_between_few_lookups_keep_the_warm_up_on(void **state)
 {
 	char dir[PLEN], out[PLEN], buf[128];
