@@ -277,7 +277,9 @@ struct dir_state {
 	 * for every child ever hashed in it, set under dcache_mutex before the
 	 * child is added to the table, never cleared while the directory lives.
 	 * A name whose bits are not both set is not in the table: the walk skips
-	 * the table's lookup (a compiler's names are mostly absent ones). */
+	 * the table's lookup (a compiler's names are mostly absent ones), and so
+	 * does a listing's insertion for the names it brings (complete_dir_rcu,
+	 * under the mutex, where the bits are exact). */
 	uint64_t bloom[DIR_BLOOM_BITS / 64];
 };
 

@@ -290,23 +290,40 @@ static bool excluded(const char *dir, size_t len)
 	return false;
 }
 
-/* The names of one directory listing, NUL-separated. */
+/* The names of one listing of directory p, one record each (NB_REC). */
 struct name_buf {
+	const struct dentry *p;
 	char *buf;
 	size_t len, cap, count, bytes;
 };
 
-/* One record per name: the getdents64 type byte (DT_UNKNOWN if not given),
- * then the name and its NUL. */
+/* A record: the name's hash in p (name_hash(), unaligned: read it with
+ * nb_hash()), the getdents64 type byte (DT_UNKNOWN if not given), then the
+ * name and its NUL; NB_REC(len) bytes.  The hash is computed once, as the
+ * listing arrives, for the checks and the insertions of complete_dir_rcu(). */
+#define NB_HASH 0
+#define NB_TYPE sizeof(unsigned long)
+#define NB_NAME (NB_TYPE + 1)
+#define NB_REC(len) (NB_NAME + (len) + 1)
+
+static unsigned long nb_hash(const char *rec)
+{
+	unsigned long h;
+
+	memcpy(&h, rec + NB_HASH, sizeof(h));
+	return h;
+}
+
 static int name_buf_add_typed(void *arg, const char *name, size_t len, unsigned char type)
 {
 	struct name_buf *nb = arg;
+	unsigned long h = name_hash(nb->p, name, len);
 
-	if (nb->len + len + 2 > nb->cap) {
+	if (nb->len + NB_REC(len) > nb->cap) {
 		size_t cap = nb->cap ? nb->cap * 2 : 4096;
 		char *b;
 
-		while (cap < nb->len + len + 2)
+		while (cap < nb->len + NB_REC(len))
 			cap *= 2;
 		b = realloc(nb->buf, cap);
 		if (!b)
@@ -314,10 +331,11 @@ static int name_buf_add_typed(void *arg, const char *name, size_t len, unsigned 
 		nb->buf = b;
 		nb->cap = cap;
 	}
-	nb->buf[nb->len] = (char)type;
-	memcpy(nb->buf + nb->len + 1, name, len);
-	nb->buf[nb->len + 1 + len] = '\0';
-	nb->len += len + 2;
+	memcpy(nb->buf + nb->len + NB_HASH, &h, sizeof(h));
+	nb->buf[nb->len + NB_TYPE] = (char)type;
+	memcpy(nb->buf + nb->len + NB_NAME, name, len);
+	nb->buf[nb->len + NB_NAME + len] = '\0';
+	nb->len += NB_REC(len);
 	nb->count++;
 	nb->bytes += sizeof(struct dentry) + len + 1;
 	return 0;
@@ -345,7 +363,7 @@ static unsigned char listed_type(unsigned char dt)
  */
 static void complete_dir_rcu(struct dentry *p, const char *dpath)
 {
-	struct name_buf nb = { 0 };
+	struct name_buf nb = { .p = p };
 	struct dcache_listing ticket;
 	unsigned int gen;
 	uint64_t t0;
@@ -381,25 +399,36 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 	} else if (r >= 0 && !(p->flags & (D_DEAD | D_COMPLETE)) && p->dir->dir_gen == gen &&
 		   dc_bytes + nb.bytes <= dc_max_bytes / 2) {
 		bool conflict = false;
+		size_t len = 0;
 
 		/* A name listed but cached as absent: its create event is still
-		 * queued.  Leave completion to a later probe. */
-		for (size_t off = 0; off < nb.len; off += strlen(nb.buf + off + 1) + 2) {
-			const char *nm = nb.buf + off + 1;
-			struct dentry *c = dc_d_lookup_rcu(dc_table, p, nm, strlen(nm));
+		 * queued.  Leave completion to a later probe.  A name whose two
+		 * bloom bits are not both set has no hashed child (struct
+		 * dir_state.bloom, exact under the mutex): in a directory listed
+		 * soon after its first probes, most names need no table lookup,
+		 * here or below. */
+		for (size_t off = 0; off < nb.len; off += NB_REC(len)) {
+			const char *nm = nb.buf + off + NB_NAME;
+			unsigned long h = nb_hash(nb.buf + off);
+			struct dentry *c;
 
+			len = strlen(nm);
+			c = dir_bloom_maybe(p->dir, h) ? dc_d_lookup_hash_rcu(dc_table, p, nm, len, h)
+						       : NULL;
 			if (c && c->type == D_NEG) {
 				conflict = true;
 				break;
 			}
 		}
-		for (size_t off = 0; !conflict && off < nb.len; off += strlen(nb.buf + off + 1) + 2) {
-			const char *nm = nb.buf + off + 1;
-			size_t len = strlen(nm);
-			unsigned char type = listed_type((unsigned char)nb.buf[off]);
+		for (size_t off = 0; !conflict && off < nb.len; off += NB_REC(len)) {
+			const char *nm = nb.buf + off + NB_NAME;
+			unsigned char type = listed_type((unsigned char)nb.buf[off + NB_TYPE]);
+			unsigned long h = nb_hash(nb.buf + off);
 			struct dentry *d;
 
-			if (len > NAME_MAX || dc_d_lookup_rcu(dc_table, p, nm, len))
+			len = strlen(nm);
+			if (len > NAME_MAX ||
+			    (dir_bloom_maybe(p->dir, h) && dc_d_lookup_hash_rcu(dc_table, p, nm, len, h)))
 				continue;
 			d = dc_d_alloc(p, nm, len, type, NULL, 0);
 			if (!d) {
@@ -416,8 +445,8 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 			if (type == D_REG) /* its attributes are asked later, or never */
 				d->flags |= p->dir->names_only ? D_NOATTR : D_LISTED;
 			d_publish(d);
-			dir_bloom_add(p->dir, d_hash_value(d));
-			cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
+			dir_bloom_add(p->dir, h);
+			cds_lfht_add(dc_table, h, &d->hnode);
 			cds_list_add_tail(&d->sibling, &p->dir->children);
 			cds_list_add_tail(&d->lru, &dc_lru);
 			dc_bytes += d_bytes(d);

@@ -215,6 +215,38 @@ static void test_dcache_index_absent_name_of_directory_made_incomplete_is_seen(v
 	assert_int_equal(SAME(P("d/other")), 0);
 }
 
+static void hook_none(void)
+{
+}
+
+/* d/n is cached as absent; then someone else creates it (its event stays
+ * queued) and d is listed: the listing names n, which the cache holds as
+ * absent, so d is not made complete (complete_dir_rcu, "create event is
+ * still queued"), and its next absent name is asked of the kernel.  The
+ * check skips the table for names whose bloom bits are clear: n's are set. */
+static void test_dcache_listing_naming_a_name_cached_absent_leaves_dir_incomplete(void **state)
+{
+	struct stat st;
+	unsigned long l0;
+
+	(void)state;
+	x_mkdir(P("d"));
+	x_file(P("d/a"));
+	assert_int_equal(SAME(P("d/n")), ENOENT); /* cached absent; one absent name */
+	x_file(P("d/n"));                          /* its event stays queued */
+	l0 = g_list_calls;
+	assert_int_equal(dcache_lookup(P("d/absent-1"), Q_STAT, 0, &st), ENOENT);
+	assert_int_equal(g_list_calls - l0, 1); /* the second absent name: d listed */
+	g_hook_path = P("d/absent-2");
+	g_hook = hook_none;
+	assert_int_equal(SAME(P("d/absent-2")), ENOENT);
+	assert_null(g_hook); /* the kernel was asked: d is not complete */
+	g_hook_path = NULL;
+	inval_drain();
+	assert_int_equal(SAME(P("d/n")), 0);
+	assert_int_equal(SAME(P("d/absent-3")), ENOENT);
+}
+
 /* ------------------------------------------------------------------------ */
 
 static int test_setup(void **state)
@@ -260,6 +292,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_dcache_index_name_hashed_into_complete_dir_by_a_miss_is_seen),
 		T(test_dcache_index_absent_name_of_directory_made_incomplete_is_seen),
+		T(test_dcache_listing_naming_a_name_cached_absent_leaves_dir_incomplete),
 	};
 
 	return cmocka_run_group_tests_name("dcache_index_queued", tests, group_setup, group_teardown);
