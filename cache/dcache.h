@@ -341,6 +341,11 @@ void dcache_set_completion(unsigned int probes, unsigned int max_entries);
  * walk and a name's own entry at its second (0: every name at its first
  * walk, as the tests want).  Call before lookups. */
 void dcache_set_index(unsigned long min_answers);
+/* Whether whole names get index entries of their own (default on here; the
+ * shim turns them off unless RCUWALK_NAME_INDEX=1): off, only directory
+ * prefixes are indexed, and a name's walk starts from its prefix's entry.
+ * Call before lookups. */
+void dcache_set_index_names(int on);
 /* Use the shared path table of arena `mem` (NULL: stop) with credentials
  * key `cred`, while the arena's mount count equals *mounts (the ring's).
  * invalidate/, under the dcache mutex, once this instance has caught up

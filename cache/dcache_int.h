@@ -842,6 +842,7 @@ struct pidx_map {
 extern struct pidx_map *dc_pidx;
 extern unsigned long dc_pidx_min_answers;
 extern bool dc_pidx_twice;
+extern bool dc_pidx_names;
 extern __thread bool tls_populated __attribute__((tls_model("initial-exec")));
 
 /* The shared path table in use (dcache_spath.c; dcache_spath_use()): the

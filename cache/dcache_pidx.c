@@ -129,6 +129,16 @@ struct pidx_map *dc_pidx; /* set once by the first dc_pidx_fill() that wants it,
 unsigned long dc_pidx_min_answers = 64;
 bool dc_pidx_twice = true;
 
+/* Whether names get entries of their own at all (dcache_set_index_names()),
+ * or only directory prefixes do.  On in this module, where the tests of the
+ * name entries run; the shim turns it off (preload/config.c): a prefix entry
+ * and the directory's bloom answer an absent name as fast, and a build's
+ * compilers walk each name once, so the seen bit every first walk read and
+ * wrote (a cold line and a locked write: ~30% of the walk's samples in a
+ * generated project's cc1s) and the second walk's fill (a page fault per 16
+ * names) bought them nothing (doc/benchmarks.md, "Stop 32"). */
+bool dc_pidx_names = true;
+
 /* Set by the lookup loops (dcache_lookup_len, drive_lookup) before they call
  * dc_populate_rcu(), in the thread whose lookup asks the kernel; cleared at
  * each lookup's start.  The walks of such a lookup fill no index slot:
@@ -167,7 +177,9 @@ static struct pidx_map *pidx_map(void)
 	 * on write: ~3.8 us a page on this project's VM, ~1.4 us populated).
 	 * A cc1 touches them all.  Before Linux 5.14: EINVAL, faulted as
 	 * touched. */
-	(void)madvise(p, offsetof(struct pidx_map, slot), PIDX_MADV_POPULATE_WRITE);
+	(void)madvise(p, LOAD_RELAXED(dc_pidx_names) ? offsetof(struct pidx_map, slot)
+						     : offsetof(struct pidx_map, seen),
+		      PIDX_MADV_POPULATE_WRITE);
 #ifdef MADV_WIPEONFORK /* Linux 4.14 */
 	/* A fork() child starts with an empty cache (dcache_fork_child) and
 	 * so an empty index: zero pages, as a fresh map, instead of the
@@ -292,6 +304,11 @@ void dc_pidx_fill(const struct dentry *start, unsigned int key, const char *name
 			break;
 	} while (!__atomic_compare_exchange_n(&set->tags, &tags, nt, true, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
+}
+
+void dcache_set_index_names(int on)
+{
+	dc_pidx_names = on != 0;
 }
 
 void dcache_set_index(unsigned long min_answers)

@@ -289,6 +289,8 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		bool first;
 
 		pfx_try = true;
+		if (!dc_pidx_names)
+			goto prefix_only; /* no name has an entry: its prefix may */
 		ph = pidx_hash(start, qkey, path, plen);
 		/* A name's own entry is filled at its second walk (dc_pidx_twice),
 		 * so one whose seen bit was clear has none: its first walk reads
@@ -319,6 +321,7 @@ int dc_walk_rcu(const char *path, size_t known_len, unsigned int qflags, int amo
 		index = !tls_populated && pidx_worth_filling() &&
 			(!dc_pidx_twice || (pidx && !first));
 	}
+prefix_only:
 	sp.on = false;
 	if (LOAD_RELAXED(dc_spath.arena)) {
 		size_t splen = known_len != SIZE_MAX ? known_len : strnlen(path, DCACHE_SPATH_NAME + 1);

@@ -700,7 +700,7 @@ enum {
 	ENV_DISABLE, ENV_EXCLUDE, ENV_STATS, ENV_VERIFY, ENV_VERIFY_LOG, ENV_TEST_CORRUPT,
 	ENV_MAX_MB, ENV_COMPLETE, ENV_COMPLETE_MAX, ENV_RACY_MS, ENV_TTL_MS, ENV_NEG_TTL_MS,
 	ENV_NO_NEGATIVE, ENV_SCRATCH_FULL, ENV_STRICT, ENV_WATCH_BUDGET, ENV_WARMUP,
-	ENV_SESSION, ENV_SESSION_FDS,
+	ENV_NAME_INDEX, ENV_SESSION, ENV_SESSION_FDS,
 	ENV_RCUWALK_N, /* the RCUWALK_ names: those above */
 	ENV_LD_PRELOAD = ENV_RCUWALK_N, ENV_FAKEROOTKEY, ENV_PSEUDO_PREFIX,
 	ENV_N
@@ -723,6 +723,7 @@ static const char env_names[ENV_N][24] DCACHE_START_RODATA = {
 	[ENV_STRICT] = "RCUWALK_STRICT",
 	[ENV_WATCH_BUDGET] = "RCUWALK_WATCH_BUDGET",
 	[ENV_WARMUP] = "RCUWALK_WARMUP",
+	[ENV_NAME_INDEX] = "RCUWALK_NAME_INDEX",
 	[ENV_SESSION] = "RCUWALK_SESSION",
 	[ENV_SESSION_FDS] = "RCUWALK_SESSION_FDS",
 	[ENV_LD_PRELOAD] = "LD_PRELOAD",
@@ -945,6 +946,10 @@ DCACHE_START_TEXT void preload_init(void)
 		return; /* an exclusion we could not honour: stay pass-through */
 	dcache_set_completion(probes, max_entries);
 	dcache_set_scratch(scratch);
+	/* RCUWALK_NAME_INDEX=1: whole names get path-index entries of their
+	 * own, at their second walk.  Off by default: directory prefixes only
+	 * (dcache_set_index_names; doc/benchmarks.md, "Stop 32"). */
+	dcache_set_index_names(env_on(env[ENV_NAME_INDEX]));
 	dcache_set_ttl((uint64_t)ttl_ms * 1000000ULL, (uint64_t)neg_ttl_ms * 1000000ULL);
 	preload_warmup = warmup;
 	preload_warmup_ns = warmup_ns;

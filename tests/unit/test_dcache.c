@@ -2708,6 +2708,34 @@ static void test_dcache_index_name_gets_entry_at_its_second_walk(void **state)
 	assert_int_equal(h[3] - h[2], 1);
 }
 
+/* The shim's default (dcache_set_index_names(0)): no name gets an entry of
+ * its own, however often it is walked; a walk starts from its directory
+ * prefix's entry instead, and answers as the kernel does, present, absent
+ * and below an absent name. */
+static void test_dcache_index_without_name_entries_walks_from_prefix_exactly(void **state)
+{
+	struct stat st;
+	uint64_t h0, p0;
+
+	(void)state;
+	x_mkdir(P("d"));
+	x_mkdir(P("d/e"));
+	x_file(P("d/e/f"), 3);
+	assert_int_equal(SAME(P("d/e/f"), Q_STAT), 0);
+	dcache_set_index_names(0);
+	h0 = index_hits();
+	p0 = prefix_hits();
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(SAME_ST(P("d/e/f"), Q_STAT, &st), 0);
+		assert_int_equal(st.st_size, 3);
+		assert_int_equal(SAME(P("d/e/none"), Q_STAT), ENOENT);
+		assert_int_equal(SAME(P("d/e/f/x"), Q_STAT), ENOTDIR);
+	}
+	dcache_set_index_names(1);
+	assert_int_equal(index_hits() - h0, 0);
+	assert_true(prefix_hits() - p0 >= 6); /* rounds 2-4 of d/e/f and d/e/none at least */
+}
+
 /* ------------------------------------------------------------------------ */
 /* The working directory                                                    */
 
@@ -2930,6 +2958,7 @@ int main(void)
 		T(test_dcache_index_absent_prefix_of_negative_dentry_through_retargeted_symlink),
 		T(test_dcache_index_absent_prefixes_under_random_changes_stay_exact),
 		T(test_dcache_index_name_gets_entry_at_its_second_walk),
+		T(test_dcache_index_without_name_entries_walks_from_prefix_exactly),
 		T(test_dcache_cwd_relative_lookup_follows_chdir),
 		T(test_dcache_cwd_relative_lookup_survives_rename_of_cwd),
 		T(test_dcache_cwd_lookup_asks_getcwd_once),
