@@ -562,6 +562,7 @@ static int test_setup(void **state)
 	inval_drain();
 	warm_test_dir();
 	dcache_set_index(0); /* a test that changed it failed before restoring it */
+	dcache_set_index_names(1); /* likewise */
 	return 0;
 }
 
