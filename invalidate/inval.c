@@ -309,9 +309,22 @@ void apply_ring_locked(void)
 	atomic_store_explicit(&apply_since, 0, memory_order_relaxed);
 }
 
+/*
+ * Apply the events queued on instance (fd, gen) when this call began: FIONREAD
+ * first (under fd_mutex, with the first read), then read() until that many
+ * bytes are read (at least one read(), which takes more if more came) or the
+ * queue is empty.  Not until EAGAIN: an event source that keeps pace with the
+ * reads held read_mutex, and every sync point, for as long as it lasted
+ * (`strace -f -o LOG`, LOG in a watched directory, writes a line for each
+ * read() and for the lstat() an event's name may need: one more event each).
+ * The instance is a FIFO, so the bytes queued at the start hold every event
+ * queued before the call, all that a sync point waits for.
+ */
 int read_all_locked(int fd, unsigned int gen)
 {
 	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int due = -1;
+	uint64_t bytes = 0;
 
 	if (atomic_load(&session_active)) {
 		/* The session's ring, not read(): only the watcher reads the
@@ -330,6 +343,8 @@ int read_all_locked(int fd, unsigned int gen)
 			atomic_store_explicit(&apply_since, 0, memory_order_relaxed);
 			return 0;
 		}
+		if (due < 0 && (syscall(SYS_ioctl, fd, FIONREAD, &due) != 0 || due < 0))
+			due = INT_MAX; /* unknown: until EAGAIN */
 		n = read(fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR) {
 			fd_unlock();
@@ -340,6 +355,7 @@ int read_all_locked(int fd, unsigned int gen)
 			atomic_store_explicit(&apply_since, 0, memory_order_relaxed);
 			return 1; /* EAGAIN: empty */
 		}
+		bytes += (uint64_t)n;
 		/* Everything read was queued before now; what comes after is
 		 * read next: a batch that applies fast moves this on. */
 		atomic_store_explicit(&apply_since, coarse_ns(), memory_order_relaxed);
@@ -348,6 +364,10 @@ int read_all_locked(int fd, unsigned int gen)
 
 			apply_event(ev);
 			p += sizeof(*ev) + ev->len;
+		}
+		if (bytes >= (uint64_t)due) {
+			atomic_store_explicit(&apply_since, 0, memory_order_relaxed);
+			return 1; /* what was queued at the start is applied */
 		}
 	}
 }

@@ -79,8 +79,8 @@ static long mono_ns(void)
  * copy first, then the ring's state word (ring.h): an empty queue at t1 and
  * no read cycle in progress at t2 > t1 mean that every event queued before
  * t1 was taken by a cycle that has published it.  Otherwise wait for a
- * cycle that starts after t1 (it reads until EAGAIN, after t1, and
- * publishes before it ends: state reaches the even value after the next odd
+ * cycle that starts after t1 (it reads every byte queued when it starts,
+ * so every event queued before t1, and publishes before it ends: state reaches the even value after the next odd
  * one), or for that test to pass later.
  * A watcher that makes no progress
  * (session_stalled_locked) or is gone: -1, the caller gives the session up.

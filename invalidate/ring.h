@@ -15,7 +15,11 @@
  *         that waiters sleep on: odd while the watcher is inside a read cycle
  *         (the design's `busy` is state & 1), bumped (seq_cst) before the
  *         cycle's first read() and again after its records are published;
- *         FUTEX_WAKE after the second bump.  A cycle reads until EAGAIN.
+ *         FUTEX_WAKE after the second bump.  A cycle reads at least the
+ *         bytes queued when it began (FIONREAD after the first bump), so
+ *         every event queued before it began, and no more than it must:
+ *         an event source that keeps pace with its reads cannot hold it
+ *         open (watcher.c, read_cycle).
  *  ifd    the instance's fd number in the watcher, once its death notice
  *         (alive) is armed; -1 before, or without one.  A process whose
  *         credentials let it (pidfd_getfd: same user, Yama, seccomp) takes

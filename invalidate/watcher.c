@@ -10,8 +10,9 @@
  * and a listening unix socket, says the directory's name through a pipe,
  * and then runs two threads:
  *  - the main thread loops on poll():
- *    - the inotify fd: one read cycle (state odd, read() until EAGAIN,
- *      append records, publish tail, state even, FUTEX_WAKE), then a pause
+ *    - the inotify fd: one read cycle (state odd, read() what was queued
+ *      at its start, append records, publish tail, state even,
+ *      FUTEX_WAKE), then a pause
  *      of up to RING_BATCH_NS that a process at a sync point cuts short
  *      (ring.h, poke);
  *    - its /proc/self/mountinfo: a mount table change bumps the ring's
@@ -55,6 +56,7 @@
 #include <linux/futex.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -616,14 +618,29 @@ static void ring_lost(struct watcher *w)
 	_exit(1);
 }
 
-/* One read cycle (ring.h): read until EAGAIN, publish, wake the waiters. */
+/*
+ * One read cycle (ring.h): read what was queued when it began, publish, wake
+ * the waiters.  `due`, FIONREAD asked after state went odd, bounds it: the
+ * cycle reads until it has read that many bytes (at least one read(), which
+ * takes more if more came) or finds the queue empty.  The instance is a FIFO,
+ * so every event queued before the cycle began is among those bytes, which
+ * is all a sync point needs (ring.h, state).  Reading until EAGAIN instead
+ * let an event source that keeps pace with the reads hold the cycle open,
+ * and every sync point of the session with it, for as long as it lasted:
+ * `strace -f -o LOG` with LOG in a watched directory writes a line for each
+ * read(), which queues the next event (seen: a configure's compiler waiting
+ * 10 minutes).  Events that come meanwhile are the next cycle's.
+ */
 static void read_cycle(struct watcher *w)
 {
 	char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
 	struct ring_hdr *r = w->ring;
 	uint64_t tail = r->tail, bytes = 0;
+	int due = 0;
 
 	__atomic_fetch_add(&r->state, 1, __ATOMIC_SEQ_CST); /* busy */
+	if (ioctl(w->ifd, FIONREAD, &due) != 0 || due < 0)
+		due = INT_MAX; /* unknown: until EAGAIN, as before */
 	for (;;) {
 		ssize_t n = read(w->ifd, buf, sizeof(buf));
 
@@ -669,6 +686,8 @@ static void read_cycle(struct watcher *w)
 			RING_FENCE(__ATOMIC_RELEASE);
 			p += sizeof(*ev) + ev->len;
 		}
+		if (bytes >= (uint64_t)due)
+			break; /* what was queued at the start is read */
 	}
 	/* After the bumps and records of those bytes, before state is even. */
 	__atomic_store_n(&r->consumed, r->consumed + bytes, __ATOMIC_RELEASE);
@@ -777,8 +796,11 @@ static void on_sigterm(int sig)
 /*
  * Until the command (the launcher's pid) and every holder have exited, and
  * then for keep_ns more if no holder came meanwhile: read cycles on events,
- * holds on RING_HOLD.  Then one last cycle that finds nothing, and out.
+ * holds on RING_HOLD.  Then cycles until one finds nothing (at most
+ * LEAVE_CYCLES), and out.
  */
+#define LEAVE_CYCLES 64
+
 static int watcher_loop(struct watcher *w)
 {
 	int cmd_done = 0, leaving = 0;
@@ -849,8 +871,13 @@ static int watcher_loop(struct watcher *w)
 				syscall(SYS_futex, &w->ring->poke, FUTEX_WAIT, 0, &ts, NULL, 0);
 			}
 		}
-		if (leaving && !(p[ip].revents & POLLIN))
-			return 0; /* nobody holds it, and nothing is pending */
+		/* Nobody holds it, and nothing is pending: out.  Or events
+		 * still come after LEAVE_CYCLES cycles (a tracer writing into a
+		 * watched directory for each of our system calls, read_cycle):
+		 * out all the same, or we would never leave; a process still
+		 * attached finds us gone and falls back (session.c). */
+		if (leaving && (!(p[ip].revents & POLLIN) || ++leaving > LEAVE_CYCLES))
+			return 0;
 		if (leaving)
 			continue;
 		if (cp >= 0 && (p[cp].revents & (POLLIN | POLLHUP | POLLERR))) {

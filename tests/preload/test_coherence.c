@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -1699,6 +1700,94 @@ static int group_setup(void **state)
 	return scratch_setup_alarm(state, on_alarm);
 }
 
+/*
+ * This process traced, as `strace -f -o LOG` with LOG in a directory it
+ * watches traces it: a child writes a line to DIR/trace.log at each system
+ * call of this thread, so that each read() of the inotify instance queues the
+ * next event.  A sync point (an own mkdir, then its stat) still returns, and
+ * exactly: the drain reads what was queued when it began (inval.c,
+ * read_all_locked); before, it read until the queue was empty, which never
+ * came while the tracing lasted (the tracer's TRACED_S).
+ */
+#define TRACED_S 10
+#define TRACED_SYNC_BOUND_S 2.0
+
+static void test_traced_process_holds_no_sync_point(void **state)
+{
+	char d[PLEN], log[PLEN], own[PLEN], miss[PLEN], why[1024] = "";
+	pid_t self = getpid(), tracer;
+	int go[2], bad = 0;
+	char c = 0;
+	struct stat st;
+	double t0, took;
+
+	(void)state;
+	sp(d, "t7");
+	mkdir_or_fail(d);
+	jp(log, d, "trace.log");
+	jp(own, d, "own");
+	jp(miss, d, "missing");
+	for (int i = 0; i < 100; i++) /* the directory watched, a name cached absent */
+		assert_int_equal(stat(miss, &st), -1);
+	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* Yama: a child may */
+	assert_int_equal(pipe(go), 0);
+	tracer = fork();
+	if (tracer == 0) {
+		int fd = (int)syscall(SYS_openat, AT_FDCWD, log,
+				      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+		c = '+';
+		signal(SIGALRM, SIG_DFL); /* not the parent's watchdog */
+		alarm(TRACED_S);
+		if (fd < 0 || ptrace(PTRACE_SEIZE, self, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) != 0 ||
+		    ptrace(PTRACE_INTERRUPT, self, NULL, NULL) != 0)
+			c = '-';
+		syscall(SYS_write, go[1], &c, 1);
+		if (c == '-')
+			_exit(77);
+		for (;;) {
+			int ws = 0, sig = 0;
+
+			if (syscall(SYS_wait4, self, &ws, __WALL, NULL) != self || WIFEXITED(ws) ||
+			    WIFSIGNALED(ws))
+				_exit(0);
+			if (WIFSTOPPED(ws) && WSTOPSIG(ws) == (SIGTRAP | 0x80))
+				syscall(SYS_write, fd, "a system call of the test\n", 26);
+			else if (WIFSTOPPED(ws) && (ws >> 16) == 0)
+				sig = WSTOPSIG(ws);
+			if (ptrace(PTRACE_SYSCALL, self, NULL, (void *)(long)sig) != 0)
+				_exit(0);
+		}
+	}
+	close(go[1]);
+	if (tracer < 0 || read(go[0], &c, 1) != 1 || c != '+') {
+		close(go[0]);
+		if (tracer > 0)
+			waitpid(tracer, NULL, 0);
+		print_message("skipped: ptrace of this process refused here\n");
+		skip();
+	}
+	close(go[0]);
+	/* The feedback runs: this thread's own system calls grow the log. */
+	for (t0 = mono_now(); mono_now() - t0 < 2.0;)
+		if (syscall(SYS_newfstatat, AT_FDCWD, log, &st, 0) == 0 && st.st_size > 26 * 200)
+			break;
+	watchdog(30, "a sync point while traced", 0);
+	t0 = mono_now();
+	if (mkdir(own, 0755) != 0 || stat(own, &st) != 0)
+		bad++;
+	took = mono_now() - t0;
+	/* Still traced: the answers, against the raw calls. */
+	bad += check_now(own, why, sizeof why) + check_now(miss, why, sizeof why);
+	watchdog_off();
+	kill(tracer, SIGKILL);
+	waitpid(tracer, NULL, 0);
+	print_message("traced: a sync point took %.3f ms (bound %.0f ms)%s%s\n", took * 1000.0,
+		      TRACED_SYNC_BOUND_S * 1000.0, bad ? "; wrong: " : "", bad ? why : "");
+	assert_int_equal(bad, 0);
+	assert_true(took <= TRACED_SYNC_BOUND_S);
+}
+
 static int group_teardown(void **state)
 {
 	kill_helpers_teardown(NULL);
@@ -1731,6 +1820,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fork_with_busy_threads_keeps_both_caches_exact,
 					  kill_helpers_teardown),
 		cmocka_unit_test(test_lookups_in_signal_handler_no_deadlock_and_exact),
+		cmocka_unit_test(test_traced_process_holds_no_sync_point),
 		cmocka_unit_test_teardown(test_disable_env_makes_shim_pass_through,
 					  kill_helpers_teardown),
 	};

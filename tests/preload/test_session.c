@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <linux/fs.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <linux/filter.h>
 #include <linux/futex.h>
@@ -1513,6 +1514,108 @@ static int helper_stall(const char *base, const char *how)
 	return 0;
 }
 
+/*
+ * A traced watcher (doc/coherence.md, clause 4): a tracer of the watcher's
+ * main thread writes a line to a file in a watched directory at each of its
+ * system calls, as `strace -f -o LOG` with LOG there does, so that each read()
+ * of the instance queues the next event.  The tracer is this helper's child;
+ * it writes '+' (tracing) or '-' (ptrace refused) to `go`, and ends when the
+ * watcher does or after TRACE_S seconds.  Raw system calls only: the tracer
+ * asks the cache nothing.
+ */
+#define TRACE_S 10
+#define TRACED_SYNC_BOUND_S 2.0
+
+static void trace_watcher(pid_t w, const char *log, int go)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			      0644);
+	char c = '+';
+
+	alarm(TRACE_S);
+	if (fd < 0 || ptrace(PTRACE_SEIZE, w, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) != 0 ||
+	    ptrace(PTRACE_INTERRUPT, w, NULL, NULL) != 0)
+		c = '-';
+	syscall(SYS_write, go, &c, 1);
+	if (c == '-')
+		_exit(77);
+	for (;;) {
+		int ws = 0, sig = 0;
+
+		if (syscall(SYS_wait4, w, &ws, __WALL, NULL) != w || WIFEXITED(ws) || WIFSIGNALED(ws))
+			_exit(0);
+		if (WIFSTOPPED(ws) && WSTOPSIG(ws) == (SIGTRAP | 0x80))
+			syscall(SYS_write, fd, "a system call of the watcher\n", 29);
+		else if (WIFSTOPPED(ws) && (ws >> 16) == 0)
+			sig = WSTOPSIG(ws); /* a signal for the watcher: delivered */
+		if (ptrace(PTRACE_SYSCALL, w, NULL, (void *)(long)sig) != 0)
+			_exit(0);
+	}
+}
+
+/* The watcher traced as above: a sync point (an own mkdir, then its stat)
+ * returns within TRACED_SYNC_BOUND_S and answers exactly.  The tracer is left
+ * running; base/pids gets the watcher's pid and the tracer's, for the test to
+ * see the watcher leave while it is still traced.  77: ptrace refused. */
+static int helper_traced(const char *base)
+{
+	char f[PLEN], log[PLEN];
+	int go[2];
+	unsigned int pid;
+	pid_t tracer;
+	struct stat st;
+	double t0, took;
+	char c = 0;
+	FILE *out;
+
+	snprintf(f, sizeof(f), "%s/new", base);
+	snprintf(log, sizeof(log), "%s/trace.log", base);
+	/* Lookups for 150 ms: the directory watched, the name cached negative. */
+	for (t0 = mono_now(); mono_now() - t0 < 0.15;)
+		if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
+			LEFT_SESSION("traced: setup (in the session: %d inotify_init1)", n_init);
+	if (session_pid(&pid) != 0)
+		FAIL("traced: cannot read the ring's header");
+	if (pipe(go) != 0)
+		FAIL("traced: pipe: %s", strerror(errno));
+	tracer = fork();
+	if (tracer == 0) {
+		close(go[0]);
+		trace_watcher((pid_t)pid, log, go[1]);
+	}
+	close(go[1]);
+	if (tracer < 0 || read(go[0], &c, 1) != 1 || c != '+') {
+		close(go[0]);
+		if (tracer > 0)
+			waitpid(tracer, NULL, 0);
+		fprintf(stderr, "traced: ptrace of the watcher %u refused\n", pid);
+		return 77;
+	}
+	close(go[0]);
+	/* The feedback runs: the log grows by itself. */
+	for (t0 = mono_now(); mono_now() - t0 < 2.0; sleep_ms(5))
+		if (syscall(SYS_newfstatat, AT_FDCWD, log, &st, 0) == 0 && st.st_size > 29 * 200)
+			break;
+	if (st.st_size <= 29 * 200)
+		FAIL("traced: the tracer wrote %lld bytes in 2 s", (long long)st.st_size);
+	snprintf(f, sizeof(f), "%s/own", base);
+	t0 = mono_now();
+	if (mkdir(f, 0755) != 0 || stat(f, &st) != 0)
+		FAIL("traced: mkdir+stat %s: %s", f, strerror(errno));
+	took = mono_now() - t0;
+	fprintf(stderr, "traced: a sync point took %.3f ms (bound %.0f ms)\n", took * 1000.0,
+		TRACED_SYNC_BOUND_S * 1000.0);
+	if (took > TRACED_SYNC_BOUND_S)
+		FAIL("traced: a sync point took %.3f s > %.1f s", took, TRACED_SYNC_BOUND_S);
+	if (check_exact(f, "traced", 0))
+		return 1;
+	snprintf(f, sizeof(f), "%s/pids", base);
+	out = fopen(f, "w");
+	if (!out || fprintf(out, "%u %d\n", pid, (int)tracer) < 0 || fclose(out) != 0)
+		FAIL("traced: write %s", f);
+	return 0;
+}
+
 static int helper(int argc, char **argv)
 {
 	const char *m = argv[2], *a = argc > 3 ? argv[3] : "", *b = argc > 4 ? argv[4] : "";
@@ -1545,6 +1648,8 @@ static int helper(int argc, char **argv)
 		return helper_flood_child(a);
 	if (!strcmp(m, "close-out"))
 		return helper_close_out();
+	if (!strcmp(m, "traced"))
+		return helper_traced(a);
 	if (!strcmp(m, "foreign"))
 		return helper_foreign(a, b);
 	if (!strcmp(m, "shared"))
@@ -2267,6 +2372,52 @@ static void test_session_starved_watcher_stale_at_most_100ms(void **state)
 	run_stall("starve");
 }
 
+/* 1 if process pid exists and is not a zombie. */
+static int proc_running(unsigned int pid)
+{
+	char p[64], buf[512], *rp;
+	int fd;
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%u/stat", pid);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	rp = strrchr(buf, ')');
+	return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
+}
+
+/* The watcher traced, a line written into a watched directory at each of its
+ * system calls (helper_traced): a sync point still returns (before: it waited
+ * for as long as the tracing lasted), and the watcher leaves after the
+ * command though the tracer still writes (before: never, while traced). */
+static void test_session_traced_watcher_holds_no_sync_point(void **state)
+{
+	char d[PLEN], f[PLEN];
+	unsigned int wpid = 0;
+	int tpid = 0, running;
+	FILE *in;
+	double t0;
+
+	(void)state;
+	subdir(d, "traced");
+	run_session_or_skip("traced", d, "ptrace of the watcher refused here");
+	snprintf(f, sizeof(f), "%s/pids", d);
+	in = fopen(f, "r");
+	assert_non_null(in);
+	assert_int_equal(fscanf(in, "%u %d", &wpid, &tpid), 2);
+	fclose(in);
+	for (t0 = mono_now(); (running = proc_running(wpid)) && mono_now() - t0 < 3.0;)
+		sleep_ms(10);
+	print_message("the traced watcher %s after %.3f s\n", running ? "still runs" : "left",
+		      mono_now() - t0);
+	kill((pid_t)tpid, SIGKILL);
+	assert_false(running);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -2297,6 +2448,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_stopped_watcher_holds_a_sync_point_at_most_100ms),
 		cmocka_unit_test(test_session_killed_watcher_stale_at_most_100ms),
 		cmocka_unit_test(test_session_starved_watcher_stale_at_most_100ms),
+		cmocka_unit_test(test_session_traced_watcher_holds_no_sync_point),
 	};
 
 	if (argc > 2 && !strcmp(argv[1], "--helper"))
