@@ -731,8 +731,14 @@ void session_apply_locked(void (*apply)(const struct inotify_event *ev))
 		char b[sizeof(struct inotify_event) + NAME_MAX + 1];
 	} u;
 	uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+	/* The records published when this call began, and no more: applying
+	 * one may make a record (a traced process whose lstat() of an event's
+	 * name writes a line into a watched directory), and a loop up to the
+	 * moving tail could then go on for as long as that lasted.  A sync
+	 * point calls this after the watcher has published what it waits for. */
+	const uint64_t end = tail;
 
-	while (read_pos != tail) {
+	while ((int64_t)(end - read_pos) > 0) {
 		const struct ring_rec *rec = &ring->recs[read_pos % RING_RECORDS];
 		uint32_t len;
 

@@ -68,8 +68,9 @@ void session_wake(void);
 int session_watcher_alive(void);
 /* Never attach again in this process image. */
 void session_mark_dead(void);
-/* Apply the records from this process's read position to the tail with
- * `apply` (an IN_Q_OVERFLOW record in place of lost ones).  Under
+/* Apply the records from this process's read position to the tail as read
+ * when the call began, with `apply` (an IN_Q_OVERFLOW record in place of
+ * lost ones).  Under
  * inval.c's read_mutex (which guards the read position). */
 void session_apply_locked(void (*apply)(const struct inotify_event *ev));
 

@@ -1516,8 +1516,8 @@ static int helper_stall(const char *base, const char *how)
 
 /*
  * A traced watcher (doc/coherence.md, clause 4): a tracer of the watcher's
- * main thread writes a line to a file in a watched directory at each of its
- * system calls, as `strace -f -o LOG` with LOG there does, so that each read()
+ * main thread (or of any thread w: trace_with_log) writes a line to a file in
+ * a watched directory at each of its system calls, as `strace -f -o LOG` with LOG there does, so that each read()
  * of the instance queues the next event.  The tracer is this helper's child;
  * it writes '+' (tracing) or '-' (ptrace refused) to `go`, and ends when the
  * watcher does or after TRACE_S seconds.  Raw system calls only: the tracer
@@ -1526,14 +1526,22 @@ static int helper_stall(const char *base, const char *how)
 #define TRACE_S 10
 #define TRACED_SYNC_BOUND_S 2.0
 
-static void trace_watcher(pid_t w, const char *log, int go)
+static void trace_with_log(pid_t w, const char *log, int go)
 {
+	char log2[PLEN];
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			      0644);
+			      0644), fd2, stops = 0;
 	char c = '+';
 
+	/* Two logs, written in turn (a system call's entry, then its exit):
+	 * their events differ, so the kernel merges none of them. */
+	snprintf(log2, sizeof(log2), "%s.2", log);
+	fd2 = (int)syscall(SYS_openat, AT_FDCWD, log2, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			   0644);
+
 	alarm(TRACE_S);
-	if (fd < 0 || ptrace(PTRACE_SEIZE, w, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) != 0 ||
+	if (fd < 0 || fd2 < 0 ||
+	    ptrace(PTRACE_SEIZE, w, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) != 0 ||
 	    ptrace(PTRACE_INTERRUPT, w, NULL, NULL) != 0)
 		c = '-';
 	syscall(SYS_write, go, &c, 1);
@@ -1545,12 +1553,71 @@ static void trace_watcher(pid_t w, const char *log, int go)
 		if (syscall(SYS_wait4, w, &ws, __WALL, NULL) != w || WIFEXITED(ws) || WIFSIGNALED(ws))
 			_exit(0);
 		if (WIFSTOPPED(ws) && WSTOPSIG(ws) == (SIGTRAP | 0x80))
-			syscall(SYS_write, fd, "a system call of the watcher\n", 29);
+			syscall(SYS_write, stops++ % 2 ? fd2 : fd, "a system call of the watcher\n",
+				29);
 		else if (WIFSTOPPED(ws) && (ws >> 16) == 0)
 			sig = WSTOPSIG(ws); /* a signal for the watcher: delivered */
 		if (ptrace(PTRACE_SYSCALL, w, NULL, (void *)(long)sig) != 0)
 			_exit(0);
 	}
+}
+
+/* This process traced as above, as `strace -f -o LOG rcuwalk -- CMD` traces
+ * the command: applying an event may lstat() its name, which writes a line,
+ * which the watcher publishes as the next record.  A sync point (an own
+ * mkdir, then its stat) returns within TRACED_SYNC_BOUND_S and answers
+ * exactly.  77: ptrace refused. */
+static int helper_traced_self(const char *base)
+{
+	char f[PLEN], log[PLEN];
+	int go[2];
+	pid_t tracer, self = getpid();
+	struct stat st;
+	double t0, took;
+	char c = 0;
+
+	snprintf(f, sizeof(f), "%s/new", base);
+	snprintf(log, sizeof(log), "%s/trace.log", base);
+	for (t0 = mono_now(); mono_now() - t0 < 0.15;)
+		if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
+			LEFT_SESSION("traced-self: setup (in the session: %d inotify_init1)", n_init);
+	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* Yama: a child may */
+	if (pipe(go) != 0)
+		FAIL("traced-self: pipe: %s", strerror(errno));
+	tracer = fork();
+	if (tracer == 0) {
+		close(go[0]);
+		trace_with_log(self, log, go[1]);
+	}
+	close(go[1]);
+	if (tracer < 0 || read(go[0], &c, 1) != 1 || c != '+') {
+		close(go[0]);
+		if (tracer > 0)
+			waitpid(tracer, NULL, 0);
+		fprintf(stderr, "traced-self: ptrace of this process refused\n");
+		return 77;
+	}
+	close(go[0]);
+	/* This thread's lookups of the logs (their sizes, cached) grow them. */
+	snprintf(f, sizeof(f), "%s.2", log);
+	for (t0 = mono_now(); mono_now() - t0 < 2.0;)
+		if (stat(f, &st) == 0 && stat(log, &st) == 0 && st.st_size > 29 * 200)
+			break;
+	snprintf(f, sizeof(f), "%s/own", base);
+	t0 = mono_now();
+	if (mkdir(f, 0755) != 0 || stat(f, &st) != 0)
+		FAIL("traced-self: mkdir+stat %s: %s", f, strerror(errno));
+	took = mono_now() - t0;
+	c = (char)check_exact(f, "traced-self", 0);
+	kill(tracer, SIGKILL);
+	waitpid(tracer, NULL, 0);
+	fprintf(stderr, "traced-self: a sync point took %.3f ms (bound %.0f ms)\n", took * 1000.0,
+		TRACED_SYNC_BOUND_S * 1000.0);
+	if (c)
+		return 1;
+	if (took > TRACED_SYNC_BOUND_S)
+		FAIL("traced-self: a sync point took %.3f s > %.1f s", took, TRACED_SYNC_BOUND_S);
+	return 0;
 }
 
 /* The watcher traced as above: a sync point (an own mkdir, then its stat)
@@ -1581,7 +1648,7 @@ static int helper_traced(const char *base)
 	tracer = fork();
 	if (tracer == 0) {
 		close(go[0]);
-		trace_watcher((pid_t)pid, log, go[1]);
+		trace_with_log((pid_t)pid, log, go[1]);
 	}
 	close(go[1]);
 	if (tracer < 0 || read(go[0], &c, 1) != 1 || c != '+') {
@@ -1650,6 +1717,8 @@ static int helper(int argc, char **argv)
 		return helper_close_out();
 	if (!strcmp(m, "traced"))
 		return helper_traced(a);
+	if (!strcmp(m, "traced-self"))
+		return helper_traced_self(a);
 	if (!strcmp(m, "foreign"))
 		return helper_foreign(a, b);
 	if (!strcmp(m, "shared"))
@@ -2418,6 +2487,17 @@ static void test_session_traced_watcher_holds_no_sync_point(void **state)
 	assert_false(running);
 }
 
+/* The session's process itself traced (helper_traced_self): a sync point
+ * still returns, exactly. */
+static void test_session_traced_process_holds_no_sync_point(void **state)
+{
+	char d[PLEN];
+
+	(void)state;
+	subdir(d, "traced-self");
+	run_session_or_skip("traced-self", d, "ptrace of a process by its child refused here");
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -2449,6 +2529,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_killed_watcher_stale_at_most_100ms),
 		cmocka_unit_test(test_session_starved_watcher_stale_at_most_100ms),
 		cmocka_unit_test(test_session_traced_watcher_holds_no_sync_point),
+		cmocka_unit_test(test_session_traced_process_holds_no_sync_point),
 	};
 
 	if (argc > 2 && !strcmp(argv[1], "--helper"))
