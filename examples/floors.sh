@@ -77,7 +77,8 @@
 # of the command's processes, getrusage of the children), which a loaded
 # machine's scheduling moves less than wall time.  The session's watcher is
 # not the command's child (it is reparented), so its CPU time is taken once
-# per workload from one more shim run (`--keep=1`, its /proc schedstat read
+# per workload from one more shim run (`--keep=1`, in an XDG_RUNTIME_DIR of
+# its own so that it joins no kept session; its /proc schedstat read
 # once the command has ended) and added to every shim round's.  CPU floor =
 # lookup floor + (empty CPU / none CPU - 1), the same goal.
 # Needs gcc, make, strace and python3 (cmake and g++ for fmt, pkg-config and
@@ -287,13 +288,25 @@ def run(cmd, cwd, prep, env, outputs):
 def watcher_cpu(cmd, cwd, prep, outputs):
     # One more shim run whose watcher outlives the command by a second: its
     # CPU time (schedstat's first field, ns) once the command has ended.
-    # The newest rcuwalk-watcher is this run's: the rounds' watchers ended
-    # with their commands.  None if it cannot be read.
-    run([shim, "--keep=1", "--"] + cmd, cwd, prep, base, outputs)
-    pg = subprocess.run(["pgrep", "-n", "-x", "rcuwalk-watcher"], capture_output=True, text=True)
+    # Its own XDG_RUNTIME_DIR, so that it joins no session the user keeps
+    # (--keep); the command notes its session's directory, which names the
+    # watcher (its command line: "rcuwalk-watcher DIR").  None if it
+    # cannot be read.
+    xdg = os.path.join(tmp, "xdg"); os.makedirs(xdg, mode=0o700, exist_ok=True)
+    note = os.path.join(tmp, "session.name")
+    if os.path.exists(note):
+        os.unlink(note)
+    wrap = ["sh", "-c", 'printf %s "$RCUWALK_SESSION" > "$0"; exec "$@"', note] + cmd
+    run([shim, "--keep=1", "--"] + wrap, cwd, prep, dict(base, XDG_RUNTIME_DIR=xdg), outputs)
     try:
-        ns = int(open(f"/proc/{pg.stdout.split()[0]}/schedstat").read().split()[0])
-    except (IndexError, OSError, ValueError):
+        sdir = open(note).read()
+        pg = subprocess.run(["pgrep", "-x", "-f", "rcuwalk-watcher " + re.escape(sdir)],
+                            capture_output=True, text=True)
+        pids = pg.stdout.split()
+        if not sdir or len(pids) != 1:
+            return None
+        ns = int(open(f"/proc/{pids[0]}/schedstat").read().split()[0])
+    except (OSError, ValueError):
         return None
     return ns / 1e9
 
