@@ -569,6 +569,8 @@ static void print_summary(FILE *f, const struct summary *s, const struct run_inf
 	fprintf(f, "%-15s %14lld %6s  %s\n", "net_saved", net, "", "saved - misses - watches");
 	LINE("fill_ns", v[F_fill_ns], "", "time the shim spent filling the cache on misses (measured)");
 	LINE("start_ns", v[F_start_ns], "", "time the shim spent starting its cache (measured)");
+	LINE("index_hits", v[F_index_hits], "", "walks the path index resolved whole (RCUWALK_NAME_INDEX=1)");
+	LINE("prefix_hits", v[F_prefix_hits], "", "walks begun at their directory's path-index entry");
 	print_costs(f, s, run);
 #undef LINE
 }

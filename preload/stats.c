@@ -275,7 +275,7 @@ static void write_samples(void)
 void preload_write_record(const char *end)
 {
 	struct counters now;
-	uint64_t v[32];
+	uint64_t v[33];
 	char rec[RCUWALK_RECORD_LEN + 1], *p = rec;
 	int saved_errno = errno, n = 0, fd;
 	uint64_t hits, neg, pass_cache_all, shim_pass, any = 0;
@@ -354,6 +354,8 @@ void preload_write_record(const char *end)
 		v[n++] = delta(now.dc.shared_path_hits, base.dc.shared_path_hits);
 		v[n++] = delta(now.dc.fill_ns, base.dc.fill_ns);
 		v[n++] = delta(now.start_ns, base.start_ns);
+		v[n++] = delta(now.dc.index_hits, base.dc.index_hits);
+		v[n++] = delta(now.dc.prefix_hits, base.dc.prefix_hits);
 	}
 	/* An exec record only if this image's own calls counted something
 	 * (lookups, misses); what the inotify thread counts meanwhile (events,
@@ -370,7 +372,7 @@ void preload_write_record(const char *end)
 			RCUWALK_RECORD_FIELDS(RCUWALK_NAME_)
 #undef RCUWALK_NAME_
 		};
-		_Static_assert(sizeof(names) / sizeof(names[0]) == 31, "field count");
+		_Static_assert(sizeof(names) / sizeof(names[0]) == 33, "field count");
 
 		for (int i = 0; i < n; i++) {
 			*p++ = ' ';

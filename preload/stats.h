@@ -77,7 +77,12 @@
  *                 the cache made for itself, and their bookkeeping),
  *                 measured around each (DCACHE_STAT_FILL_NS)
  *   start_ns      ns spent starting the cache (start_cache(): loading
- *                 liburcu), measured; appended last
+ *                 liburcu), measured
+ *   index_hits    walks the path index resolved in one step, from the
+ *                 whole name to its final dentry (dcache_stats); counted in
+ *                 hits/neg_hits too
+ *   prefix_hits   walks begun at the index entry of their name's directory
+ *                 prefix (dcache_walk.c, "Prefix"); appended last
  *
  * end= says which end of the process image wrote it:
  *   dtor  exit() or return from main (the library destructor)
@@ -120,7 +125,8 @@
 	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows) \
 	X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)    \
 	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared)    \
-	X(searches_shared) X(paths_shared) X(path_hits_shared) X(fill_ns) X(start_ns)
+	X(searches_shared) X(paths_shared) X(path_hits_shared) X(fill_ns) X(start_ns) \
+	X(index_hits) X(prefix_hits)
 
 #define RCUWALK_RECORD_PID_DIGITS 10
 #define RCUWALK_RECORD_NUM_DIGITS 20

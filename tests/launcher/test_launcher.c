@@ -20,6 +20,7 @@
  *   --lookups-exec N   N absent-name stat() calls, then exec of itself with
  *                      --lookups-_exit N
  *   --lookups-_exit N  N absent-name stat() calls, then _exit(0)
+ *   --index-lookups DIR N  N stat() calls of 7 absent names in DIR, then exit(0)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -215,7 +216,7 @@ static int count_substr(const char *hay, const char *needle)
 	X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form) X(pass_write) X(pass_early)   \
 	X(watches) X(watch_fail) X(events) X(overflows) X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy) \
 	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared) X(searches_shared) \
-	X(paths_shared) X(path_hits_shared)
+	X(paths_shared) X(path_hits_shared) X(fill_ns) X(start_ns) X(index_hits) X(prefix_hits)
 enum {
 #define X(n) I_##n,
 	FIELDS(X)
@@ -1091,6 +1092,45 @@ static void test_preload_exclude_past_its_limit_caches_nothing_and_says_so(void 
 	}
 }
 
+/* RCUWALK_NAME_INDEX=1 gives whole names path-index entries of their own:
+ * repeated names resolve in one step (index_hits).  By default only their
+ * directory prefixes have entries: no index_hits, prefix_hits instead. */
+static void test_preload_name_index_env_turns_whole_name_entries_on(void **state)
+{
+	char self[PLEN], dir[PLEN], records[PLEN], stats_env[PLEN + 16];
+	char *argv[] = { (char *)g_launcher, "--no-session", "--warmup=0", "--", self,
+			 "--index-lookups", dir, "700", NULL };
+	const char *env[] = { stats_env, "RCUWALK_NAME_INDEX", NULL };
+	struct rec recs[4];
+	struct run r;
+
+	(void)state;
+	self_path(self);
+	sp(dir, "%s/name-index", g_scratch);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	sp(records, "%s/name-index-records", g_scratch);
+	snprintf(stats_env, sizeof(stats_env), "RCUWALK_STATS=%s", records);
+	for (int on = 0; on <= 1; on++) {
+		env[1] = on ? "RCUWALK_NAME_INDEX=1" : "RCUWALK_NAME_INDEX";
+		unlink(records);
+		run(argv, env, &r);
+		assert_int_equal(r.status, 0);
+		run_free(&r);
+		assert_int_equal(read_recs(records, recs, 4), 1);
+		print_message("RCUWALK_NAME_INDEX %s: index_hits %llu, prefix_hits %llu, neg_hits %llu\n",
+			      on ? "=1" : "unset", recs[0].v[I_index_hits], recs[0].v[I_prefix_hits],
+			      recs[0].v[I_neg_hits]);
+		assert_true(recs[0].v[I_neg_hits] >= 600);
+		if (on) {
+			assert_true(recs[0].v[I_index_hits] >= 500);
+		} else {
+			assert_int_equal(recs[0].v[I_index_hits], 0);
+			assert_true(recs[0].v[I_prefix_hits] >= 500);
+		}
+	}
+	unlink(records);
+}
+
 /* Without --stats nothing but the command's own output; --log gets the
  * diagnostics. */
 static void test_launcher_prints_only_the_commands_output_and_logs_to_log_file(void **state)
@@ -1833,10 +1873,10 @@ static void test_stats_summary_on_stderr_is_the_only_addition(void **state)
 	assert_int_equal(count_substr(r.err, "rcuwalk summary: "), 1);
 	assert_true(summary_value(r.err, "lookups") >= PROBES * (PROBE_PRESENT + PROBE_ABSENT));
 	/* every line of stderr is the summary's: header, one line per key
-	 * (and fill_ns, start_ns, net_saved), wall_ms, cpu_ms, one per
-	 * filesystem, kernel_ms, shim_ms, verdict */
+	 * (and net_saved), wall_ms, cpu_ms, one per filesystem, kernel_ms,
+	 * shim_ms, verdict */
 	assert_int_equal(count_substr(r.err, "\n"),
-			 1 + NFIELDS + 3 + 2 + count_substr(r.err, "\nfs ") + 3);
+			 1 + NFIELDS + 1 + 2 + count_substr(r.err, "\nfs ") + 3);
 	assert_true(count_substr(r.err, "\nfs ") >= 1);
 	run_free(&r);
 }
@@ -2062,6 +2102,16 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && !strcmp(argv[1], "--find-watcher"))
 		return find_watcher_main();
+	if (argc == 4 && !strcmp(argv[1], "--index-lookups")) {
+		struct stat st;
+		char p[PLEN];
+
+		for (int i = 0; i < atoi(argv[3]); i++) {
+			snprintf(p, sizeof(p), "%s/absent-%d", argv[2], i % 7);
+			(void)stat(p, &st);
+		}
+		exit(0);
+	}
 	if (argc == 3 && !strcmp(argv[1], "--lookups-_exit")) {
 		absent_lookups(atoi(argv[2]));
 		_exit(0);
@@ -2104,6 +2154,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_bad_option_values_exit_125),
 		cmocka_unit_test(test_launcher_exclude_past_its_limit_exits_125),
 		cmocka_unit_test(test_preload_exclude_past_its_limit_caches_nothing_and_says_so),
+		cmocka_unit_test(test_preload_name_index_env_turns_whole_name_entries_on),
 		cmocka_unit_test(test_launcher_prints_only_the_commands_output_and_logs_to_log_file),
 		cmocka_unit_test(test_launcher_finds_library_installed_to_temporary_prefix),
 		cmocka_unit_test(test_launcher_uninstall_target_removes_what_install_wrote),
