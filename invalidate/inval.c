@@ -267,9 +267,6 @@ void apply_event(const struct inotify_event *ev)
 		dcache_event_self(ev->wd, DCACHE_EV_ATTR);
 }
 
-/* Read until the queue is empty, or until instance (fd, gen) is no longer
- * ours.  Called with read_mutex held.  Each read() is made under fd_mutex
- * (I1); events are applied outside it.  Returns 0 if the instance is gone. */
 /*
  * Behind: while events are being applied, apply_since holds the time
  * (CLOCK_MONOTONIC_COARSE) before which every event being applied was
@@ -318,7 +315,9 @@ void apply_ring_locked(void)
  * (`strace -f -o LOG`, LOG in a watched directory, writes a line for each
  * read() and for the lstat() an event's name may need: one more event each).
  * The instance is a FIFO, so the bytes queued at the start hold every event
- * queued before the call, all that a sync point waits for.
+ * queued before the call, all that a sync point waits for.  Under read_mutex;
+ * each read() under fd_mutex (I1), events applied outside it.  Returns 0 if
+ * instance (fd, gen) is no longer ours.
  */
 int read_all_locked(int fd, unsigned int gen)
 {

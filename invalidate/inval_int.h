@@ -39,9 +39,9 @@ extern atomic_int reader_running;
 extern atomic_int reader_batching;
 /* Apply one event to the cache.  Under read_mutex. */
 void apply_event(const struct inotify_event *ev);
-/* Read instance (fd, gen) until its queue is empty, applying what it reads
- * (a session: the ring's records).  Under read_mutex; 0 if the instance is
- * gone. */
+/* Apply what was queued on instance (fd, gen) when the call began (a
+ * session: the ring's records published then).  Under read_mutex; 0 if the
+ * instance is gone. */
 int read_all_locked(int fd, unsigned int gen);
 /* Empty the cache if the mount table changed (mnt_sfd); `pending`: also
  * say whether events are queued.  Under read_mutex. */
