@@ -80,8 +80,9 @@ static long mono_ns(void)
  * no read cycle in progress at t2 > t1 mean that every event queued before
  * t1 was taken by a cycle that has published it.  Otherwise wait for a
  * cycle that starts after t1 (it reads every byte queued when it starts,
- * so every event queued before t1, and publishes before it ends: state reaches the even value after the next odd
- * one), or for that test to pass later.
+ * so every event queued before t1, and publishes before it ends: state
+ * reaches the even value after the next odd one), or for that test to pass
+ * later.
  * A watcher that makes no progress
  * (session_stalled_locked) or is gone: -1, the caller gives the session up.
  * Under read_mutex, for instance (fd, gen); FIONREAD under fd_mutex (I1).

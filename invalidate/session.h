@@ -70,8 +70,7 @@ int session_watcher_alive(void);
 void session_mark_dead(void);
 /* Apply the records from this process's read position to the tail as read
  * when the call began, with `apply` (an IN_Q_OVERFLOW record in place of
- * lost ones).  Under
- * inval.c's read_mutex (which guards the read position). */
+ * lost ones).  Under inval.c's read_mutex (which guards the read position). */
 void session_apply_locked(void (*apply)(const struct inotify_event *ev));
 
 /* Shared entries (cache/dcache_arena.c), for inval.c's ticket: watch

@@ -12,9 +12,8 @@
  *  - the main thread loops on poll():
  *    - the inotify fd: one read cycle (state odd, read() what was queued
  *      at its start, append records, publish tail, state even,
- *      FUTEX_WAKE), then a pause
- *      of up to RING_BATCH_NS that a process at a sync point cuts short
- *      (ring.h, poke);
+ *      FUTEX_WAKE), then a pause of up to RING_BATCH_NS that a process at
+ *      a sync point cuts short (ring.h, poke);
  *    - its /proc/self/mountinfo: a mount table change bumps the ring's
  *      `mounts` count (ring.h);
  *    - a pidfd of the launcher's pid (the command, which the launcher
