@@ -1769,6 +1769,7 @@ static void test_traced_process_holds_no_sync_point(void **state)
 	}
 	close(go[0]);
 	/* The feedback runs: this thread's own system calls grow the log. */
+	memset(&st, 0, sizeof(st));
 	for (t0 = mono_now(); mono_now() - t0 < 2.0;)
 		if (syscall(SYS_newfstatat, AT_FDCWD, log, &st, 0) == 0 && st.st_size > 26 * 200)
 			break;

@@ -1517,11 +1517,11 @@ static int helper_stall(const char *base, const char *how)
 /*
  * A traced watcher (doc/coherence.md, clause 4): a tracer of the watcher's
  * main thread (or of any thread w: trace_with_log) writes a line to a file in
- * a watched directory at each of its system calls, as `strace -f -o LOG` with LOG there does, so that each read()
- * of the instance queues the next event.  The tracer is this helper's child;
- * it writes '+' (tracing) or '-' (ptrace refused) to `go`, and ends when the
- * watcher does or after TRACE_S seconds.  Raw system calls only: the tracer
- * asks the cache nothing.
+ * a watched directory at each of its system calls, as `strace -f -o LOG`
+ * with LOG there does, so that each read() of the instance queues the next
+ * event.  The tracer is this helper's child; it writes '+' (tracing) or '-'
+ * (ptrace refused) to `go`, and ends when the thread does or after TRACE_S
+ * seconds.  Raw system calls only: the tracer asks the cache nothing.
  */
 #define TRACE_S 10
 #define TRACED_SYNC_BOUND_S 2.0
@@ -1600,9 +1600,15 @@ static int helper_traced_self(const char *base)
 	close(go[0]);
 	/* This thread's lookups of the logs (their sizes, cached) grow them. */
 	snprintf(f, sizeof(f), "%s.2", log);
+	memset(&st, 0, sizeof(st));
 	for (t0 = mono_now(); mono_now() - t0 < 2.0;)
 		if (stat(f, &st) == 0 && stat(log, &st) == 0 && st.st_size > 29 * 200)
 			break;
+	if (st.st_size <= 29 * 200) {
+		kill(tracer, SIGKILL);
+		waitpid(tracer, NULL, 0);
+		FAIL("traced-self: the tracer wrote %lld bytes in 2 s", (long long)st.st_size);
+	}
 	snprintf(f, sizeof(f), "%s/own", base);
 	t0 = mono_now();
 	if (mkdir(f, 0755) != 0 || stat(f, &st) != 0)
@@ -1660,6 +1666,7 @@ static int helper_traced(const char *base)
 	}
 	close(go[0]);
 	/* The feedback runs: the log grows by itself. */
+	memset(&st, 0, sizeof(st));
 	for (t0 = mono_now(); mono_now() - t0 < 2.0; sleep_ms(5))
 		if (syscall(SYS_newfstatat, AT_FDCWD, log, &st, 0) == 0 && st.st_size > 29 * 200)
 			break;
