@@ -1562,6 +1562,49 @@ static void trace_with_log(pid_t w, const char *log, int go)
 	}
 }
 
+/* Start a tracer of thread w (trace_with_log) into *tracer: 0 once it
+ * traces, 77 if ptrace is refused, 1 on another failure. */
+static int start_tracer(pid_t w, const char *log, const char *what, pid_t *tracer)
+{
+	int go[2];
+	char c = 0;
+
+	if (pipe(go) != 0)
+		FAIL("%s: pipe: %s", what, strerror(errno));
+	*tracer = fork();
+	if (*tracer == 0) {
+		close(go[0]);
+		trace_with_log(w, log, go[1]);
+	}
+	close(go[1]);
+	if (*tracer < 0 || read(go[0], &c, 1) != 1 || c != '+') {
+		close(go[0]);
+		if (*tracer > 0)
+			waitpid(*tracer, NULL, 0);
+		fprintf(stderr, "%s: ptrace of %d refused\n", what, (int)w);
+		return 77;
+	}
+	close(go[0]);
+	return 0;
+}
+
+/* A sync point while traced: mkdir base/own, then its stat; *took: seconds.
+ * 0, or 1 if either call failed. */
+static int traced_sync_point(const char *base, const char *what, double *took)
+{
+	char f[PLEN];
+	struct stat st;
+	double t0 = mono_now();
+
+	snprintf(f, sizeof(f), "%s/own", base);
+	if (mkdir(f, 0755) != 0 || stat(f, &st) != 0)
+		FAIL("%s: mkdir+stat %s: %s", what, f, strerror(errno));
+	*took = mono_now() - t0;
+	fprintf(stderr, "%s: a sync point took %.3f ms (bound %.0f ms)\n", what, *took * 1000.0,
+		TRACED_SYNC_BOUND_S * 1000.0);
+	return 0;
+}
+
 /* This process traced as above, as `strace -f -o LOG rcuwalk -- CMD` traces
  * the command: applying an event may lstat() its name, which writes a line,
  * which the watcher publishes as the next record.  A sync point (an own
@@ -1570,11 +1613,10 @@ static void trace_with_log(pid_t w, const char *log, int go)
 static int helper_traced_self(const char *base)
 {
 	char f[PLEN], log[PLEN];
-	int go[2];
-	pid_t tracer, self = getpid();
+	pid_t tracer;
 	struct stat st;
 	double t0, took;
-	char c = 0;
+	int r;
 
 	snprintf(f, sizeof(f), "%s/new", base);
 	snprintf(log, sizeof(log), "%s/trace.log", base);
@@ -1582,44 +1624,23 @@ static int helper_traced_self(const char *base)
 		if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
 			LEFT_SESSION("traced-self: setup (in the session: %d inotify_init1)", n_init);
 	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* Yama: a child may */
-	if (pipe(go) != 0)
-		FAIL("traced-self: pipe: %s", strerror(errno));
-	tracer = fork();
-	if (tracer == 0) {
-		close(go[0]);
-		trace_with_log(self, log, go[1]);
-	}
-	close(go[1]);
-	if (tracer < 0 || read(go[0], &c, 1) != 1 || c != '+') {
-		close(go[0]);
-		if (tracer > 0)
-			waitpid(tracer, NULL, 0);
-		fprintf(stderr, "traced-self: ptrace of this process refused\n");
-		return 77;
-	}
-	close(go[0]);
+	if ((r = start_tracer(getpid(), log, "traced-self", &tracer)) != 0)
+		return r;
 	/* This thread's lookups of the logs (their sizes, cached) grow them. */
 	snprintf(f, sizeof(f), "%s.2", log);
 	memset(&st, 0, sizeof(st));
 	for (t0 = mono_now(); mono_now() - t0 < 2.0;)
 		if (stat(f, &st) == 0 && stat(log, &st) == 0 && st.st_size > 29 * 200)
 			break;
-	if (st.st_size <= 29 * 200) {
-		kill(tracer, SIGKILL);
-		waitpid(tracer, NULL, 0);
-		FAIL("traced-self: the tracer wrote %lld bytes in 2 s", (long long)st.st_size);
-	}
+	r = st.st_size <= 29 * 200 ? 2 : traced_sync_point(base, "traced-self", &took);
 	snprintf(f, sizeof(f), "%s/own", base);
-	t0 = mono_now();
-	if (mkdir(f, 0755) != 0 || stat(f, &st) != 0)
-		FAIL("traced-self: mkdir+stat %s: %s", f, strerror(errno));
-	took = mono_now() - t0;
-	c = (char)check_exact(f, "traced-self", 0);
+	if (!r)
+		r = check_exact(f, "traced-self", 0);
 	kill(tracer, SIGKILL);
 	waitpid(tracer, NULL, 0);
-	fprintf(stderr, "traced-self: a sync point took %.3f ms (bound %.0f ms)\n", took * 1000.0,
-		TRACED_SYNC_BOUND_S * 1000.0);
-	if (c)
+	if (r == 2)
+		FAIL("traced-self: the tracer wrote %lld bytes in 2 s", (long long)st.st_size);
+	if (r)
 		return 1;
 	if (took > TRACED_SYNC_BOUND_S)
 		FAIL("traced-self: a sync point took %.3f s > %.1f s", took, TRACED_SYNC_BOUND_S);
@@ -1633,13 +1654,12 @@ static int helper_traced_self(const char *base)
 static int helper_traced(const char *base)
 {
 	char f[PLEN], log[PLEN];
-	int go[2];
 	unsigned int pid;
 	pid_t tracer;
 	struct stat st;
 	double t0, took;
-	char c = 0;
 	FILE *out;
+	int r;
 
 	snprintf(f, sizeof(f), "%s/new", base);
 	snprintf(log, sizeof(log), "%s/trace.log", base);
@@ -1649,22 +1669,8 @@ static int helper_traced(const char *base)
 			LEFT_SESSION("traced: setup (in the session: %d inotify_init1)", n_init);
 	if (session_pid(&pid) != 0)
 		FAIL("traced: cannot read the ring's header");
-	if (pipe(go) != 0)
-		FAIL("traced: pipe: %s", strerror(errno));
-	tracer = fork();
-	if (tracer == 0) {
-		close(go[0]);
-		trace_with_log((pid_t)pid, log, go[1]);
-	}
-	close(go[1]);
-	if (tracer < 0 || read(go[0], &c, 1) != 1 || c != '+') {
-		close(go[0]);
-		if (tracer > 0)
-			waitpid(tracer, NULL, 0);
-		fprintf(stderr, "traced: ptrace of the watcher %u refused\n", pid);
-		return 77;
-	}
-	close(go[0]);
+	if ((r = start_tracer((pid_t)pid, log, "traced", &tracer)) != 0)
+		return r;
 	/* The feedback runs: the log grows by itself. */
 	memset(&st, 0, sizeof(st));
 	for (t0 = mono_now(); mono_now() - t0 < 2.0; sleep_ms(5))
@@ -1672,15 +1678,11 @@ static int helper_traced(const char *base)
 			break;
 	if (st.st_size <= 29 * 200)
 		FAIL("traced: the tracer wrote %lld bytes in 2 s", (long long)st.st_size);
-	snprintf(f, sizeof(f), "%s/own", base);
-	t0 = mono_now();
-	if (mkdir(f, 0755) != 0 || stat(f, &st) != 0)
-		FAIL("traced: mkdir+stat %s: %s", f, strerror(errno));
-	took = mono_now() - t0;
-	fprintf(stderr, "traced: a sync point took %.3f ms (bound %.0f ms)\n", took * 1000.0,
-		TRACED_SYNC_BOUND_S * 1000.0);
+	if (traced_sync_point(base, "traced", &took))
+		return 1;
 	if (took > TRACED_SYNC_BOUND_S)
 		FAIL("traced: a sync point took %.3f s > %.1f s", took, TRACED_SYNC_BOUND_S);
+	snprintf(f, sizeof(f), "%s/own", base);
 	if (check_exact(f, "traced", 0))
 		return 1;
 	snprintf(f, sizeof(f), "%s/pids", base);
