@@ -272,10 +272,15 @@ static void write_samples(void)
 	__atomic_store_n(&sample_lock, 0, __ATOMIC_RELEASE);
 }
 
+/* The record's field count, from its list (stats.h). */
+#define RCUWALK_COUNT_(name) +1
+enum { RECORD_FIELDS = 0 RCUWALK_RECORD_FIELDS(RCUWALK_COUNT_) };
+#undef RCUWALK_COUNT_
+
 void preload_write_record(const char *end)
 {
 	struct counters now;
-	uint64_t v[33];
+	uint64_t v[RECORD_FIELDS];
 	char rec[RCUWALK_RECORD_LEN + 1], *p = rec;
 	int saved_errno = errno, n = 0, fd;
 	uint64_t hits, neg, pass_cache_all, shim_pass, any = 0;
@@ -372,9 +377,9 @@ void preload_write_record(const char *end)
 			RCUWALK_RECORD_FIELDS(RCUWALK_NAME_)
 #undef RCUWALK_NAME_
 		};
-		_Static_assert(sizeof(names) / sizeof(names[0]) == 33, "field count");
-
-		for (int i = 0; i < n; i++) {
+		/* n != RECORD_FIELDS (a value missing or extra above) makes a
+		 * record of another length: not written (below). */
+		for (int i = 0; i < n && i < RECORD_FIELDS; i++) {
 			*p++ = ' ';
 			p = put_str(p, names[i]);
 			*p++ = '=';
