@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -615,6 +616,82 @@ static inline long read_result(const char *path, char *buf, size_t n)
 	syscall(SYS_close, fd);
 	buf[r > 0 ? r : 0] = '\0';
 	return r;
+}
+
+/*
+ * The body of a tracer child (test_session's traced watcher and command,
+ * test_coherence's traced process; doc/coherence.md, clause 4): it traces
+ * thread w and writes a line to LOG at each of its system-call stops (with
+ * logs == 2 to LOG and LOG.2 in turn: their events differ, so the kernel
+ * merges none), as `strace -f -o LOG` with LOG in a watched directory
+ * does, so that each read() of an inotify instance queues the next event.
+ * It writes '+' (tracing) or '-' (ptrace refused) to `go`, and ends when the
+ * thread does or after TRACE_S seconds.  Raw system calls only: the tracer
+ * asks the cache nothing.  Never returns.
+ */
+#define TRACE_S 10
+#define TRACED_SYNC_BOUND_S 2.0
+
+__attribute__((noreturn)) static inline void trace_with_log(pid_t w, const char *log, int logs,
+							    int go)
+{
+	char log2[PLEN];
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			      0644), fd2 = fd, stops = 0;
+	char c = '+';
+
+	if (logs == 2) { /* a system call's entry, then its exit */
+		xfmt(log2, sizeof(log2), "%s.2", log);
+		fd2 = (int)syscall(SYS_openat, AT_FDCWD, log2,
+				   O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	}
+
+	signal(SIGALRM, SIG_DFL); /* not a watchdog the parent installed */
+	alarm(TRACE_S);
+	if (fd < 0 || fd2 < 0 ||
+	    ptrace(PTRACE_SEIZE, w, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) != 0 ||
+	    ptrace(PTRACE_INTERRUPT, w, NULL, NULL) != 0)
+		c = '-';
+	syscall(SYS_write, go, &c, 1);
+	if (c == '-')
+		_exit(77);
+	for (;;) {
+		int ws = 0, sig = 0;
+
+		if (syscall(SYS_wait4, w, &ws, __WALL, NULL) != w || WIFEXITED(ws) || WIFSIGNALED(ws))
+			_exit(0);
+		if (WIFSTOPPED(ws) && WSTOPSIG(ws) == (SIGTRAP | 0x80))
+			syscall(SYS_write, stops++ % 2 ? fd2 : fd, "a system call of thread w\n", 26);
+		else if (WIFSTOPPED(ws) && (ws >> 16) == 0)
+			sig = WSTOPSIG(ws); /* a signal for the thread: delivered */
+		if (ptrace(PTRACE_SYSCALL, w, NULL, (void *)(long)sig) != 0)
+			_exit(0);
+	}
+}
+
+/* Start a tracer child of thread w (trace_with_log, `logs` logs) into *tracer: 0 once it
+ * traces, 77 if ptrace is refused (the child reaped), -1 if no pipe. */
+static inline int tracer_start(pid_t w, const char *log, int logs, pid_t *tracer)
+{
+	int go[2];
+	char c = 0;
+
+	if (pipe(go) != 0)
+		return -1;
+	*tracer = fork();
+	if (*tracer == 0) {
+		close(go[0]);
+		trace_with_log(w, log, logs, go[1]);
+	}
+	close(go[1]);
+	if (*tracer < 0 || read(go[0], &c, 1) != 1 || c != '+') {
+		close(go[0]);
+		if (*tracer > 0)
+			waitpid(*tracer, NULL, 0);
+		return 77;
+	}
+	close(go[0]);
+	return 0;
 }
 
 #endif

@@ -47,7 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -1702,22 +1701,19 @@ static int group_setup(void **state)
 
 /*
  * This process traced, as `strace -f -o LOG` with LOG in a directory it
- * watches traces it: a child writes a line to DIR/trace.log at each system
- * call of this thread, so that each read() of the inotify instance queues the
- * next event.  A sync point (an own mkdir, then its stat) still returns, and
+ * watches traces it: a child writes a line to DIR/trace.log at each
+ * system-call stop of this thread (trace_with_log), so that each read() of the
+ * inotify instance queues the next event.  A sync point (an own mkdir, then its stat) still returns, and
  * exactly: the drain reads what was queued when it began (inval.c,
  * read_all_locked); before, it read until the queue was empty, which never
- * came while the tracing lasted (the tracer's TRACED_S).
+ * came while the tracing lasted (the tracer's TRACE_S).
  */
-#define TRACED_S 10
-#define TRACED_SYNC_BOUND_S 2.0
 
 static void test_traced_process_holds_no_sync_point(void **state)
 {
 	char d[PLEN], log[PLEN], own[PLEN], miss[PLEN], why[1024] = "";
-	pid_t self = getpid(), tracer;
-	int go[2], bad = 0;
-	char c = 0;
+	pid_t self = getpid(), tracer = -1;
+	int r, bad = 0;
 	struct stat st;
 	double t0, took;
 
@@ -1730,44 +1726,12 @@ static void test_traced_process_holds_no_sync_point(void **state)
 	for (int i = 0; i < 100; i++) /* the directory watched, a name cached absent */
 		assert_int_equal(stat(miss, &st), -1);
 	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* Yama: a child may */
-	assert_int_equal(pipe(go), 0);
-	tracer = fork();
-	if (tracer == 0) {
-		int fd = (int)syscall(SYS_openat, AT_FDCWD, log,
-				      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-		c = '+';
-		signal(SIGALRM, SIG_DFL); /* not the parent's watchdog */
-		alarm(TRACED_S);
-		if (fd < 0 || ptrace(PTRACE_SEIZE, self, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) != 0 ||
-		    ptrace(PTRACE_INTERRUPT, self, NULL, NULL) != 0)
-			c = '-';
-		syscall(SYS_write, go[1], &c, 1);
-		if (c == '-')
-			_exit(77);
-		for (;;) {
-			int ws = 0, sig = 0;
-
-			if (syscall(SYS_wait4, self, &ws, __WALL, NULL) != self || WIFEXITED(ws) ||
-			    WIFSIGNALED(ws))
-				_exit(0);
-			if (WIFSTOPPED(ws) && WSTOPSIG(ws) == (SIGTRAP | 0x80))
-				syscall(SYS_write, fd, "a system call of the test\n", 26);
-			else if (WIFSTOPPED(ws) && (ws >> 16) == 0)
-				sig = WSTOPSIG(ws);
-			if (ptrace(PTRACE_SYSCALL, self, NULL, (void *)(long)sig) != 0)
-				_exit(0);
-		}
-	}
-	close(go[1]);
-	if (tracer < 0 || read(go[0], &c, 1) != 1 || c != '+') {
-		close(go[0]);
-		if (tracer > 0)
-			waitpid(tracer, NULL, 0);
+	r = tracer_start(self, log, 1, &tracer);
+	assert_true(r >= 0);
+	if (r == 77) {
 		print_message("skipped: ptrace of this process refused here\n");
 		skip();
 	}
-	close(go[0]);
 	/* The feedback runs: this thread's own system calls grow the log. */
 	memset(&st, 0, sizeof(st));
 	for (t0 = mono_now(); mono_now() - t0 < 2.0;)

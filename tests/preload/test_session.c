@@ -27,7 +27,6 @@
 #include <signal.h>
 #include <linux/fs.h>
 #include <sys/prctl.h>
-#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <linux/filter.h>
 #include <linux/futex.h>
@@ -878,6 +877,21 @@ static int kill_watcher_then_create(const char *f, const char *what)
 	return 0;
 }
 
+/* Lookups for 150 ms, of absent name f and of directory base: base watched,
+ * f cached absent, this process's reader thread started (after 100 ms).  0,
+ * or NO_SESSION (said, "what how: setup") if f exists, base is gone or this
+ * process made an inotify instance of its own (it is not in the session). */
+static int settle_in(const char *f, const char *base, const char *what, const char *how)
+{
+	struct stat st;
+
+	for (double t0 = mono_now(); mono_now() - t0 < 0.15;)
+		if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
+			LEFT_SESSION("%s%s%s: setup (in the session: %d inotify_init1)", what,
+				     *how ? " " : "", how, n_init);
+	return 0;
+}
+
 /* (k) The watcher SIGKILLed while this process is idle, its reader thread
  * asleep: a file made behind the shim's back (a raw syscall: as by an
  * unrelated writer) 5 ms later is seen by the next lookup.  The watcher's
@@ -887,16 +901,13 @@ static int kill_watcher_then_create(const char *f, const char *what)
 static int helper_dead_idle(const char *base)
 {
 	char f[PLEN];
-	struct stat st;
-	double t0;
 
 	if (syscall(SYS_futex_waitv, NULL, 0, 0, NULL, 0) < 0 && errno == ENOSYS)
 		return 77;
 	snprintf(f, sizeof(f), "%s/late", base);
 	/* Lookups for 150 ms: the reader thread starts (after 100 ms). */
-	for (t0 = mono_now(); mono_now() - t0 < 0.15;)
-		if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
-			LEFT_SESSION("dead idle: setup (in the session: %d inotify_init1)", n_init);
+	if (settle_in(f, base, "dead idle", ""))
+		return NO_SESSION;
 	return kill_watcher_then_create(f, "dead idle"); /* idle: the reader asleep on the ring */
 }
 
@@ -909,7 +920,6 @@ static int helper_dead_forked(const char *base)
 	char f[PLEN];
 	struct stat st;
 	pid_t child;
-	double t0;
 
 	snprintf(f, sizeof(f), "%s/late", base);
 	if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
@@ -921,9 +931,8 @@ static int helper_dead_forked(const char *base)
 		_exit(0);
 	reap(child);
 	/* Lookups for 150 ms: past the delay a reader would start after. */
-	for (t0 = mono_now(); mono_now() - t0 < 0.15;)
-		if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
-			LEFT_SESSION("dead forked: setup (in the session: %d inotify_init1)", n_init);
+	if (settle_in(f, base, "dead forked", ""))
+		return NO_SESSION;
 	if (threads_now() != 1)
 		FAIL("dead forked: %d threads, not 1: a reader started", threads_now());
 	return kill_watcher_then_create(f, "dead forked");
@@ -1430,9 +1439,8 @@ static int helper_stall(const char *base, const char *how)
 	snprintf(f, sizeof(f), "%s/new", base);
 	/* Lookups for 150 ms: the directory watched, the name cached
 	 * negative, the reader thread started (after 100 ms). */
-	for (t0 = mono_now(); mono_now() - t0 < 0.15;)
-		if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
-			LEFT_SESSION("stall %s: setup (in the session: %d inotify_init1)", how, n_init);
+	if (settle_in(f, base, "stall", how))
+		return NO_SESSION;
 	if (session_pid(&pid) != 0)
 		FAIL("stall %s: cannot read the ring's header", how);
 	t_stop = mono_now();
@@ -1514,78 +1522,16 @@ static int helper_stall(const char *base, const char *how)
 	return 0;
 }
 
-/*
- * A traced watcher (doc/coherence.md, clause 4): a tracer of the watcher's
- * main thread (or of any thread w: trace_with_log) writes a line to a file in
- * a watched directory at each of its system calls, as `strace -f -o LOG`
- * with LOG there does, so that each read() of the instance queues the next
- * event.  The tracer is this helper's child; it writes '+' (tracing) or '-'
- * (ptrace refused) to `go`, and ends when the thread does or after TRACE_S
- * seconds.  Raw system calls only: the tracer asks the cache nothing.
- */
-#define TRACE_S 10
-#define TRACED_SYNC_BOUND_S 2.0
-
-static void trace_with_log(pid_t w, const char *log, int go)
-{
-	char log2[PLEN];
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			      0644), fd2, stops = 0;
-	char c = '+';
-
-	/* Two logs, written in turn (a system call's entry, then its exit):
-	 * their events differ, so the kernel merges none of them. */
-	snprintf(log2, sizeof(log2), "%s.2", log);
-	fd2 = (int)syscall(SYS_openat, AT_FDCWD, log2, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			   0644);
-
-	alarm(TRACE_S);
-	if (fd < 0 || fd2 < 0 ||
-	    ptrace(PTRACE_SEIZE, w, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) != 0 ||
-	    ptrace(PTRACE_INTERRUPT, w, NULL, NULL) != 0)
-		c = '-';
-	syscall(SYS_write, go, &c, 1);
-	if (c == '-')
-		_exit(77);
-	for (;;) {
-		int ws = 0, sig = 0;
-
-		if (syscall(SYS_wait4, w, &ws, __WALL, NULL) != w || WIFEXITED(ws) || WIFSIGNALED(ws))
-			_exit(0);
-		if (WIFSTOPPED(ws) && WSTOPSIG(ws) == (SIGTRAP | 0x80))
-			syscall(SYS_write, stops++ % 2 ? fd2 : fd, "a system call of the watcher\n",
-				29);
-		else if (WIFSTOPPED(ws) && (ws >> 16) == 0)
-			sig = WSTOPSIG(ws); /* a signal for the watcher: delivered */
-		if (ptrace(PTRACE_SYSCALL, w, NULL, (void *)(long)sig) != 0)
-			_exit(0);
-	}
-}
-
-/* Start a tracer of thread w (trace_with_log) into *tracer: 0 once it
- * traces, 77 if ptrace is refused, 1 on another failure. */
+/* tracer_start() (coh_helpers.h), saying why it did not. */
 static int start_tracer(pid_t w, const char *log, const char *what, pid_t *tracer)
 {
-	int go[2];
-	char c = 0;
+	int r = tracer_start(w, log, 2, tracer);
 
-	if (pipe(go) != 0)
+	if (r < 0)
 		FAIL("%s: pipe: %s", what, strerror(errno));
-	*tracer = fork();
-	if (*tracer == 0) {
-		close(go[0]);
-		trace_with_log(w, log, go[1]);
-	}
-	close(go[1]);
-	if (*tracer < 0 || read(go[0], &c, 1) != 1 || c != '+') {
-		close(go[0]);
-		if (*tracer > 0)
-			waitpid(*tracer, NULL, 0);
+	if (r == 77)
 		fprintf(stderr, "%s: ptrace of %d refused\n", what, (int)w);
-		return 77;
-	}
-	close(go[0]);
-	return 0;
+	return r;
 }
 
 /* A sync point while traced: mkdir base/own, then its stat; *took: seconds.
@@ -1620,9 +1566,8 @@ static int helper_traced_self(const char *base)
 
 	snprintf(f, sizeof(f), "%s/new", base);
 	snprintf(log, sizeof(log), "%s/trace.log", base);
-	for (t0 = mono_now(); mono_now() - t0 < 0.15;)
-		if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
-			LEFT_SESSION("traced-self: setup (in the session: %d inotify_init1)", n_init);
+	if (settle_in(f, base, "traced-self", ""))
+		return NO_SESSION;
 	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* Yama: a child may */
 	if ((r = start_tracer(getpid(), log, "traced-self", &tracer)) != 0)
 		return r;
@@ -1630,9 +1575,9 @@ static int helper_traced_self(const char *base)
 	snprintf(f, sizeof(f), "%s.2", log);
 	memset(&st, 0, sizeof(st));
 	for (t0 = mono_now(); mono_now() - t0 < 2.0;)
-		if (stat(f, &st) == 0 && stat(log, &st) == 0 && st.st_size > 29 * 200)
+		if (stat(f, &st) == 0 && stat(log, &st) == 0 && st.st_size > 26 * 200)
 			break;
-	r = st.st_size <= 29 * 200 ? 2 : traced_sync_point(base, "traced-self", &took);
+	r = st.st_size <= 26 * 200 ? 2 : traced_sync_point(base, "traced-self", &took);
 	snprintf(f, sizeof(f), "%s/own", base);
 	if (!r)
 		r = check_exact(f, "traced-self", 0);
@@ -1664,9 +1609,8 @@ static int helper_traced(const char *base)
 	snprintf(f, sizeof(f), "%s/new", base);
 	snprintf(log, sizeof(log), "%s/trace.log", base);
 	/* Lookups for 150 ms: the directory watched, the name cached negative. */
-	for (t0 = mono_now(); mono_now() - t0 < 0.15;)
-		if (stat(f, &st) == 0 || stat(base, &st) != 0 || n_init)
-			LEFT_SESSION("traced: setup (in the session: %d inotify_init1)", n_init);
+	if (settle_in(f, base, "traced", ""))
+		return NO_SESSION;
 	if (session_pid(&pid) != 0)
 		FAIL("traced: cannot read the ring's header");
 	if ((r = start_tracer((pid_t)pid, log, "traced", &tracer)) != 0)
@@ -1674,9 +1618,9 @@ static int helper_traced(const char *base)
 	/* The feedback runs: the log grows by itself. */
 	memset(&st, 0, sizeof(st));
 	for (t0 = mono_now(); mono_now() - t0 < 2.0; sleep_ms(5))
-		if (syscall(SYS_newfstatat, AT_FDCWD, log, &st, 0) == 0 && st.st_size > 29 * 200)
+		if (syscall(SYS_newfstatat, AT_FDCWD, log, &st, 0) == 0 && st.st_size > 26 * 200)
 			break;
-	if (st.st_size <= 29 * 200)
+	if (st.st_size <= 26 * 200)
 		FAIL("traced: the tracer wrote %lld bytes in 2 s", (long long)st.st_size);
 	if (traced_sync_point(base, "traced", &took))
 		return 1;
