@@ -287,22 +287,27 @@ void dcache_stat_add(enum dcache_stat_id id, uint64_t n)
 		__atomic_fetch_add(&b->c[id], n, __ATOMIC_RELAXED);
 }
 
+/* A pass's reason, counted beside DCACHE_STAT_PASS (dcache_stat_inc). */
+static __attribute__((noinline)) void stat_pass_why(void)
+{
+	static const unsigned char why_stat[] = {
+		[PASS_WHY_WATCH] = DCACHE_STAT_PASS_WATCH, [PASS_WHY_FS] = DCACHE_STAT_PASS_FS,
+		[PASS_WHY_ATTR] = DCACHE_STAT_PASS_ATTR, [PASS_WHY_RACY] = DCACHE_STAT_PASS_RACY,
+	};
+	unsigned char why = tls_pass_why;
+
+	tls_last_pass_why = why;
+	if (why) {
+		tls_pass_why = PASS_WHY_NONE;
+		dcache_stat_add((enum dcache_stat_id)why_stat[why], 1);
+	}
+}
+
 void dcache_stat_inc(enum dcache_stat_id id)
 {
 	dcache_stat_add(id, 1);
-	if (caa_unlikely(id == DCACHE_STAT_PASS)) {
-		static const unsigned char why_stat[] = {
-			[PASS_WHY_WATCH] = DCACHE_STAT_PASS_WATCH, [PASS_WHY_FS] = DCACHE_STAT_PASS_FS,
-			[PASS_WHY_ATTR] = DCACHE_STAT_PASS_ATTR, [PASS_WHY_RACY] = DCACHE_STAT_PASS_RACY,
-		};
-		unsigned char why = tls_pass_why;
-
-		tls_last_pass_why = why;
-		if (why) {
-			tls_pass_why = PASS_WHY_NONE;
-			dcache_stat_inc((enum dcache_stat_id)why_stat[why]);
-		}
-	}
+	if (caa_unlikely(id == DCACHE_STAT_PASS))
+		stat_pass_why();
 }
 
 int dcache_last_lookup_filled(void)

@@ -849,16 +849,26 @@ static void maybe_start_reader(int fd, unsigned int gen, long tick)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+static __attribute__((noinline)) void sync_slow(unsigned long want, long tick);
+
+/* The check every lookup makes, small enough for the shim's link to inline
+ * (RCUWALK_LTO); a drain due is sync_slow()'s. */
 void inval_sync(void)
 {
 	unsigned long want = atomic_load_explicit(&change_gen, memory_order_acquire);
-	unsigned int gen;
 	long tick = 0;
-	int fd, broken = 0;
 
 	if (__builtin_expect(want == atomic_load_explicit(&drained_gen, memory_order_acquire), 1) &&
 	    !timed_drain_due(&tick))
 		return;
+	sync_slow(want, tick);
+}
+
+static void sync_slow(unsigned long want, long tick)
+{
+	unsigned int gen;
+	int fd, broken = 0;
+
 	gen = atomic_load(&inst_gen);
 	fd = atomic_load(&inotify_fd);
 	if (fd < 0)

@@ -158,7 +158,7 @@ DCACHE_START_TEXT void preload_refresh_ids(void)
 }
 
 /* Apply chdir / credential changes noted by wrappers.  Inside the shim. */
-static void apply_epochs(void)
+static __attribute__((noinline, cold)) void apply_epochs_slow(void)
 {
 	unsigned int e = __atomic_load_n(&preload_cwd_epoch, __ATOMIC_ACQUIRE);
 
@@ -181,6 +181,21 @@ static void apply_epochs(void)
 		inval_shared_off(); /* before the cache empties: nothing refills it */
 		dcache_invalidate_all();
 	}
+}
+
+/* The lookup's check of the three epochs, inline; what changed is acted on
+ * out of line (apply_epochs_slow re-reads each epoch with acquire). */
+static inline void apply_epochs(void)
+{
+	if (__builtin_expect(
+		    (__atomic_load_n(&preload_cwd_epoch, __ATOMIC_RELAXED) !=
+		     __atomic_load_n(&cwd_seen, __ATOMIC_RELAXED)) |
+			    (__atomic_load_n(&preload_ns_epoch, __ATOMIC_RELAXED) !=
+			     __atomic_load_n(&ns_seen, __ATOMIC_RELAXED)) |
+			    (__atomic_load_n(&preload_cred_epoch, __ATOMIC_RELAXED) !=
+			     __atomic_load_n(&cred_seen, __ATOMIC_RELAXED)),
+		    0))
+		apply_epochs_slow();
 }
 
 int preload_load_urcu(void)
