@@ -2621,7 +2621,7 @@ static void foreign_change(int op, const char *p)
  * files, their children made and removed, by this process (noted, as the
  * shim's wrappers do) or by another, between lookups of names below them,
  * each compared with the kernel (SAME); the absent prefixes answer many. */
-static void test_dcache_index_absent_prefixes_under_random_changes_stay_exact(void **state)
+static void absent_prefixes_under_random_changes(void)
 {
 	uint64_t x = 88172645463325252ULL, p0;
 
@@ -2685,6 +2685,64 @@ static void test_dcache_index_absent_prefixes_under_random_changes_stay_exact(vo
 	print_message("absent prefixes under random changes: %llu prefix answers\n",
 		      (unsigned long long)(prefix_hits() - p0));
 	assert_true(prefix_hits() - p0 >= 100);
+}
+
+static void test_dcache_index_absent_prefixes_under_random_changes_stay_exact(void **state)
+{
+	(void)state;
+	absent_prefixes_under_random_changes();
+}
+
+/* Without name entries, a complete directory's absent names are answered
+ * before the walk (walk_absent_fast); its present names, and names made or
+ * removed since by another process, get the kernel's answer, in the
+ * directory and below a name made there; open as stat. */
+static void test_dcache_absent_fast_path_answers_only_absent_names(void **state)
+{
+	uint64_t p0;
+
+	(void)state;
+	x_mkdir(P("d"));
+	x_file(P("d/a"), 1);
+	x_file(P("d/b"), 2);
+	complete_dir("d");
+	dcache_set_index_names(0);
+	assert_int_equal(SAME(P("d/zz"), Q_STAT), ENOENT); /* fills d's prefix entry */
+	p0 = prefix_hits();
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(SAME(P("d/zz"), Q_STAT), ENOENT);
+		assert_int_equal(SAME(P("d/zz"), Q_OPEN), ENOENT);
+		assert_int_equal(SAME(P("d/a"), Q_STAT), 0);
+		assert_int_equal(SAME(P("d/b"), Q_LSTAT), 0);
+	}
+	assert_true(prefix_hits() - p0 >= 6);
+	foreign_change(1, P("d/zz"));
+	assert_int_equal(SAME(P("d/zz"), Q_STAT), 0);
+	foreign_change(2, P("d/a"));
+	assert_int_equal(SAME(P("d/a"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("d/a"), Q_OPEN), ENOENT);
+	foreign_change(0, P("d/sub"));
+	assert_int_equal(SAME(P("d/sub/x"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("d/sub/x"), Q_STAT), ENOENT);
+	foreign_change(1, P("d/sub/x"));
+	assert_int_equal(SAME(P("d/sub/x"), Q_STAT), 0);
+	foreign_change(2, P("d/sub/x"));
+	foreign_change(3, P("d/sub"));
+	assert_int_equal(SAME(P("d/sub/x"), Q_STAT), ENOENT);
+	dcache_set_index_names(1);
+}
+
+/* The same without name entries (the shim's default): then most of these
+ * absent answers come from the fast path before the walk
+ * (dcache_walk.c, walk_absent_fast), which must see every change the walk
+ * sees: a directory or file appearing under an absent prefix, a name
+ * created in a complete directory, by this process or another. */
+static void test_dcache_absent_fast_path_under_random_changes_stays_exact(void **state)
+{
+	(void)state;
+	dcache_set_index_names(0);
+	absent_prefixes_under_random_changes();
+	dcache_set_index_names(1);
 }
 
 /* The default policy: a name gets its own entry at its second walk (a name
@@ -2958,6 +3016,8 @@ int main(void)
 		T(test_dcache_index_absent_prefix_made_a_file_is_enotdir_below),
 		T(test_dcache_index_absent_prefix_of_negative_dentry_through_retargeted_symlink),
 		T(test_dcache_index_absent_prefixes_under_random_changes_stay_exact),
+		T(test_dcache_absent_fast_path_under_random_changes_stays_exact),
+		T(test_dcache_absent_fast_path_answers_only_absent_names),
 		T(test_dcache_index_name_gets_entry_at_its_second_walk),
 		T(test_dcache_index_without_name_entries_walks_from_prefix_exactly),
 		T(test_dcache_cwd_relative_lookup_follows_chdir),
