@@ -810,7 +810,7 @@ struct pidx_slot {
 	unsigned int res_seq;       /* res's d_seq then */
 	unsigned int key;           /* DCACHE_Q_FOLLOW, DCACHE_Q_DIRECTORY of the walk */
 	unsigned int flags;         /* PIDX_WANT_DIR, PIDX_ABSENT */
-	uint64_t name[(PIDX_NAME_MAX + 7) / 8 + 1]; /* zero-padded */
+	uint64_t name[(PIDX_NAME_MAX + 7) / 8 + 1]; /* the last word: pidx_tail() */
 };
 _Static_assert(sizeof(struct pidx_slot) <= 256, "a path-index slot fits 256 bytes");
 _Static_assert(PIDX_WAYS == 8, "a set's tags are the 8 bytes of one uint64_t");
@@ -877,10 +877,15 @@ static inline uint64_t pidx_tag_match(uint64_t tags, uint64_t tag)
 	return (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
 }
 
-/* The n < 8 bytes at p, zero-padded, as pidx_slot.name stores a name's
- * last word; p - 8 + n is still inside the name when it has >= 8 bytes
- * (`whole`): one load of the name's last 8 bytes, shifted.  Never reads
- * outside the name, never calls libc's memcpy for a variable length. */
+/* The word pidx_slot.name stores for the n < 8 bytes at p, a name's last:
+ * one-to-one for a given n (the slot's len is compared apart), as
+ * name_hash() encodes a short name.  p - 8 + n is still inside the name
+ * when it has >= 8 bytes (`whole`): one load of its last 8 bytes, shifted,
+ * the last n bytes zero-padded.  A shorter name: its first and last 4 bytes
+ * (overlapping) for n >= 4, else its bytes 0, n/2 and n-1 (a loop over the
+ * bytes cost ~20 instructions a probe of a short prefix such as "inc05").
+ * Never reads outside the name, never calls libc's memcpy for a variable
+ * length. */
 static inline uint64_t pidx_tail(const char *p, size_t n, bool whole)
 {
 	uint64_t w = 0;
@@ -889,8 +894,16 @@ static inline uint64_t pidx_tail(const char *p, size_t n, bool whole)
 		memcpy(&w, p + n - 8, 8);
 		return w >> (8 * (8 - n)); /* little-endian: the last n bytes */
 	}
-	for (size_t k = 0; k < n; k++)
-		w |= (uint64_t)(unsigned char)p[k] << (8 * k);
+	if (n >= 4) {
+		uint32_t lo, hi;
+
+		memcpy(&lo, p, 4);
+		memcpy(&hi, p + n - 4, 4);
+		return lo | (uint64_t)hi << 32;
+	}
+	if (n)
+		w = (unsigned char)p[0] | (uint64_t)(unsigned char)p[n / 2] << 8 |
+		    (uint64_t)(unsigned char)p[n - 1] << 16;
 	return w;
 }
 
