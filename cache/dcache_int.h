@@ -716,6 +716,19 @@ static inline bool dc_ensure_table(void)
 enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD,
 		 MISS_STATX, MISS_EXPIRED };
 
+/* What walk_absent_fast() (dcache_walk.c) read of a name's directory prefix
+ * before it handed the name to the walk: the walk's first attempt uses it in
+ * place of its own probe of the same entry while dc_tree_gen and the start
+ * are what they were (dcache_walk.c, "Prefix").  k == 0: nothing read. */
+struct pfx_hint {
+	uint64_t gen;               /* dc_tree_gen sampled before start was read */
+	const struct dentry *start; /* the root or the cwd */
+	size_t k;                   /* the prefix's length */
+	uint64_t h;                 /* pidx_hash(start, PIDX_KEY_PREFIX, prefix) */
+	struct dentry *pd;          /* pidx_find()'s entry, or NULL */
+	unsigned int ps, pfl;       /* its d_seq and flags, if pd */
+};
+
 struct miss {
 	enum miss_kind kind;
 	struct dentry *d;       /* directory (CHILD, SEARCH) or object (ATTR, ACCESS, STATX) */
@@ -739,6 +752,8 @@ struct miss {
 	 * sp_walk_on): a WALK_MISS or DCACHE_PASS of that walk is answered
 	 * with it (dcache_lookup_len) instead of asking the kernel. */
 	int sp_answer;
+	/* The walk's first attempt after walk_absent_fast(): its prefix probe. */
+	const struct pfx_hint *hint;
 	unsigned char pass_why; /* POP_MISS_ANSWERED: PASS_WHY_* if the reply's attributes
 				 * were not kept (counted as the kernel's answer) */
 	/* Last, and not cleared by MISS_INIT: written by dc_populate_rcu()

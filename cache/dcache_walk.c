@@ -364,10 +364,23 @@ prefix_only:
 			struct dentry *pd = NULL;
 			unsigned int ps = 0, pfl = 0;
 
-			pfx_h = pidx_hash(start, PIDX_KEY_PREFIX, path, k);
-			if (pidx)
-				pd = pidx_find(pidx, start, PIDX_KEY_PREFIX, path, k, pfx_h, gen, &ps,
-					       &pfl);
+			/* The fast path's read of the entry (m->hint), taken
+			 * under the same dc_tree_gen from the same start: what
+			 * this walk would read (an entry valid as of gen, or
+			 * none), exactly as current. */
+			const struct pfx_hint *hint = m->hint;
+
+			if (hint && hint->k == k && hint->gen == gen && hint->start == start) {
+				pfx_h = hint->h;
+				pd = hint->pd;
+				ps = hint->ps;
+				pfl = hint->pfl;
+			} else {
+				pfx_h = pidx_hash(start, PIDX_KEY_PREFIX, path, k);
+				if (pidx)
+					pd = pidx_find(pidx, start, PIDX_KEY_PREFIX, path, k, pfx_h,
+						       gen, &ps, &pfl);
+			}
 			if (pd && d_seq_begin(pd) == ps && !(pfl & PIDX_ABSENT) &&
 			    LOAD_RELAXED(pd->type) == D_DIR) {
 				dcache_stat_inc(DCACHE_STAT_PREFIX);
@@ -692,15 +705,18 @@ resolved:
  *    acquire before the bloom and the table are read), no child of that
  *    name, then the directory's d_seq unchanged: ENOENT.
  * Anything else - no entry, a child found, a check failing, a d_seq that
- * moved - returns WALK_MISS and the walk decides, from the start.  So this
+ * moved - returns WALK_MISS and the walk decides, from the start, but for
+ * the prefix's probe: what this one read of it is in *hint (hint->k set),
+ * which the walk's first attempt uses instead of reading the entry again
+ * (dc_walk_rcu, "Prefix").  So this
  * answers only ENOENT, only where the walk would have.  Not with name
  * entries on (dc_pidx_names: the walk probes the name's own entry first and
  * fills it) nor with the shared path table (the walk offers its answers).
  * Under rcu_read_lock(); writes nothing shared but the CLOCK bit.
  */
-static inline int walk_absent_fast(const char *path, size_t plen)
+static inline int walk_absent_fast(const char *path, size_t plen, struct pfx_hint *hint)
 {
-	uint64_t gen = LOAD_ACQUIRE(dc_tree_gen);
+	uint64_t gen = LOAD_ACQUIRE(dc_tree_gen), ph;
 	struct dentry *root = LOAD_ACQUIRE(dc_root), *start, *pd;
 	struct pidx_map *pidx = LOAD_ACQUIRE(dc_pidx);
 	const struct dir_state *ds;
@@ -735,13 +751,13 @@ static inline int walk_absent_fast(const char *path, size_t plen)
 	len = plen - lc;
 	if (!k || (name[0] == '.' && (len == 1 || (name[1] == '.' && len == 2))))
 		return WALK_MISS;
-	pd = pidx_find(pidx, start, PIDX_KEY_PREFIX, path, k,
-		       pidx_hash(start, PIDX_KEY_PREFIX, path, k), gen, &ps, &pfl);
+	ph = pidx_hash(start, PIDX_KEY_PREFIX, path, k);
+	pd = pidx_find(pidx, start, PIDX_KEY_PREFIX, path, k, ph, gen, &ps, &pfl);
 	if (!pd || d_seq_begin(pd) != ps)
-		return WALK_MISS;
+		goto walk;
 	if ((pfl & PIDX_ABSENT) || LOAD_RELAXED(pd->type) == D_NEG) {
 		if (d_seq_retry(pd, ps))
-			return WALK_MISS;
+			goto walk;
 		if (!LOAD_RELAXED(pd->referenced))
 			STORE_RELAXED(pd->referenced, 1);
 		dcache_stat_inc(DCACHE_STAT_PREFIX);
@@ -749,19 +765,29 @@ static inline int walk_absent_fast(const char *path, size_t plen)
 	}
 	if (LOAD_RELAXED(pd->type) != D_DIR || !(d_flags(pd) & D_SEARCHED) || len > NAME_MAX ||
 	    (d_flags(pd) & (D_NOCACHE | D_TTL)))
-		return WALK_MISS;
+		goto walk;
 	complete = LOAD_ACQUIRE(pd->flags) & D_COMPLETE;
 	if (!complete)
-		return WALK_MISS;
+		goto walk;
 	h = name_hash(pd, name, len);
 	ds = LOAD_ACQUIRE(pd->dir);
 	if (!ds || (dir_bloom_maybe(ds, h) &&
 		    dc_d_lookup_hash_rcu(LOAD_ACQUIRE(dc_table), pd, name, len, h)))
-		return WALK_MISS;
+		goto walk;
 	if (d_seq_retry(pd, ps))
-		return WALK_MISS;
+		goto walk;
 	dcache_stat_inc(DCACHE_STAT_PREFIX);
 	return ENOENT;
+walk:
+	/* The walk decides; what was read of the prefix's entry is its. */
+	hint->gen = gen;
+	hint->start = start;
+	hint->k = k;
+	hint->h = ph;
+	hint->pd = pd;
+	hint->ps = ps;
+	hint->pfl = pfl;
+	return WALK_MISS;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -795,12 +821,17 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 
 		tls_populated = false;
 		dc_read_lock();
+		struct pfx_hint hint;
+
 		/* The fast path's ENOENT is the answer: no attempt then. */
-		r = walk_absent_fast(path, plen);
+		hint.k = 0;
+		r = walk_absent_fast(path, plen, &hint);
 		for (int i = r == ENOENT ? MAX_WALK_ATTEMPTS : 0; i < MAX_WALK_ATTEMPTS; i++) {
 			struct miss m;
 
 			MISS_INIT(m);
+			if (i == 0 && hint.k)
+				m.hint = &hint;
 			r = dc_walk_rcu(path, plen, flags, amode, st, &m);
 			if (r == WALK_RETRY)
 				continue;
