@@ -187,14 +187,14 @@ static __attribute__((noinline, cold)) void apply_epochs_slow(void)
  * out of line (apply_epochs_slow re-reads each epoch with acquire). */
 static inline void apply_epochs(void)
 {
-	if (__builtin_expect(
-		    (__atomic_load_n(&preload_cwd_epoch, __ATOMIC_RELAXED) !=
-		     __atomic_load_n(&cwd_seen, __ATOMIC_RELAXED)) |
-			    (__atomic_load_n(&preload_ns_epoch, __ATOMIC_RELAXED) !=
-			     __atomic_load_n(&ns_seen, __ATOMIC_RELAXED)) |
-			    (__atomic_load_n(&preload_cred_epoch, __ATOMIC_RELAXED) !=
-			     __atomic_load_n(&cred_seen, __ATOMIC_RELAXED)),
-		    0))
+	unsigned int moved = (__atomic_load_n(&preload_cwd_epoch, __ATOMIC_RELAXED) ^
+			      __atomic_load_n(&cwd_seen, __ATOMIC_RELAXED)) |
+			     (__atomic_load_n(&preload_ns_epoch, __ATOMIC_RELAXED) ^
+			      __atomic_load_n(&ns_seen, __ATOMIC_RELAXED)) |
+			     (__atomic_load_n(&preload_cred_epoch, __ATOMIC_RELAXED) ^
+			      __atomic_load_n(&cred_seen, __ATOMIC_RELAXED));
+
+	if (__builtin_expect(moved != 0, 0))
 		apply_epochs_slow();
 }
 
