@@ -216,6 +216,36 @@ static inline int sp_offer(struct sp_walk *sp, int err)
 	return err;
 }
 
+/* "Prefix" (dc_walk_rcu): the length of a name's directory prefix, its
+ * trailing slashes left out, with *lc where its last component begins; 0 if
+ * there is none to look up (no '/' but a leading one, or a last component
+ * "." or "..").  The caller has checked that the name does not end in '/'. */
+static inline size_t pfx_split(const char *path, size_t plen, size_t *lc)
+{
+	const char *sl = memrchr(path, '/', plen);
+	size_t k = sl ? (size_t)(sl - path) + 1 : 0;
+
+	*lc = k;
+	while (k && path[k - 1] == '/')
+		k--;
+	if (k && path[*lc] == '.' && (*lc + 1 == plen || (path[*lc + 1] == '.' && *lc + 2 == plen)))
+		return 0;
+	return k;
+}
+
+/* "Absent prefixes" (dc_walk_rcu): the prefix entry pd, as of ps, says the
+ * prefix's last component is absent, so is every name under it: ENOENT,
+ * or WALK_RETRY if pd moved. */
+static inline int pfx_absent(struct dentry *pd, unsigned int ps)
+{
+	if (d_seq_retry(pd, ps))
+		return WALK_RETRY;
+	if (!LOAD_RELAXED(pd->referenced))
+		STORE_RELAXED(pd->referenced, 1);
+	dcache_stat_inc(DCACHE_STAT_PREFIX);
+	return ENOENT;
+}
+
 /*
  * One RCU-walk attempt.  Under rcu_read_lock().  known_len: strlen(path) if
  * the caller has it, else SIZE_MAX.  Returns 0 / errno (answer),
@@ -353,14 +383,9 @@ prefix_only:
 	 * (sp_note).  Names ending in '/', ".", ".." are walked whole.
 	 */
 	if (pfx_try && !sp.on && !LOAD_RELAXED(dc_spath.arena) && path[plen - 1] != '/') {
-		const char *sl = memrchr(path, '/', plen);
-		size_t k = sl ? (size_t)(sl - path) + 1 : 0, lc;
+		size_t lc, k = pfx_split(path, plen, &lc);
 
-		lc = k;
-		while (k && path[k - 1] == '/')
-			k--;
-		if (k && !(path[lc] == '.' &&
-			   (lc + 1 == plen || (path[lc + 1] == '.' && lc + 2 == plen)))) {
+		if (k) {
 			struct dentry *pd = NULL;
 			unsigned int ps = 0, pfl = 0;
 
@@ -392,12 +417,7 @@ prefix_only:
 				   ((pfl & PIDX_ABSENT) || LOAD_RELAXED(pd->type) == D_NEG)) {
 				/* The prefix's last component is absent (Absent
 				 * prefixes, below): so is every name under it. */
-				if (d_seq_retry(pd, ps))
-					return WALK_RETRY;
-				if (!LOAD_RELAXED(pd->referenced))
-					STORE_RELAXED(pd->referenced, 1);
-				dcache_stat_inc(DCACHE_STAT_PREFIX);
-				return ENOENT;
+				return pfx_absent(pd, ps);
 			} else if (pidx_worth_filling()) {
 				pfx_last = path + lc;
 				pfx_len = k;
@@ -721,7 +741,7 @@ static inline int walk_absent_fast(const char *path, size_t plen, struct pfx_hin
 	struct pidx_map *pidx = LOAD_ACQUIRE(dc_pidx);
 	const struct dir_state *ds;
 	unsigned int ps, pfl = 0, complete;
-	const char *sl, *name;
+	const char *name;
 	size_t k, lc, len;
 	unsigned long h;
 
@@ -740,28 +760,19 @@ static inline int walk_absent_fast(const char *path, size_t plen, struct pfx_hin
 	(void)d_seq_begin(start);
 	if (d_flags(start) & (D_DEAD | D_TTL))
 		return WALK_MISS;
-	sl = memrchr(path, '/', plen);
-	if (!sl)
+	k = pfx_split(path, plen, &lc);
+	if (!k)
 		return WALK_MISS;
-	lc = (size_t)(sl - path) + 1;
-	k = lc;
-	while (k && path[k - 1] == '/')
-		k--;
 	name = path + lc;
 	len = plen - lc;
-	if (!k || (name[0] == '.' && (len == 1 || (name[1] == '.' && len == 2))))
-		return WALK_MISS;
 	ph = pidx_hash(start, PIDX_KEY_PREFIX, path, k);
 	pd = pidx_find(pidx, start, PIDX_KEY_PREFIX, path, k, ph, gen, &ps, &pfl);
 	if (!pd || d_seq_begin(pd) != ps)
 		goto walk;
 	if ((pfl & PIDX_ABSENT) || LOAD_RELAXED(pd->type) == D_NEG) {
-		if (d_seq_retry(pd, ps))
-			goto walk;
-		if (!LOAD_RELAXED(pd->referenced))
-			STORE_RELAXED(pd->referenced, 1);
-		dcache_stat_inc(DCACHE_STAT_PREFIX);
-		return ENOENT;
+		if (pfx_absent(pd, ps) == ENOENT)
+			return ENOENT;
+		goto walk; /* pd moved */
 	}
 	if (LOAD_RELAXED(pd->type) != D_DIR || !(d_flags(pd) & D_SEARCHED) || len > NAME_MAX ||
 	    (d_flags(pd) & (D_NOCACHE | D_TTL)))
