@@ -728,11 +728,11 @@ resolved:
  * moved - returns WALK_MISS and the walk decides, from the start, but for
  * the prefix's probe: what this one read of it is in *hint (hint->k set),
  * which the walk's first attempt uses instead of reading the entry again
- * (dc_walk_rcu, "Prefix").  So this
- * answers only ENOENT, only where the walk would have.  Not with name
- * entries on (dc_pidx_names: the walk probes the name's own entry first and
- * fills it) nor with the shared path table (the walk offers its answers).
- * Under rcu_read_lock(); writes nothing shared but the CLOCK bit.
+ * (dc_walk_rcu, "Prefix").  So this answers only ENOENT, only where the walk
+ * would have.  Not with name entries on (dc_pidx_names: the walk probes the
+ * name's own entry first and fills it) nor with the shared path table (the
+ * walk offers its answers).  Under rcu_read_lock(); writes nothing shared
+ * but the CLOCK bit.
  */
 static inline int walk_absent_fast(const char *path, size_t plen, struct pfx_hint *hint)
 {
@@ -740,7 +740,7 @@ static inline int walk_absent_fast(const char *path, size_t plen, struct pfx_hin
 	struct dentry *root = LOAD_ACQUIRE(dc_root), *start, *pd;
 	struct pidx_map *pidx = LOAD_ACQUIRE(dc_pidx);
 	const struct dir_state *ds;
-	unsigned int ps, pfl = 0, complete;
+	unsigned int ps = 0, pfl = 0, complete;
 	const char *name;
 	size_t k, lc, len;
 	unsigned long h;
