@@ -348,10 +348,12 @@ EXPORT int readdir64_r(DIR *d, struct dirent64 *entry, struct dirent64 **result)
 #pragma GCC diagnostic pop
 
 /* Writes through an fd this process opened for writing change a file's
- * size and mtime: note them (IN_MODIFY is queued inside write()). */
+ * size and mtime: note them (IN_MODIFY is queued inside write()).  In
+ * DCACHE_FORK_TEXT: a shell's child for `x=$(echo a)` writes before it
+ * exits (preload_resolve_for_children). */
 #define FD_WRITER(ret, name, params, fdarg, ...) \
 	REAL_DECL(name);                          \
-	EXPORT ret name params                    \
+	EXPORT DCACHE_FORK_TEXT ret name params   \
 	{                                         \
 		ret r_;                           \
 		fd = H(fd);                       \
@@ -1043,7 +1045,8 @@ static inline void urcu_hook(int i) { urcu_hooks[i](); }
 /*
  * The real functions a fork() child calls between the fork and its exec
  * (a shell's redirections: open, dup2, close, fcntl; the stdio flush before
- * it), resolved once in the parent, as the exec family is
+ * it; the write of a command substitution's child, `x=$(echo a)`, which its
+ * parent never makes), resolved once in the parent, as the exec family is
  * (preload_stats_resolve_exec): a child resolved each it needed with dlsym
  * and threw the answer away at its exec, ~2,000 instructions and a few
  * page faults a name (the parent's call is made once; bash's child for
@@ -1062,6 +1065,7 @@ static void preload_resolve_for_children(void)
 	preload_real_sym(&real_dup2_p, "dup2");
 	preload_real_sym(&real_fcntl_p, "fcntl");
 	preload_real_sym(&real_fflush_p, "fflush");
+	preload_real_sym(&real_write_p, "write");
 	__atomic_store_n(&child_calls_resolved, 1, __ATOMIC_RELEASE);
 }
 
@@ -1083,13 +1087,17 @@ EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 	pid_t pid;
 	int saved, locks;
 
+	/* The child's exec, if it makes one, finds its real function here;
+	 * also with the shim off (RCUWALK_DISABLE, a give-up), whose wrappers
+	 * still call the real functions through the same slots. */
+	if (!preload_in_shim) {
+		preload_in_shim++;
+		preload_stats_resolve_exec();
+		preload_resolve_for_children();
+		preload_in_shim--;
+	}
 	if (!on)
 		return CALL_REAL(fork);
-	/* The child's exec, if it makes one, finds its real function here. */
-	preload_in_shim++;
-	preload_stats_resolve_exec();
-	preload_resolve_for_children();
-	preload_in_shim--;
 	/* During the warm-up nothing of the cache exists (no fd, no table, no
 	 * lock held: see preload_warm_forks): a plain fork().  The full path
 	 * below costs a fork+exec ~16 page faults more (87.7 against 71.7:

@@ -13,7 +13,13 @@
  * runs it without a library, with an empty one, with the shim in warm-up and
  * with its cache started, alternating.
  *
- *   rcuwalk_fork_cost [-n N] [-l L]     (defaults 1000, 200)
+ * -s: each child is a shell's command substitution, `x=$(echo a)` as dash
+ * runs it: the parent makes a pipe; the child closes its read end, moves the
+ * write end to stdout (dup2, close), writes "a\n" and _exits; the parent
+ * closes the write end, reads to the end and closes the read end.  The
+ * child's calls are ones the parent makes too, except write().
+ *
+ *   rcuwalk_fork_cost [-n N] [-l L] [-s]     (defaults 1000, 200)
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -41,14 +47,16 @@ static int cmp_long(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	int n = 1000, l = 200, o;
+	int n = 1000, l = 200, o, subst = 0;
 	struct rusage a, b, c;
 	struct stat st;
 	long *f, *w;
 	char p[64];
 
-	while ((o = getopt(argc, argv, "n:l:")) != -1) {
-		if (o == 'n')
+	while ((o = getopt(argc, argv, "n:l:s")) != -1) {
+		if (o == 's')
+			subst = 1;
+		else if (o == 'n')
 			n = atoi(optarg);
 		else if (o == 'l')
 			l = atoi(optarg);
@@ -68,12 +76,34 @@ int main(int argc, char **argv)
 	}
 	getrusage(RUSAGE_SELF, &a);
 	for (int i = 0; i < n; i++) {
-		long t0 = now_ns(), t1;
-		pid_t pid = fork();
+		int fds[2] = { -1, -1 };
+		long t0, t1;
+		pid_t pid;
 
-		if (pid == 0)
+		if (subst && pipe(fds) != 0)
+			return 1;
+		t0 = now_ns();
+		pid = fork();
+		if (pid == 0) {
+			if (subst) {
+				close(fds[0]);
+				if (fds[1] != 1) {
+					dup2(fds[1], 1);
+					close(fds[1]);
+				}
+				_exit(write(1, "a\n", 2) == 2 ? 0 : 1);
+			}
 			_exit(0);
+		}
 		t1 = now_ns();
+		if (subst) {
+			char buf[16];
+
+			close(fds[1]);
+			while (read(fds[0], buf, sizeof(buf)) > 0)
+				;
+			close(fds[0]);
+		}
 		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
 			return 1;
 		f[i] = t1 - t0;
