@@ -287,8 +287,9 @@ DCACHE_START_TEXT static int start_real_sigaction(int sig, const struct sigactio
 #define SEQ_FENCE(order) __atomic_thread_fence(order)
 #endif
 
-/* The program's action for slot i, read without the lock (any context). */
-static void prog_read(int i, struct sigaction *out)
+/* The program's action for slot i, read without the lock (any context).  In
+ * DCACHE_FORK_TEXT: a shell's fork() child asks for it (own_sigaction). */
+DCACHE_FORK_TEXT static void prog_read(int i, struct sigaction *out)
 {
 	unsigned int s;
 
@@ -467,6 +468,15 @@ DCACHE_FORK_TEXT static int own_sigaction(int sig, const struct sigaction *act,
 		errno = EFAULT;
 		return -1;
 	}
+	/* A question only (bash asks for SIGSEGV's and SIGBUS's actions at
+	 * start, and its fork() children again): the seqcount's read, as the
+	 * handler makes it.  No lock: a write to act_lock's page after fork()
+	 * is a copy-on-write fault in the child, and taking it costs two
+	 * rt_sigprocmask calls. */
+	if (!act) {
+		prog_read(slot(sig), &old);
+		goto answer;
+	}
 	lock_acts(&mask);
 	memcpy(&old, &prog[slot(sig)], sizeof(old));
 	if (act && mirror(sig, &nact) != 0) {
@@ -478,6 +488,7 @@ DCACHE_FORK_TEXT static int own_sigaction(int sig, const struct sigaction *act,
 		errno = err;
 		return -1;
 	}
+answer:
 	if (oldact && preload_copy_bytes(oldact, &old, sizeof(old)) != 0) {
 		errno = EFAULT;
 		return -1;
