@@ -389,6 +389,13 @@ int dcache_statx(const char *path, int follow, unsigned int mask, struct statx *
  * Writer context.
  */
 void dcache_event_child(int wd, const char *name, enum dcache_event ev);
+/* A batch of events begins: each of them was queued before the first is
+ * applied (one read() of the instance, the ring's records up to a tail
+ * sampled first), and no other batch is applied until it ends.  Called by
+ * the event applier before each batch; lets a write event repeated within a
+ * batch skip its second kernel question (dcache_events.c, "A write event
+ * again").  Any thread; lock-free. */
+void dcache_events_batch_begin(void);
 /* The watched directory `wd` itself changed (attributes, or it is gone). */
 void dcache_event_self(int wd, enum dcache_event ev);
 /* Drop the cached attributes (and statx answers) of every dentry of inode

@@ -22,7 +22,8 @@
  *  Every entry point takes dcache_mutex inside rcu_read_lock() (dcache.c,
  *    "Lock order"); the event reader calls them, and the kernel questions
  *    made here (lstat of an event's name) run under the mutex.
- *  dc_names, dc_names_cap, dc_names_used, dc_names_lost: under dcache_mutex.
+ *  dc_names, dc_names_cap, dc_names_used, dc_names_lost, dc_ev_count,
+ *    dc_last_data: under dcache_mutex; dc_ev_batch: atomic.
  *  dc_attr_gen (dcache.c) is bumped wherever attributes are dropped by inode
  *    rather than by name, dc_file_attr_gen wherever every non-directory's of
  *    a device are, before they are dropped.
@@ -39,6 +40,9 @@
 #include <string.h>
 
 #include "dcache_int.h"
+
+/* Events and forgettings applied ("A write event again", below). */
+static unsigned long dc_ev_count;
 
 /* Drop the attributes and access facts of every dentry of inode (dev, ino).
  * Under dcache_mutex and rcu_read_lock().  O(dentries): used only when a new
@@ -64,6 +68,7 @@ void dcache_forget_inode(dev_t dev, ino_t ino)
 		return;
 	rcu_read_lock(); /* before the mutex: see "Lock order", dcache.c */
 	pthread_mutex_lock(&dcache_mutex);
+	dc_ev_count++;
 	forget_inode_locked(dev, ino);
 	pthread_mutex_unlock(&dcache_mutex);
 	rcu_read_unlock();
@@ -118,6 +123,66 @@ void dcache_forget_inode(dev_t dev, ino_t ino)
  * not hold; escalation is O(dentries), on writes under removed names and on
  * names created and gone before the reader saw them (short-lived files).
  */
+/*
+ * A write event again
+ * ===================
+ * Appending to a file raises IN_MODIFY then IN_CLOSE_WRITE about its name:
+ * two DCACHE_EV_DATA events, one after the other, and rule 1 above asked the
+ * kernel about the name for each (a configure script's log: 122 lstats of
+ * configure.log in zlib's ./configure, each a round trip on sshfs).  The
+ * second may skip everything when
+ *   - it is the same event (DATA, the same watch and name) as the one applied
+ *     last, with no event or forgetting applied in between (dc_ev_count), and
+ *   - both are in the same batch (dc_ev_batch, bumped by the applier before
+ *     each batch: dcache_events_batch_begin(); batches are applied one at a
+ *     time, under invalidate/'s read_mutex).
+ * Why that is exact: every event of a batch was queued before the first of
+ * them is applied, so the second event happened before the first one's
+ * lstat; that lstat, and every kernel answer a lookup got after it (whose
+ * generations the first event's bumps did not move), already show the
+ * state after the second event.  What the second event would drop (the
+ * name's attributes, by inode or device; the directory's generation for
+ * the lookups in flight) the first dropped, and nothing cached since
+ * predates the second event.  The batch is sampled before the first event
+ * takes the mutex: a batch begun meanwhile is not credited to it.
+ */
+static unsigned long dc_ev_batch;
+static struct {
+	unsigned long batch, count; /* count 0: none */
+	int wd;
+	char name[NAME_MAX + 1];
+} dc_last_data;
+
+void dcache_events_batch_begin(void)
+{
+	__atomic_add_fetch(&dc_ev_batch, 1, __ATOMIC_RELAXED);
+}
+
+/* Is this DATA event the one applied last, in the same batch?  Under
+ * dcache_mutex. */
+static bool data_again_locked(int wd, const char *name)
+{
+	return dc_last_data.count && dc_last_data.count == dc_ev_count &&
+	       dc_last_data.batch == __atomic_load_n(&dc_ev_batch, __ATOMIC_RELAXED) &&
+	       dc_last_data.wd == wd && strcmp(dc_last_data.name, name) == 0;
+}
+
+/* Note the DATA event just applied (the count already moved for it).
+ * Under dcache_mutex. */
+static void data_note_locked(int wd, const char *name, unsigned long batch)
+{
+	size_t len = strlen(name);
+
+	if (len > NAME_MAX) {
+		dc_last_data.count = 0;
+		return;
+	}
+	memcpy(dc_last_data.name, name, len + 1);
+	dc_last_data.wd = wd;
+	dc_last_data.batch = batch;
+	dc_last_data.count = dc_ev_count;
+}
+
 struct name_rec {
 	uint64_t key;  /* 0: empty slot */
 	ino_t seen;    /* 0: none yet */
@@ -305,6 +370,7 @@ void dcache_events_lost(void)
 {
 	rcu_read_lock(); /* before the mutex: see "Lock order", dcache.c */
 	pthread_mutex_lock(&dcache_mutex);
+	dc_ev_count++;
 	dc_names_lost = true;
 	pthread_mutex_unlock(&dcache_mutex);
 	rcu_read_unlock();
@@ -317,6 +383,9 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 	size_t n;
 	int lr = -ENOENT;
 	bool looked = false, known = false;
+	/* The batch as it was before the event: sampled before the checks
+	 * below, so that a batch begun meanwhile is not credited to it. */
+	unsigned long batch = __atomic_load_n(&dc_ev_batch, __ATOMIC_RELAXED);
 
 	rcu_read_lock(); /* before the mutex: see "Lock order", dcache.c */
 	pthread_mutex_lock(&dcache_mutex);
@@ -325,6 +394,12 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 		rcu_read_unlock();
 		return;
 	}
+	if (ev == DCACHE_EV_DATA && data_again_locked(wd, name)) {
+		pthread_mutex_unlock(&dcache_mutex); /* "A write event again" */
+		rcu_read_unlock();
+		return;
+	}
+	dc_ev_count++;
 	n = dc_wd_map_get_locked(wd, dirs, MAX_ALIASES);
 	for (size_t i = 0; i < n; i++) {
 		struct dentry *dir = dirs[i], *c;
@@ -380,6 +455,8 @@ void dcache_event_child(int wd, const char *name, enum dcache_event ev)
 			forget_dev_files_locked(LOAD_RELAXED(dirs[0]->dev), false);
 		}
 	}
+	if (ev == DCACHE_EV_DATA)
+		data_note_locked(wd, name, batch);
 	pthread_mutex_unlock(&dcache_mutex);
 	rcu_read_unlock();
 }
@@ -396,6 +473,7 @@ void dcache_event_self(int wd, enum dcache_event ev)
 		rcu_read_unlock();
 		return;
 	}
+	dc_ev_count++;
 	n = dc_wd_map_get_locked(wd, dirs, MAX_ALIASES);
 	for (size_t i = 0; i < n; i++) {
 		struct dentry *d = dirs[i];
@@ -428,6 +506,7 @@ void dcache_invalidate_all(void)
 {
 	rcu_read_lock();
 	pthread_mutex_lock(&dcache_mutex);
+	dc_ev_count++;
 	dc_kill_all_locked();
 	pthread_mutex_unlock(&dcache_mutex);
 	rcu_read_unlock();

@@ -302,6 +302,10 @@ int inval_behind(void)
 void apply_ring_locked(void)
 {
 	atomic_store_explicit(&apply_since, coarse_ns(), memory_order_relaxed);
+	/* One batch (dcache_events_batch_begin): every record it applies was
+	 * published before it applies the first (it samples the tail first),
+	 * and no other batch is applied meanwhile (read_mutex). */
+	dcache_events_batch_begin();
 	session_apply_locked(apply_event);
 	atomic_store_explicit(&apply_since, 0, memory_order_relaxed);
 }
@@ -358,6 +362,7 @@ int read_all_locked(int fd, unsigned int gen)
 		/* Everything read was queued before now; what comes after is
 		 * read next: a batch that applies fast moves this on. */
 		atomic_store_explicit(&apply_since, coarse_ns(), memory_order_relaxed);
+		dcache_events_batch_begin(); /* what this read() returned */
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 

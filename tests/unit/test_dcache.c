@@ -977,6 +977,51 @@ static void test_dcache_event_child_entry_kills_negative(void **state)
 	assert_int_equal(SAME(P("n/x"), Q_STAT), ENOTDIR);
 }
 
+/* "A write event again" (dcache_events.c): an append raises IN_MODIFY and
+ * IN_CLOSE_WRITE about a name the cache does not hold, each of which asked
+ * the kernel what the name is now.  Within one batch the second asks
+ * nothing; in another batch, after another event, or as an attribute event,
+ * it asks again.  The events are applied here, in this thread, whose kernel
+ * calls are counted; invalidate/'s reader may apply an event of another
+ * directory between the two (then the second asks too): retried. */
+static void test_dcache_write_event_again_in_one_batch_asks_once(void **state)
+{
+	unsigned long c0;
+	int wd, tries;
+
+	(void)state;
+	x_file(P("w"), 1);
+	x_file(P("v"), 1);
+	assert_int_equal(SAME(P("absent"), Q_STAT), ENOENT); /* watched; w, v not cached */
+	inval_drain();
+	wd = real_watch_dir(g_dir, 0); /* the cache's watch of it */
+	assert_true(wd >= 0);
+	for (tries = 0; tries < 20; tries++) {
+		dcache_events_batch_begin();
+		c0 = t_kernel_calls;
+		dcache_event_child(wd, "w", DCACHE_EV_DATA);
+		dcache_event_child(wd, "w", DCACHE_EV_DATA);
+		if (t_kernel_calls - c0 == 1)
+			break;
+	}
+	assert_true(tries < 20);
+	dcache_events_batch_begin(); /* another batch: it may have come later */
+	c0 = t_kernel_calls;
+	dcache_event_child(wd, "w", DCACHE_EV_DATA);
+	calls_equal(c0, 1);
+	c0 = t_kernel_calls; /* another event between */
+	dcache_event_child(wd, "v", DCACHE_EV_DATA);
+	dcache_event_child(wd, "w", DCACHE_EV_DATA);
+	calls_equal(c0, 2);
+	c0 = t_kernel_calls; /* an attribute event, then a write event */
+	dcache_event_child(wd, "w", DCACHE_EV_ATTR);
+	dcache_event_child(wd, "w", DCACHE_EV_DATA);
+	calls_equal(c0, 2);
+	/* And the answers stay the kernel's. */
+	assert_int_equal(SAME(P("w"), Q_STAT), 0);
+	assert_int_equal(SAME(P("v"), Q_LSTAT), 0);
+}
+
 static void test_dcache_mkdir_replaces_negative_and_children_resolve(void **state)
 {
 	assert_int_equal(SAME(P("d/f"), Q_STAT), ENOENT);
@@ -2958,6 +3003,7 @@ int main(void)
 		T(test_dcache_negative_dentry_answers_paths_below_without_kernel),
 		T(test_dcache_stats_count_hits_misses_and_negative_hits),
 		T(test_dcache_event_child_entry_kills_negative),
+		T(test_dcache_write_event_again_in_one_batch_asks_once),
 		T(test_dcache_mkdir_replaces_negative_and_children_resolve),
 		T(test_dcache_unlink_event_makes_file_enoent),
 		T(test_dcache_rename_directory_kills_subtree),
