@@ -120,8 +120,10 @@ void dcache_forget_inode(dev_t dev, ino_t ino)
  * through a descriptor opened under the old name; links into directories it
  * does not watch.  doc/coherence.md.
  * Cost: one lstat per write or attribute event about a name the cache does
- * not hold; escalation is O(dentries), on writes under removed names and on
- * names created and gone before the reader saw them (short-lived files).
+ * not hold (a write event right after the same one, in the same batch: none,
+ * "A write event again" below); escalation is O(dentries), on writes under
+ * removed names and on names created and gone before the reader saw them
+ * (short-lived files).
  */
 /*
  * A write event again
