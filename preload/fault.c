@@ -288,7 +288,7 @@ DCACHE_START_TEXT static int start_real_sigaction(int sig, const struct sigactio
 #endif
 
 /* The program's action for slot i, read without the lock (any context).  In
- * DCACHE_FORK_TEXT: a shell's fork() child asks for it (own_sigaction). */
+ * DCACHE_FORK_TEXT beside its caller own_sigaction(). */
 DCACHE_FORK_TEXT static void prog_read(int i, struct sigaction *out)
 {
 	unsigned int s;
@@ -468,11 +468,10 @@ DCACHE_FORK_TEXT static int own_sigaction(int sig, const struct sigaction *act,
 		errno = EFAULT;
 		return -1;
 	}
-	/* A question only (bash asks for SIGSEGV's and SIGBUS's actions at
-	 * start, and its fork() children again): the seqcount's read, as the
-	 * handler makes it.  No lock: a write to act_lock's page after fork()
-	 * is a copy-on-write fault in the child, and taking it costs two
-	 * rt_sigprocmask calls. */
+	/* A question only (what a program asks before it chains a handler of
+	 * its own): the seqcount's read, as the handler makes it.  No lock:
+	 * taking it costs two rt_sigprocmask calls and a write to act_lock's
+	 * page (after fork(), a copy-on-write fault). */
 	if (!act) {
 		prog_read(slot(sig), &old);
 		goto answer;
