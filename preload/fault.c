@@ -474,20 +474,19 @@ DCACHE_FORK_TEXT static int own_sigaction(int sig, const struct sigaction *act,
 	 * page (after fork(), a copy-on-write fault). */
 	if (!act) {
 		prog_read(slot(sig), &old);
-		goto answer;
+	} else {
+		lock_acts(&mask);
+		memcpy(&old, &prog[slot(sig)], sizeof(old));
+		if (mirror(sig, &nact) != 0) {
+			r = -1;
+			err = errno;
+		}
+		unlock_acts(&mask);
+		if (r != 0) {
+			errno = err;
+			return -1;
+		}
 	}
-	lock_acts(&mask);
-	memcpy(&old, &prog[slot(sig)], sizeof(old));
-	if (act && mirror(sig, &nact) != 0) {
-		r = -1;
-		err = errno;
-	}
-	unlock_acts(&mask);
-	if (r != 0) {
-		errno = err;
-		return -1;
-	}
-answer:
 	if (oldact && preload_copy_bytes(oldact, &old, sizeof(old)) != 0) {
 		errno = EFAULT;
 		return -1;
