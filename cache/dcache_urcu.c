@@ -43,10 +43,12 @@
 #include <urcu/rculfhash.h>
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "dcache.h"
@@ -162,6 +164,35 @@ static void rd_learn_layout(void *bp)
 	dc_rd.slot = rd_slot;
 }
 
+/*
+ * liburcu-cds opened from liburcu-bp's directory, by its full name: dlopen()
+ * of a bare soname reads /etc/ld.so.cache again (open, fstat, mmap, close,
+ * munmap: five syscalls of each process's start), while a full name is
+ * opened directly.  Only where the soname's search would look nowhere else
+ * first: LD_LIBRARY_PATH unset or empty (bp was then found through
+ * ld.so.cache or the default directories, where both libraries are
+ * installed together).  Anything else, or a failure, takes the soname's
+ * search, as before.  A cds the host has loaded already is found by its
+ * file identity either way (the loader compares st_dev and st_ino).
+ */
+static void *open_cds_beside(void *bp)
+{
+	const char *lp = getenv("LD_LIBRARY_PATH");
+	struct link_map *lm = NULL;
+	char path[512];
+	const char *slash;
+	int n;
+
+	if ((lp && *lp) || dlinfo(bp, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name ||
+	    lm->l_name[0] != '/' || !(slash = strrchr(lm->l_name, '/')))
+		return NULL;
+	n = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - lm->l_name), lm->l_name,
+		     RCUWALK_URCU_CDS_SONAME);
+	if (n <= 0 || (size_t)n >= sizeof(path))
+		return NULL;
+	return dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+}
+
 int dcache_urcu_load(void)
 {
 	int r = __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);
@@ -174,7 +205,9 @@ int dcache_urcu_load(void)
 	r = loaded;
 	if (!r) {
 		bp = dlopen(RCUWALK_URCU_BP_SONAME, RTLD_NOW | RTLD_GLOBAL);
-		cds = bp ? dlopen(RCUWALK_URCU_CDS_SONAME, RTLD_NOW | RTLD_GLOBAL) : NULL;
+		cds = bp ? open_cds_beside(bp) : NULL;
+		if (bp && !cds)
+			cds = dlopen(RCUWALK_URCU_CDS_SONAME, RTLD_NOW | RTLD_GLOBAL);
 		ok = cds != NULL;
 		if (ok) {
 			SYM(bp, read_lock, "urcu_bp_read_lock");
