@@ -29,8 +29,8 @@
  * 0700, opened O_NOFOLLOW; the ring and the arena are memfds (never a file
  * of a directory: nothing can truncate them under us, and no page of them
  * can fault: watcher.c, make_memfd), sealed against shrinking and growing,
- * of the expected size (memfd_ok); the ring has our uid, mount namespace,
- * root, user namespace and the directory we opened in its header.  The user
+ * of the expected size (session_memfd_ok); the ring has our uid, mount
+ * namespace, root, user namespace and the directory we opened in its header.  The user
  * namespace: the shared attributes hold owners as the watcher's namespace
  * shows them (another one shows 65534 for an unmapped owner, or other ids),
  * and the same euid may be another user there (a namespace that maps the
@@ -209,25 +209,27 @@ static int receive_fds(int dfd, int fds[3])
 	return r;
 }
 
-/* Whether fd is one of the session's memfds of `size` bytes: a memfd
- * (/proc/self/fd/N reads "/memfd:..."), ours, sealed against shrinking and
- * growing (no page of a mapping of it can ever be cut off: SIGBUS), of
- * exactly that size. */
-static int memfd_ok(int fd, uint64_t size)
-{
-	char p[64], t[64];
-	struct stat st;
-	long n, seals;
+/* The attaching process's euid, read once by session_attach() before the
+ * checks below that compare owners with it (one syscall, not five). */
+static uid_t att_euid;
 
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	n = syscall(SYS_readlinkat, AT_FDCWD, p, t, sizeof(t));
-	if (n < (long)sizeof("/memfd:") - 1 || memcmp(t, "/memfd:", sizeof("/memfd:") - 1))
-		return 0;
+/* Whether fd is one of the session's memfds of `size` bytes: a memfd, ours,
+ * sealed against shrinking and growing (no page of a mapping of it can ever
+ * be cut off: SIGBUS), of exactly that size.  The seals say memfd: only a
+ * file made by memfd_create(MFD_ALLOW_SEALING) can take them (shmem and
+ * hugetlbfs files made any other way start sealed with F_SEAL_SEAL, and
+ * F_ADD_SEALS then fails; other filesystems have no seals: EINVAL), so its
+ * /proc/self/fd name ("/memfd:...") is not read as well. */
+int session_memfd_ok(int fd, uint64_t size, uid_t euid)
+{
+	struct stat st;
+	long seals;
+
 	seals = syscall(SYS_fcntl, fd, F_GET_SEALS);
 	if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW))
 		return 0;
 	return syscall(SYS_fstat, fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	       st.st_uid == geteuid() && (uint64_t)st.st_size == size;
+	       st.st_uid == euid && (uint64_t)st.st_size == size;
 }
 
 /*
@@ -237,28 +239,31 @@ static int memfd_ok(int fd, uint64_t size)
  * set by the kernel before the pid can be reaped and reused) is checked
  * after the pidfd is made.  The fd must be an inotify instance.  Refused
  * (Yama's ptrace_scope, a seccomp filter, an old kernel): -1, and the
- * caller asks over the socket.
+ * caller asks over the socket.  `pfd`: a pidfd of ring->pid that
+ * map_direct() made and checked the same way (its own is not made again),
+ * or -1.  It stays the caller's to close.
  */
-static int take_fd(void)
+static int take_fd(int pfd)
 {
 	int32_t ifd = __atomic_load_n(&ring->ifd, __ATOMIC_ACQUIRE);
 	uint32_t pid = ring->pid;
 	char p[64], t[32];
-	int pfd, fd;
+	int own = -1, fd;
 	long n;
 
 	if (ifd < 0 || !pid)
 		return -1;
-	pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-	if (pfd < 0)
+	if (pfd < 0 && (pfd = own = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) < 0)
 		return -1;
 	/* After the pidfd: a death before it is marked by now too. */
 	if (session_watcher_died()) {
-		raw_close(pfd);
+		if (own >= 0)
+			raw_close(own);
 		return -1;
 	}
 	fd = (int)syscall(SYS_pidfd_getfd, pfd, ifd, 0); /* close-on-exec */
-	raw_close(pfd);
+	if (own >= 0)
+		raw_close(own);
 	if (fd < 0)
 		return -1;
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
@@ -270,14 +275,14 @@ static int take_fd(void)
 	return fd;
 }
 
-/* Map the ring's memfd `f` and check it (memfd_ok, then its header: ours,
- * our mount namespace and root, the directory dir_st).  0 or -errno. */
+/* Map the ring's memfd `f` and check it (session_memfd_ok, then its header:
+ * ours, our mount namespace and root, the directory dir_st).  0 or -errno. */
 static int map_ring(int f, const struct stat *dir_st)
 {
 	struct stat ns, root, userns;
 	struct ring_hdr *r;
 
-	if (!memfd_ok(f, RING_SIZE))
+	if (!session_memfd_ok(f, RING_SIZE, att_euid))
 		return -EPERM;
 	r = mmap(NULL, RING_SIZE, PROT_READ, MAP_SHARED, f, 0);
 	if (r == MAP_FAILED)
@@ -286,7 +291,7 @@ static int map_ring(int f, const struct stat *dir_st)
 	    syscall(SYS_newfstatat, AT_FDCWD, "/", &root, 0) != 0 ||
 	    syscall(SYS_newfstatat, AT_FDCWD, "/proc/self/ns/user", &userns, 0) != 0 ||
 	    __atomic_load_n(&r->magic, __ATOMIC_ACQUIRE) != RING_MAGIC ||
-	    r->version != RING_VERSION || r->nrec != RING_RECORDS || r->uid != geteuid() ||
+	    r->version != RING_VERSION || r->nrec != RING_RECORDS || r->uid != att_euid ||
 	    r->mntns_dev != ns.st_dev || r->mntns_ino != ns.st_ino ||
 	    r->root_dev != root.st_dev || r->root_ino != root.st_ino ||
 	    r->userns_dev != userns.st_dev || r->userns_ino != userns.st_ino ||
@@ -304,7 +309,7 @@ static void *map_arena(int f)
 {
 	void *m;
 
-	if (f < 0 || !memfd_ok(f, DCACHE_ARENA_SIZE))
+	if (f < 0 || !session_memfd_ok(f, DCACHE_ARENA_SIZE, att_euid))
 		return NULL;
 	m = mmap(NULL, DCACHE_ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
 	if (m == MAP_FAILED)
@@ -323,9 +328,10 @@ static void *map_arena(int f)
  * death notice (set by the kernel before a pid can be reused) must be clear
  * after the pidfd was made: then the pidfd is the watcher's, and so is the
  * arena taken through it.  0, or -1 (refused: Yama, seccomp, an old kernel,
- * a stale variable): the caller asks over the socket.
+ * a stale variable): the caller asks over the socket.  On 0, *pfdp is that
+ * pidfd, for take_fd(); the caller closes it.
  */
-static int map_direct(const struct stat *dir_st)
+static int map_direct(const struct stat *dir_st, int *pfdp)
 {
 	int pfd, f;
 
@@ -352,30 +358,31 @@ static int map_direct(const struct stat *dir_st)
 		arena = map_arena(f);
 		raw_close(f);
 	}
-	raw_close(pfd);
+	*pfdp = pfd;
 	return 0;
 }
 
 int session_attach(void)
 {
 	struct stat st;
-	int dfd, fd, r, got[3] = { -1, -1, -1 };
+	int dfd, fd, r, pfd = -1, got[3] = { -1, -1, -1 };
 
 	if (!session_wanted())
 		return -ENOENT;
-	if (getuid() != geteuid() || getgid() != getegid())
+	att_euid = geteuid();
+	if (getuid() != att_euid || getgid() != getegid())
 		return -EPERM;
 	dfd = (int)syscall(SYS_openat, AT_FDCWD, session_dir,
 			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	if (syscall(SYS_fstat, dfd, &st) != 0 || st.st_uid != geteuid() ||
+	if (syscall(SYS_fstat, dfd, &st) != 0 || st.st_uid != att_euid ||
 	    (st.st_mode & 07777) != 0700) {
 		raw_close(dfd);
 		return -EPERM;
 	}
 	/* The ring and the arena: once per image, never unmapped. */
-	if (!ring && map_direct(&st) != 0) {
+	if (!ring && map_direct(&st, &pfd) != 0) {
 		if ((r = receive_fds(dfd, got)) != 0 || got[1] < 0 || map_ring(got[1], &st) != 0) {
 			for (int i = 0; i < 3; i++)
 				if (got[i] >= 0)
@@ -392,12 +399,16 @@ int session_attach(void)
 	if (__atomic_load_n(&ring->exited, __ATOMIC_ACQUIRE)) {
 		if (got[0] >= 0)
 			raw_close(got[0]);
+		if (pfd >= 0)
+			raw_close(pfd);
 		raw_close(dfd);
 		return -ESRCH;
 	}
 	/* The instance: from the answer just received, else directly, else
 	 * over the socket. */
-	fd = got[0] >= 0 ? got[0] : take_fd();
+	fd = got[0] >= 0 ? got[0] : take_fd(pfd);
+	if (pfd >= 0)
+		raw_close(pfd);
 	if (fd < 0 && (r = receive_fds(dfd, got)) == 0) {
 		fd = got[0];
 		for (int i = 1; i < 3; i++)

@@ -14,12 +14,19 @@
 
 #include <stdint.h>
 #include <sys/inotify.h>
+#include <sys/types.h>
 
 /* RCUWALK_SESSION_FDS as sscanf(s, "%u:%d:%d", pid, rfd, afd) == 3 reads
  * it: 1 and all three set, or 0 and none.  Each number as %u or %d takes
  * it (white space before it, a sign, decimal digits; strtoul's or strtol's
  * value, saturated, cast); what follows the third is ignored. */
 int session_parse_fds(const char *s, unsigned int *pid, int *rfd, int *afd);
+
+/* 1 if fd is a sealed memfd (F_SEAL_SHRINK and F_SEAL_GROW set: only
+ * memfd_create can make such a file) owned by `euid`, of exactly `size`
+ * bytes; else 0.  Raw syscalls.  session_attach's check of the ring's and
+ * the arena's fds; any caller (tests). */
+int session_memfd_ok(int fd, uint64_t size, uid_t euid);
 
 /* Non-zero if RCUWALK_SESSION named a session that is not known dead.
  * Under fd_mutex (the first call may read the environment). */

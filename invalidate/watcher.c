@@ -99,9 +99,9 @@ struct watcher {
  * filled by another user), and no file of a directory can be truncated under
  * a process that maps them.  Processes take them with pidfd_getfd (their fd
  * numbers are in RCUWALK_SESSION_FDS) or receive them over the socket, check
- * them (session.c, memfd_ok), map them and close them.  A fallocate refused
- * (ENOSPC, ENOMEM, EFBIG under RLIMIT_FSIZE): no arena (the session works as
- * in phase 1), or, for the ring, no session; said in one --log line.
+ * them (session.c, session_memfd_ok), map them and close them.  A fallocate
+ * refused (ENOSPC, ENOMEM, EFBIG under RLIMIT_FSIZE): no arena (the session
+ * works as in phase 1), or, for the ring, no session; said in one --log line.
  *
  * Names: the sockets alone are in a directory, session.XXXXXX, under a
  * directory of the user's own, <$XDG_RUNTIME_DIR or /tmp>/rcuwalk-<euid>:

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_session_env.c - RCUWALK_SESSION_FDS read by hand at start
- * (invalidate/session.c, session_parse_fds) as sscanf("%u:%d:%d") read it
- * before: the same three numbers, or none, for the launcher's own form and
- * for every odd one (signs, white space, overflow, missing or extra parts),
- * and for random strings over the characters that matter.
+ * test_session_env.c - what a process checks before it attaches, with no
+ * session running (invalidate/session.c):
+ *  - RCUWALK_SESSION_FDS read by hand at start (session_parse_fds) as
+ *    sscanf("%u:%d:%d") read it before: the same three numbers, or none,
+ *    for the launcher's own form and for every odd one (signs, white space,
+ *    overflow, missing or extra parts), and for random strings over the
+ *    characters that matter;
+ *  - the fds it takes for the ring and the arena (session_memfd_ok): a
+ *    sealed memfd of ours of the size asked, and nothing else, in
+ *    particular no file of a filesystem (tmpfs included), which another
+ *    process could truncate under the mapping (SIGBUS).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -14,6 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -80,11 +91,87 @@ static void test_session_fds_random_strings_read_as_sscanf_read_them(void **stat
 	}
 }
 
+/* A memfd of `size` bytes, sealed with `seals` (0: none). */
+static int memfd_of(size_t size, int seals)
+{
+	int fd = memfd_create("rcuwalk-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	if (seals)
+		assert_int_equal(fcntl(fd, F_ADD_SEALS, seals), 0);
+	return fd;
+}
+
+static void test_session_memfd_ok_takes_only_a_sealed_memfd_of_ours_of_that_size(void **state)
+{
+	const int both = F_SEAL_SHRINK | F_SEAL_GROW;
+	const size_t size = 1 << 16;
+	uid_t me = geteuid();
+	int fd;
+
+	(void)state;
+	fd = memfd_of(size, both);
+	assert_int_equal(session_memfd_ok(fd, size, me), 1);
+	assert_int_equal(session_memfd_ok(fd, size + 4096, me), 0); /* another size */
+	assert_int_equal(session_memfd_ok(fd, size, me + 1), 0);    /* another owner */
+	close(fd);
+	fd = memfd_of(size, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	assert_int_equal(session_memfd_ok(fd, size, me), 1); /* as the watcher seals */
+	close(fd);
+	/* Not sealed, or only half: it could be cut short under a mapping. */
+	fd = memfd_of(size, 0);
+	assert_int_equal(session_memfd_ok(fd, size, me), 0);
+	close(fd);
+	fd = memfd_of(size, F_SEAL_GROW);
+	assert_int_equal(session_memfd_ok(fd, size, me), 0);
+	close(fd);
+	fd = memfd_of(size, F_SEAL_SHRINK);
+	assert_int_equal(session_memfd_ok(fd, size, me), 0);
+	close(fd);
+	assert_int_equal(session_memfd_ok(-1, size, me), 0);
+}
+
+/* The check reads no name: it relies on the kernel letting only a file made
+ * by memfd_create(MFD_ALLOW_SEALING) take seals.  A file of a filesystem,
+ * tmpfs included (created sealed with F_SEAL_SEAL), refuses them, and is
+ * refused. */
+static void test_session_memfd_ok_refuses_files_that_cannot_take_seals(void **state)
+{
+	const char *dirs[] = { "/dev/shm", getenv("RCUWALK_TEST_TMPDIR"), "/tmp" };
+	const size_t size = 1 << 16;
+	int tried = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char path[4096];
+		int fd;
+
+		if (!dirs[i])
+			continue;
+		snprintf(path, sizeof(path), "%s/rcuwalk-memfd-ok.XXXXXX", dirs[i]);
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd < 0)
+			continue; /* no such directory here */
+		unlink(path);
+		tried++;
+		assert_int_equal(ftruncate(fd, (off_t)size), 0);
+		errno = 0;
+		assert_int_equal(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), -1);
+		assert_true(errno == EPERM || errno == EINVAL);
+		assert_int_equal(session_memfd_ok(fd, size, geteuid()), 0);
+		close(fd);
+	}
+	assert_true(tried > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_session_fds_read_as_sscanf_read_them),
 		cmocka_unit_test(test_session_fds_random_strings_read_as_sscanf_read_them),
+		cmocka_unit_test(test_session_memfd_ok_takes_only_a_sealed_memfd_of_ours_of_that_size),
+		cmocka_unit_test(test_session_memfd_ok_refuses_files_that_cannot_take_seals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
