@@ -13,10 +13,14 @@
 #ifndef RCUWALK_TEST_ARENA_STRESS_H
 #define RCUWALK_TEST_ARENA_STRESS_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "dcache.h"
 
@@ -37,6 +41,7 @@ struct stress {
 	unsigned int names;  /* a listing holds 1 .. names names */
 	unsigned int rounds; /* puts per writer_main() */
 	int stop;            /* atomic: the readers (and writers) stop */
+	unsigned long *progress; /* shared, or NULL: bumped after each put */
 	unsigned long got, bad, resets;
 };
 
@@ -67,8 +72,36 @@ static inline void *writer_main(void *arg)
 		size_t len = stamped_listing(buf, sizeof(buf), wd, g, n);
 
 		(void)dcache_arena_put(s->a, wd, g, buf, len, n);
+		if (s->progress)
+			__atomic_add_fetch(s->progress, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
+}
+
+/* A counter that a writer process bumps after each put, for its parent. */
+static inline unsigned long *shared_counter(void)
+{
+	void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(m != MAP_FAILED);
+	return m;
+}
+
+/* SIGKILL writer process `pid` at a random point of its puts: 50 us to
+ * 2 ms after `*progress` (bumped by it after each put) first moves.  Not
+ * from its fork: a sanitizer's child can take longer than that to make
+ * its first put, and then no kill lands among puts (TSan, a VM whose
+ * first touch of a page costs tens of us: 0 puts in 200 kills). */
+static inline void kill_writer_midway(pid_t pid, const unsigned long *progress)
+{
+	unsigned long seen = __atomic_load_n(progress, __ATOMIC_RELAXED);
+	struct timespec nap = { 0, 20000 }, ts = { 0, 50000 + (rand() % 2000) * 1000L };
+
+	for (int i = 0; i < 100000 && __atomic_load_n(progress, __ATOMIC_RELAXED) == seen; i++)
+		nanosleep(&nap, NULL); /* at most a few seconds */
+	nanosleep(&ts, NULL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }
 
 /* Whether buf (len bytes, count names) is a whole listing of watch wd read

@@ -398,23 +398,21 @@ static void test_dcache_arena_concurrent_readers_see_only_current_listings(void 
 static void test_dcache_arena_writers_killed_anywhere_leave_nothing_half_done(void **state)
 {
 	void *a = map_arena(DCACHE_ARENA_SIZE);
-	struct stress s = { .a = a, .wds = WDS, .names = 7, .rounds = ROUNDS };
+	struct stress s = { .a = a, .wds = WDS, .names = 7, .rounds = ROUNDS,
+			    .progress = shared_counter() };
 	unsigned long got = 0;
 
 	(void)state;
 	srand((unsigned int)time(NULL));
 	for (int k = 0; k < 200; k++) {
 		pid_t pid = fork();
-		struct timespec ts = { 0, 50000 + (rand() % 2000) * 1000L };
 
 		assert_true(pid >= 0);
 		if (pid == 0) {
 			for (;;)
 				writer_main(&s);
 		}
-		nanosleep(&ts, NULL);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		kill_writer_midway(pid, s.progress);
 		if (k % 4 == 0)
 			dcache_arena_invalidate(a, k % WDS);
 		for (int wd = 0; wd < WDS; wd++) {
@@ -432,6 +430,7 @@ static void test_dcache_arena_writers_killed_anywhere_leave_nothing_half_done(vo
 	}
 	print_message("listings read after kills: %lu\n", got);
 	assert_true(got > 0);
+	munmap(s.progress, 4096);
 	munmap(a, DCACHE_ARENA_SIZE);
 }
 

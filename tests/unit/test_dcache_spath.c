@@ -28,15 +28,7 @@
 #include <cmocka.h>
 
 #include "dcache.h"
-
-static void *map_arena(size_t size)
-{
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	assert_true(m != MAP_FAILED);
-	assert_int_equal(dcache_arena_format(m, size), 0);
-	return m;
-}
+#include "arena_stress.h"
 
 static const struct dcache_spath_key K = { .start = 1, .flags = 1, .cred = 42 };
 
@@ -229,14 +221,13 @@ static void test_dcache_spath_writers_killed_anywhere_leave_nothing_half_done(vo
 {
 	void *a = map_arena(DCACHE_ARENA_SIZE);
 	const int wd[3] = { 1, 2, 3 };
-	unsigned long got = 0;
+	unsigned long got = 0, *progress = shared_counter();
 	char p[64];
 
 	(void)state;
 	srand((unsigned int)time(NULL));
 	for (int k = 0; k < 100; k++) {
 		pid_t pid = fork();
-		struct timespec ts = { 0, 50000 + (rand() % 2000) * 1000L };
 
 		assert_true(pid >= 0);
 		if (pid == 0) {
@@ -244,11 +235,10 @@ static void test_dcache_spath_writers_killed_anywhere_leave_nothing_half_done(vo
 				/* ENOENT under even names, ENOTDIR under odd. */
 				snprintf(p, sizeof(p), "/w/x/n%u", i);
 				(void)put(a, &K, p, i % 2 ? ENOTDIR : ENOENT, wd, 1 + i % 3);
+				__atomic_add_fetch(progress, 1, __ATOMIC_RELAXED);
 			}
 		}
-		nanosleep(&ts, NULL);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		kill_writer_midway(pid, progress);
 		if (k % 10 == 0)
 			changed_itself(a, 1 + k % 3);
 		for (unsigned int i = 0; i < 3000; i += 7) {
@@ -265,6 +255,7 @@ static void test_dcache_spath_writers_killed_anywhere_leave_nothing_half_done(vo
 	}
 	print_message("answers read after kills: %lu\n", got);
 	assert_true(got > 0);
+	munmap(progress, 4096);
 	munmap(a, DCACHE_ARENA_SIZE);
 }
 
