@@ -574,6 +574,17 @@ int dcache_arena_put_search(void *mem, int wd, uint64_t gen, uint64_t cred);
 /* 0 if a valid answer says credentials `cred` may search directory `wd`,
  * else -ENOENT (none, or a corrupt arena).  Any thread. */
 int dcache_arena_get_search(const void *mem, int wd, uint64_t cred);
+/* A filesystem's class, as fs_cacheable's callers learn it (preload/):
+ * exact through inotify, changed behind this kernel (TTLs), or neither. */
+enum { DCACHE_FS_LOCAL = 1, DCACHE_FS_TTL = 2, DCACHE_FS_NONE = 3 };
+/* The class of the mount whose unique ID (statx STATX_MNT_ID_UNIQUE) is
+ * `id`, as a process of the session found it; 0 if none is known (A8).
+ * Any thread. */
+int dcache_arena_fs_class(const void *mem, uint64_t id);
+/* Publish mount `id`'s class (a DCACHE_FS_*): 0, or -ENOSPC (no free slot
+ * near its hash) or -EINVAL.  The first class put for an id stays.  Any
+ * thread. */
+int dcache_arena_fs_class_put(void *mem, uint64_t id, int cls);
 /*
  * Memory behind the arena (dcache_arena.c, A6): entries are taken only
  * below a limit that the watcher raises as it allocates memory in chunks

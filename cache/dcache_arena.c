@@ -106,6 +106,17 @@
  *     caught up with the ring at a sync point, every entry older than a
  *     change it must see is invalid.  Who may publish, and with which
  *     generation, is the caller's duty (invalidate/, inval_listing_*).
+ *  A8 Filesystem classes by mount (dcache_arena_fs_class): one word per
+ *     slot, id << 2 | class, 0 empty, written once by a CAS from 0 and
+ *     never again, nor by a reset (a mount's class outlives epochs).  The
+ *     id is a unique mount ID (statx STATX_MNT_ID_UNIQUE, Linux 6.8): the
+ *     kernel never gives one to a second mount, and a mount's superblock,
+ *     so its filesystem type, never changes; a word never goes stale.
+ *     Linear probing over ARENA_FSV_PROBE slots from the id's hash; a full
+ *     neighbourhood refuses the put (its processes ask the kernel, as
+ *     without).  A word stands alone: relaxed loads and CAS suffice.  A
+ *     wrong word (any process of the session can write the arena) gives a
+ *     wrong class, as a wrong entry gives a wrong answer, never a fault.
  *  A7 Why a reset keeps every answer exact.  A writer samples `epoch`
  *     before its take, computes `check` from the values it writes (its
  *     own header and source bytes, never the arena's copy, which a stale
@@ -830,6 +841,50 @@ int dcache_arena_get_search(const void *mem, int wd, uint64_t cred)
 	if (wd < 0 || cred == 0)
 		return -ENOENT;
 	return arena_find(a, &a->heads[bucket_of_search(wd)], ENT_SEARCH, wd, take_search, &cred);
+}
+
+/* The first slot of mount `id` (A8): a 64-bit mix, then the table. */
+static uint32_t fsv_slot(uint64_t id)
+{
+	id ^= id >> 31;
+	id *= 0x9e3779b97f4a7c15ULL;
+	return (uint32_t)(id >> 40) % ARENA_FSV;
+}
+
+int dcache_arena_fs_class(const void *mem, uint64_t id)
+{
+	const struct arena_hdr *a = mem;
+	uint32_t s = fsv_slot(id);
+
+	if (!id || id >> 62)
+		return 0;
+	for (uint32_t i = 0; i < ARENA_FSV_PROBE; i++, s = (s + 1) % ARENA_FSV) {
+		uint64_t w = __atomic_load_n(&a->fsv[s], __ATOMIC_RELAXED);
+
+		if (!w)
+			return 0;
+		if (w >> 2 == id)
+			return (int)(w & 3);
+	}
+	return 0;
+}
+
+int dcache_arena_fs_class_put(void *mem, uint64_t id, int cls)
+{
+	struct arena_hdr *a = mem;
+	uint32_t s = fsv_slot(id);
+
+	if (!id || id >> 62 || cls < DCACHE_FS_LOCAL || cls > DCACHE_FS_NONE)
+		return -EINVAL;
+	for (uint32_t i = 0; i < ARENA_FSV_PROBE; i++, s = (s + 1) % ARENA_FSV) {
+		uint64_t w = 0;
+
+		if (__atomic_compare_exchange_n(&a->fsv[s], &w, id << 2 | (uint64_t)cls, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
+		    w >> 2 == id)
+			return 0; /* ours now, or already there */
+	}
+	return -ENOSPC;
 }
 
 uint64_t dcache_arena_refused(const void *mem)

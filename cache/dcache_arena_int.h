@@ -10,12 +10,15 @@
 #include <stdint.h>
 
 #define ARENA_MAGIC 0x31414e4552415752ULL /* "RWARENA1" */
-#define ARENA_VERSION 6u /* 5: the shared path table (dcache_spath.c), want_big;
-			  * 6: epochs (A2), entries' check sums */
+#define ARENA_VERSION 7u /* 5: the shared path table (dcache_spath.c), want_big;
+			  * 6: epochs (A2), entries' check sums;
+			  * 7: filesystem classes by mount (A8) */
 #define ARENA_GENS 65536u
 #define ARENA_BUCKETS 16384u
 #define ARENA_SP_CHAINS 4096u /* dcache_spath.c: chains interned */
 #define ARENA_CHAIN_MAX 64 /* entries a reader looks at in one chain */
+#define ARENA_FSV 64u      /* filesystem classes by mount (A8): slots */
+#define ARENA_FSV_PROBE 8u /* slots a put or a find looks at */
 
 struct arena_hdr {
 	uint64_t magic;
@@ -41,6 +44,9 @@ struct arena_hdr {
 	uint64_t sp_gens;            /* offset / 8 of the path generations, 0: none yet */
 	uint64_t sp_evicted;         /* live entries replaced in the current table */
 	uint32_t sp_chains[ARENA_SP_CHAINS]; /* the table's chains, interned by hash */
+	/* Filesystem classes by unique mount ID (A8): id << 2 | class, 0 for
+	 * an empty slot.  Not reset with the entry space. */
+	_Alignas(64) uint64_t fsv[ARENA_FSV];
 };
 
 #define ARENA_DATA (((sizeof(struct arena_hdr) + 63) / 64) * 64)

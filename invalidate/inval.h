@@ -220,6 +220,7 @@ struct inval_stats {
 	unsigned long names_shared;     /* what a name is, taken from them (no lstat) */
 	unsigned long searches_shared;  /* search permission, taken from them (no lstat) */
 	unsigned long paths_shared;     /* negative answers offered to the shared path table */
+	unsigned long fs_shared;        /* filesystem classes taken from the session by mount */
 };
 void inval_stats_get(struct inval_stats *out);
 
@@ -241,6 +242,16 @@ void inval_shared_off(void);
  * the session's shared entries are void from now on, for every process.
  * Any thread; no lock, no syscall. */
 void inval_shared_forget(void);
+/* Filesystem classes by unique mount ID (cache/dcache_arena.c, A8;
+ * doc/session.md, "Filesystem classes by mount"): the class (a DCACHE_FS_*)
+ * a process of the session found for mount `id`, or 0 (none, or no
+ * session); and the offer of one this process found.  The class of a mount
+ * never changes and its ID is never reused, so neither needs a ticket.
+ * inval_fs_classes_on: whether there is a session to ask (its arena).
+ * Any thread; no lock, no syscall. */
+int inval_fs_classes_on(void);
+int inval_fs_class_get(uint64_t id);
+void inval_fs_class_put(uint64_t id, int cls);
 
 #ifdef __cplusplus
 }

@@ -269,6 +269,29 @@ static void spath_put(const struct dcache_spath_fill *f)
 		atomic_fetch_add_explicit(&st_paths_shared, 1, memory_order_relaxed);
 }
 
+int inval_fs_classes_on(void)
+{
+	return session_arena() != NULL;
+}
+
+int inval_fs_class_get(uint64_t id)
+{
+	void *a = session_arena();
+	int c = a ? dcache_arena_fs_class(a, id) : 0;
+
+	if (c)
+		atomic_fetch_add_explicit(&st_fs_shared, 1, memory_order_relaxed);
+	return c;
+}
+
+void inval_fs_class_put(uint64_t id, int cls)
+{
+	void *a = session_arena();
+
+	if (a)
+		dcache_arena_fs_class_put(a, id, cls);
+}
+
 void inval_shared_off(void)
 {
 	atomic_store(&listing_off, 1);

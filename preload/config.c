@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,7 +425,9 @@ static int raw_getcwd(char *buf, size_t size)
  */
 static int ttl_enabled = 1;
 
-static int fs_type_cacheable(unsigned long type)
+/* A filesystem type's class (cache/dcache.h, DCACHE_FS_*), whatever
+ * RCUWALK_TTL_MS says; 0 for a type not known here (mountinfo decides). */
+static int fs_type_class(unsigned long type)
 {
 	switch (type) {
 	case 0xEF53:     /* ext2/3/4 */
@@ -435,17 +439,29 @@ static int fs_type_cacheable(unsigned long type)
 	case 0x2FC12FC1: /* zfs */
 	case 0x3153464a: /* jfs */
 	case 0x52654973: /* reiserfs */
-		return 1;
+		return DCACHE_FS_LOCAL;
 	case 0x65735546: /* fuse */
 	case 0x6969:     /* nfs */
 	case 0xFF534D42: /* cifs */
 	case 0xFE534D42: /* smb2/3 */
 	case 0x01021997: /* 9p */
 	case 0x00c36400: /* ceph */
-		return ttl_enabled ? 2 : 0;
+		return DCACHE_FS_TTL;
 	default:
 		return 0;
 	}
+}
+
+/* What fs_cacheable() answers for a class: 1 cached, 2 cached with TTLs,
+ * 0 passed through (a TTL filesystem with RCUWALK_TTL_MS=0 too). */
+static int class_verdict(int cls)
+{
+	return cls == DCACHE_FS_LOCAL ? 1 : cls == DCACHE_FS_TTL && ttl_enabled ? 2 : 0;
+}
+
+static int fs_type_cacheable(unsigned long type)
+{
+	return class_verdict(fs_type_class(type));
 }
 
 /* Filesystems that others may change behind this kernel's back: cached with
@@ -462,16 +478,17 @@ static int fs_name_ttl(const char *type)
 }
 
 /*
- * The filesystem type of device `dev` by name, from /proc/self/mountinfo
- * (statfs cannot tell devtmpfs from tmpfs: same f_type, and devtmpfs sees
- * every write to /dev/null as IN_MODIFY in /dev).  Returns 1 cacheable,
- * 0 not, -1 not found (btrfs subvolumes report anonymous devices).
- * Raw syscalls only: this runs in ops context.  The fd lives only inside
- * this call, like glibc's own transient fds: a host thread that closes fds
- * it does not own while other threads run can hit it, as it can hit glibc's.
- * The long-lived inotify fd is guarded instead (inval_fds.c).
+ * The filesystem class of device `dev` by its type's name, from
+ * /proc/self/mountinfo (statfs cannot tell devtmpfs from tmpfs: same f_type,
+ * and devtmpfs sees every write to /dev/null as IN_MODIFY in /dev).
+ * Returns a DCACHE_FS_* class, or 0 if not found (btrfs subvolumes report
+ * anonymous devices).  Raw syscalls only: this runs in ops context.  The
+ * fd lives only inside this call, like glibc's own transient fds: a host
+ * thread that closes fds it does not own while other threads run can hit
+ * it, as it can hit glibc's.  The long-lived inotify fd is guarded instead
+ * (inval_fds.c).
  */
-static int mountinfo_verdict(dev_t dev)
+static int mountinfo_class(dev_t dev)
 {
 	static const char *const ok[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs",
 					  "f2fs", "overlay", "zfs", "jfs", "reiserfs" };
@@ -479,7 +496,7 @@ static int mountinfo_verdict(dev_t dev)
 	char want[32];
 
 	if (preload_read_file_raw("/proc/self/mountinfo", buf, sizeof(buf)) < 0)
-		return -1;
+		return 0;
 	snprintf(want, sizeof(want), " %u:%u ", major(dev), minor(dev));
 	for (char *line = buf; line && *line;) {
 		char *end = strchr(line, '\n'), *hit, *sep;
@@ -494,47 +511,98 @@ static int mountinfo_verdict(dev_t dev)
 			size_t len = strcspn(sep + 3, " ");
 
 			if (len >= sizeof(type))
-				return 0;
+				return DCACHE_FS_NONE;
 			memcpy(type, sep + 3, len);
 			type[len] = '\0';
 			for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
 				if (!strcmp(type, ok[i]))
-					return 1;
-			return fs_name_ttl(type) && ttl_enabled ? 2 : 0;
+					return DCACHE_FS_LOCAL;
+			return fs_name_ttl(type) ? DCACHE_FS_TTL : DCACHE_FS_NONE;
 		}
 		line = end ? end + 1 : NULL;
 	}
-	return -1;
+	return 0;
+}
+
+/* statx's answer as the kernel lays it out (include/uapi/linux/stat.h):
+ * glibc's own struct statx has no stx_mnt_id where <linux/stat.h> is not
+ * installed.  STATX_MNT_ID_UNIQUE (Linux 6.8): a mount ID the kernel never
+ * gives to another mount; an older kernel leaves the bit out of mask. */
+struct kstatx {
+	uint32_t mask, blksize;
+	uint64_t attributes;
+	uint32_t nlink, uid, gid;
+	uint16_t mode, spare0;
+	uint64_t ino, size, blocks, attributes_mask;
+	uint64_t times[8];
+	uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
+	uint64_t mnt_id;
+	uint64_t spare[13];
+};
+_Static_assert(offsetof(struct kstatx, mnt_id) == 144 && sizeof(struct kstatx) == 256,
+	       "struct statx's layout");
+#define KSTATX_MNT_ID_UNIQUE 0x4000u
+
+/* Unique mount IDs: -1 not asked yet, 0 this kernel has none, 1 it has. */
+static int unique_ids = -1;
+
+/* The unique mount ID of what `path` (dirfd AT_FDCWD; or fd itself, path
+ * "") names now, if its device is `dev`; else 0.  AT_STATX_DONT_SYNC: the
+ * device and the mount are the kernel's own, no FUSE or NFS round trip. */
+static uint64_t mount_id(int fd, const char *path, dev_t dev)
+{
+	int flags = AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | (*path ? 0 : AT_EMPTY_PATH);
+	struct kstatx sx;
+
+	if (!unique_ids)
+		return 0;
+	if (syscall(SYS_statx, fd, path, flags, STATX_TYPE | KSTATX_MNT_ID_UNIQUE, &sx) != 0) {
+		if (errno == ENOSYS || errno == EPERM)
+			unique_ids = 0; /* no statx here (old seccomp profiles) */
+		return 0;
+	}
+	unique_ids = (sx.mask & KSTATX_MNT_ID_UNIQUE) != 0;
+	return unique_ids && makedev(sx.dev_major, sx.dev_minor) == dev ? sx.mnt_id : 0;
 }
 
 /*
- * The filesystem type of device `dev` from statfs(2) of `path`, when that
- * alone decides: 1 cacheable, 2 cached with TTLs, -1 ask mountinfo.  tmpfs
- * asks mountinfo (devtmpfs has the same f_type), and so does every magic
- * that fs_type_cacheable() does not know.  The object is opened with
- * O_PATH and its st_dev checked, so a path that changed since the caller's
- * lstat cannot lend its filesystem's verdict to `dev`.
+ * The class of device `dev` from statfs(2) of `path` (a DCACHE_FS_*), when
+ * the type alone decides; 0 when mountinfo must: tmpfs (devtmpfs has the
+ * same f_type), and every magic that fs_type_class() does not know.  The
+ * object is opened with O_PATH and its st_dev checked, so a path that
+ * changed since the caller's lstat cannot lend its filesystem's class to
+ * `dev`; the fd holds that mount (so dev's superblock) until mountinfo has
+ * answered too, and *id is its unique mount ID (0 if unknown): the class
+ * found is that mount's.  -1 if the object cannot be asked (no such path,
+ * or another device there now).
  *
  * Why not mountinfo first: reading /proc/self/mountinfo costs the kernel
  * about 50 us here (show_mountinfo), once per process and device, and every
  * process pays it at its first lookup ("/"); these four syscalls cost a few us.
  */
-static int statfs_verdict(const char *path, dev_t dev)
+static int statfs_class(const char *path, dev_t dev, uint64_t *id)
 {
 	struct statfs sfs;
 	struct stat st;
-	int v = -1;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	int c = -1, fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
+	*id = 0;
 	if (fd < 0)
 		return -1;
-	if (syscall(SYS_fstat, fd, &st) == 0 && st.st_dev == dev &&
-	    syscall(SYS_fstatfs, fd, &sfs) == 0 && (unsigned long)sfs.f_type != 0x01021994UL)
-		v = fs_type_cacheable((unsigned long)sfs.f_type);
+	/* The device and the mount of the fd: statx where the kernel has unique
+	 * mount IDs, else (or refused: old seccomp profiles) fstat. */
+	if ((*id = mount_id(fd, "", dev)) != 0 ||
+	    (syscall(SYS_fstat, fd, &st) == 0 && st.st_dev == dev)) {
+		c = syscall(SYS_fstatfs, fd, &sfs) == 0 && (unsigned long)sfs.f_type != 0x01021994UL
+			    ? fs_type_class((unsigned long)sfs.f_type)
+			    : 0;
+		/* An unknown magic may still be a TTL filesystem by name (afs, ...):
+		 * mountinfo decides those, as before. */
+		if (c == 0)
+			c = mountinfo_class(dev);
+	}
 	syscall(SYS_close, fd);
-	/* An unknown magic may still be a TTL filesystem by name (afs, ...):
-	 * mountinfo decides those, as before. */
-	return v == 0 ? -1 : v;
+	return c;
 }
 
 #define FS_TABLE 64
@@ -549,12 +617,20 @@ void preload_mounts_changed(void)
 	__atomic_fetch_add(&mounts_gen, 1, __ATOMIC_RELEASE);
 }
 
-/* ops->fs_cacheable: under the dcache writer mutex. */
+/*
+ * ops->fs_cacheable: under the dcache writer mutex.  Per device, once per
+ * mount table: this process's table; else, in a session, the class another
+ * process found for the mount `path` is on (by unique mount ID, one statx:
+ * inval_fs_class_get; doc/session.md, "Filesystem classes by mount"); else
+ * the kernel's statfs or mountinfo, offered to the session in turn.  The
+ * final statfs(path) fallback is not offered: nothing ties it to the mount.
+ */
 static int fs_cacheable(const char *path, dev_t dev)
 {
 	unsigned int g = __atomic_load_n(&mounts_gen, __ATOMIC_ACQUIRE);
 	struct statfs sfs;
-	int v;
+	uint64_t id = 0;
+	int v, c;
 
 	if (g != mounts_seen) {
 		mounts_seen = g;
@@ -564,11 +640,18 @@ static int fs_cacheable(const char *path, dev_t dev)
 	for (int i = 0; i < fs_used; i++)
 		if (fs_table[i].dev == dev)
 			return fs_table[i].verdict;
-	v = statfs_verdict(path, dev);
-	if (v < 0)
-		v = mountinfo_verdict(dev);
-	if (v < 0)
+	if (inval_fs_classes_on() && (id = mount_id(AT_FDCWD, path, dev)) != 0 &&
+	    (c = inval_fs_class_get(id)) != 0) {
+		v = class_verdict(c);
+	} else if ((c = statfs_class(path, dev, &id)) > 0) {
+		v = class_verdict(c);
+		if (id)
+			inval_fs_class_put(id, c);
+	} else if (c < 0 && (c = mountinfo_class(dev)) > 0) {
+		v = class_verdict(c); /* by device alone: not offered */
+	} else {
 		v = syscall(SYS_statfs, path, &sfs) == 0 && fs_type_cacheable((unsigned long)sfs.f_type);
+	}
 	if (fs_used < FS_TABLE) {
 		fs_table[fs_used].dev = dev;
 		fs_table[fs_used].verdict = v;

@@ -564,6 +564,8 @@ static void print_summary(FILE *f, const struct summary *s, const struct run_inf
 	     "--session: absent names offered to the shared path table");
 	LINE("path_hits_shared", v[F_path_hits_shared], "",
 	     "--session: lookups answered from the shared path table (no walk)");
+	LINE("fs_shared", v[F_fs_shared], "",
+	     "--session: filesystem types taken from the session by mount (no statfs)");
 	LINE("mismatches", v[F_mismatches], "", "--verify: cached answers that differed from the kernel's (see the verify log)");
 	LINE("saved", v[F_saved], "", "syscalls avoided (hits + neg_hits)");
 	fprintf(f, "%-15s %14lld %6s  %s\n", "net_saved", net, "", "saved - misses - watches");

@@ -179,6 +179,7 @@ struct counters {
 	struct dcache_stats dc;
 	uint64_t events, watch_fail, overflows, mismatches, pass_watch, pass_fs, pass_attr, pass_racy;
 	uint64_t listings_shared, watches_shared, names_shared, searches_shared, paths_shared;
+	uint64_t fs_shared;
 	uint64_t start_ns;
 	uint64_t watches; /* a level: watches held now */
 };
@@ -200,6 +201,7 @@ static void snapshot(struct counters *c)
 	c->names_shared = is.names_shared;
 	c->searches_shared = is.searches_shared;
 	c->paths_shared = is.paths_shared;
+	c->fs_shared = is.fs_shared;
 	c->watch_fail = is.watch_failures;
 	c->overflows = is.overflows;
 	c->watches = is.watches;
@@ -357,6 +359,7 @@ void preload_write_record(const char *end)
 		v[n++] = delta(now.searches_shared, base.searches_shared);
 		v[n++] = delta(now.paths_shared, base.paths_shared);
 		v[n++] = delta(now.dc.shared_path_hits, base.dc.shared_path_hits);
+		v[n++] = delta(now.fs_shared, base.fs_shared);
 		v[n++] = delta(now.dc.fill_ns, base.dc.fill_ns);
 		v[n++] = delta(now.start_ns, base.start_ns);
 		v[n++] = delta(now.dc.index_hits, base.dc.index_hits);
@@ -441,6 +444,7 @@ static void stats_fork_child(void)
 	base.names_shared = is.names_shared;
 	base.searches_shared = is.searches_shared;
 	base.paths_shared = is.paths_shared;
+	base.fs_shared = is.fs_shared;
 	base.watches = 0; /* inval_fork_child() drops the parent's watches */
 	record_lock = 0;
 }

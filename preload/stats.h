@@ -73,6 +73,9 @@
  *   path_hits_shared  lookups answered from the session's shared path
  *                 table (a name another process found absent), without a
  *                 walk of this process's own; counted in neg_hits too
+ *   fs_shared     filesystem classes (local, TTL, not cached) this process
+ *                 took from the session by unique mount ID instead of
+ *                 asking the kernel (statfs, mountinfo)
  *   fill_ns       ns spent filling the cache on misses (the kernel calls
  *                 the cache made for itself, and their bookkeeping),
  *                 measured around each (DCACHE_STAT_FILL_NS)
@@ -125,8 +128,8 @@
 	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows) \
 	X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)    \
 	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared)    \
-	X(searches_shared) X(paths_shared) X(path_hits_shared) X(fill_ns) X(start_ns) \
-	X(index_hits) X(prefix_hits)
+	X(searches_shared) X(paths_shared) X(path_hits_shared) X(fs_shared) X(fill_ns) \
+	X(start_ns) X(index_hits) X(prefix_hits)
 
 #define RCUWALK_RECORD_PID_DIGITS 10
 #define RCUWALK_RECORD_NUM_DIGITS 20

@@ -216,7 +216,8 @@ static int count_substr(const char *hay, const char *needle)
 	X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form) X(pass_write) X(pass_early)   \
 	X(watches) X(watch_fail) X(events) X(overflows) X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy) \
 	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared) X(searches_shared) \
-	X(paths_shared) X(path_hits_shared) X(fill_ns) X(start_ns) X(index_hits) X(prefix_hits)
+	X(paths_shared) X(path_hits_shared) X(fs_shared) X(fill_ns) X(start_ns) X(index_hits)   \
+	X(prefix_hits)
 enum {
 #define X(n) I_##n,
 	FIELDS(X)

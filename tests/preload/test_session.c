@@ -2219,6 +2219,47 @@ static void test_session_shared_path_answers_exact_across_processes(void **state
 	assert_true(hits >= 1);
 }
 
+/* Whether this kernel gives unique mount IDs (statx STATX_MNT_ID_UNIQUE,
+ * 0x4000: Linux 6.8); struct statx's mask is its first 32 bits. */
+static int kernel_has_unique_mount_ids(void)
+{
+	uint32_t sx[64];
+
+	memset(sx, 0, sizeof(sx));
+	return syscall(SYS_statx, AT_FDCWD, "/", AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, 0x4000u,
+		       sx) == 0 &&
+	       (sx[0] & 0x4000u);
+}
+
+/* A filesystem's class (preload/config.c, fs_cacheable) is learned once
+ * per session: the children of the scenario above after the first take the
+ * root's from the session by its unique mount ID (fs_shared >= 1), with
+ * every answer exact as the scenario checks.  On a kernel without unique
+ * mount IDs nothing is taken (fs_shared == 0): each process asks statfs. */
+static void test_session_filesystem_class_taken_by_mount_id_where_the_kernel_has_them(void **state)
+{
+	char d[PLEN], stats[PLEN];
+	long long fs;
+	int st, ids = kernel_has_unique_mount_ids();
+
+	(void)state;
+	subdir(d, "fsclass");
+	snprintf(stats, sizeof(stats), "%s/fsclass.stats", g_scratch);
+	setenv("RCUWALK_STATS", stats, 1);
+	unsetenv("RCUWALK_SHARED_PATHS");
+	st = run_session("shared", d, "");
+	unsetenv("RCUWALK_STATS");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	fs = stats_field(stats, "fs_shared");
+	print_message("unique mount IDs: %s; filesystem classes taken from the session: %lld\n",
+		      ids ? "yes" : "no (Linux < 6.8)", fs);
+	if (ids)
+		assert_true(fs >= 1);
+	else
+		assert_int_equal(fs, 0);
+}
+
 /* Attaching takes the instance with pidfd_getfd where the kernel allows
  * it, without the watcher's answering thread, and over the socket where a
  * seccomp filter refuses that call; both attached and exact. */
@@ -2485,6 +2526,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_foreign_directory_records_reach_nothing),
 		cmocka_unit_test(test_session_shared_listings_exact_across_processes),
 		cmocka_unit_test(test_session_shared_path_answers_exact_across_processes),
+		cmocka_unit_test(test_session_filesystem_class_taken_by_mount_id_where_the_kernel_has_them),
 		cmocka_unit_test(test_session_shared_directory_attributes_exact_after_inode_flag_ioctl),
 		cmocka_unit_test(test_session_access_on_a_shared_file_name_asks_the_kernel_once),
 		cmocka_unit_test(test_session_search_answers_shared_only_with_the_same_credentials),

@@ -4,7 +4,8 @@
  * a listing answers while its watch's generation holds, a stale or corrupt
  * one never does, a full arena refuses without harm, and concurrent writers,
  * readers, an invalidator and writers killed at random points never make a
- * reader see a listing that is not the current one of its directory.
+ * reader see a listing that is not the current one of its directory.  And
+ * the filesystem classes kept by mount (A8).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -434,6 +435,59 @@ static void test_dcache_arena_writers_killed_anywhere_leave_nothing_half_done(vo
 	munmap(a, DCACHE_ARENA_SIZE);
 }
 
+/* Filesystem classes by unique mount ID (A8): the first class put for an
+ * ID stays, through an invalidation of everything and a reset of the entry
+ * space (a mount's ID is never reused, its type never changes); a full
+ * neighbourhood refuses, and a refused ID answers nothing, never another
+ * ID's class. */
+static void test_dcache_arena_fs_class_first_put_stays_and_outlives_resets(void **state)
+{
+	void *a = map_arena(DCACHE_ARENA_SIZE);
+	const uint64_t base = (uint64_t)1 << 31; /* where Linux starts unique IDs */
+	unsigned int put = 0, refused = 0;
+
+	(void)state;
+	assert_int_equal(dcache_arena_fs_class(a, base + 1), 0);
+	assert_int_equal(dcache_arena_fs_class_put(a, base + 1, DCACHE_FS_LOCAL), 0);
+	assert_int_equal(dcache_arena_fs_class(a, base + 1), DCACHE_FS_LOCAL);
+	assert_int_equal(dcache_arena_fs_class_put(a, base + 1, DCACHE_FS_TTL), 0);
+	assert_int_equal(dcache_arena_fs_class(a, base + 1), DCACHE_FS_LOCAL);
+	assert_int_equal(dcache_arena_fs_class_put(a, base + 2, DCACHE_FS_TTL), 0);
+	assert_int_equal(dcache_arena_fs_class(a, base + 2), DCACHE_FS_TTL);
+	assert_int_equal(dcache_arena_fs_class(a, base + 1), DCACHE_FS_LOCAL);
+	/* No ID, an ID that does not fit beside its class, no class. */
+	assert_int_equal(dcache_arena_fs_class_put(a, 0, DCACHE_FS_LOCAL), -EINVAL);
+	assert_int_equal(dcache_arena_fs_class_put(a, (uint64_t)1 << 62, DCACHE_FS_LOCAL), -EINVAL);
+	assert_int_equal(dcache_arena_fs_class_put(a, base + 3, 0), -EINVAL);
+	assert_int_equal(dcache_arena_fs_class_put(a, base + 3, DCACHE_FS_NONE + 1), -EINVAL);
+	assert_int_equal(dcache_arena_fs_class(a, 0), 0);
+	assert_int_equal(dcache_arena_fs_class(a, base + 3), 0);
+	/* Lost events, mount changes, a reset: entries go, classes stay. */
+	dcache_arena_invalidate(a, -1);
+	dcache_arena_reset(a);
+	assert_int_equal(dcache_arena_fs_class(a, base + 1), DCACHE_FS_LOCAL);
+	assert_int_equal(dcache_arena_fs_class(a, base + 2), DCACHE_FS_TTL);
+	/* Many mounts: some refused, none answered wrong. */
+	for (uint64_t i = 10; i < 1010; i++) {
+		int r = dcache_arena_fs_class_put(a, base + i, (int)(i % 3) + 1);
+
+		assert_true(r == 0 || r == -ENOSPC);
+		put += r == 0;
+		refused += r == -ENOSPC;
+	}
+	for (uint64_t i = 10; i < 1010; i++) {
+		int c = dcache_arena_fs_class(a, base + i);
+
+		if (c != 0 && c != (int)(i % 3) + 1)
+			fail_msg("mount %llu: class %d, put %d", (unsigned long long)(base + i), c,
+				 (int)(i % 3) + 1);
+	}
+	print_message("1000 mounts: %u classes kept, %u refused\n", put, refused);
+	assert_true(put > 0 && refused > 0);
+	assert_int_equal(dcache_arena_fs_class(a, base + 1), DCACHE_FS_LOCAL);
+	munmap(a, DCACHE_ARENA_SIZE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -447,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_dcache_arena_corrupt_entries_answer_nothing_and_never_fault),
 		cmocka_unit_test(test_dcache_arena_concurrent_readers_see_only_current_listings),
 		cmocka_unit_test(test_dcache_arena_writers_killed_anywhere_leave_nothing_half_done),
+		cmocka_unit_test(test_dcache_arena_fs_class_first_put_stays_and_outlives_resets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
