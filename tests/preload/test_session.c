@@ -2157,6 +2157,25 @@ static void test_session_foreign_directory_records_reach_nothing(void **state)
 	assert_int_equal(write_, look);
 }
 
+/* The "shared" scenario (below) in a session of its own (subdirectory
+ * `name`), its processes' records in stats (PLEN bytes); every answer it
+ * checks exact.  Without the path table (the default), which would answer
+ * most of the absent names before any listing is needed (its own test). */
+static void run_shared_scenario(const char *name, char *stats)
+{
+	char d[PLEN];
+	int st;
+
+	subdir(d, name);
+	snprintf(stats, PLEN, "%s/%s.stats", g_scratch, name);
+	setenv("RCUWALK_STATS", stats, 1);
+	unsetenv("RCUWALK_SHARED_PATHS");
+	st = run_session("shared", d, "");
+	unsetenv("RCUWALK_STATS");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* Children of a session take a directory's listing and a subdirectory's
  * watch from the shared entries (at least one of ten each; they are offered
  * only by a process that has applied every record), and each answer equals
@@ -2166,21 +2185,11 @@ static void test_session_foreign_directory_records_reach_nothing(void **state)
  * grandchild's create below a shared watch (seen after wait()). */
 static void test_session_shared_listings_exact_across_processes(void **state)
 {
-	char d[PLEN], stats[PLEN];
+	char stats[PLEN];
 	long long shared, watches, names;
-	int st;
 
 	(void)state;
-	subdir(d, "shared");
-	snprintf(stats, sizeof(stats), "%s/shared.stats", g_scratch);
-	setenv("RCUWALK_STATS", stats, 1);
-	/* Without the path table (the default), which would answer most of
-	 * the absent names before any listing is needed (its own test: below). */
-	unsetenv("RCUWALK_SHARED_PATHS");
-	st = run_session("shared", d, "");
-	unsetenv("RCUWALK_STATS");
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	run_shared_scenario("shared", stats);
 	shared = stats_field(stats, "listings_shared");
 	watches = stats_field(stats, "watches_shared");
 	names = stats_field(stats, "names_shared");
@@ -2238,19 +2247,12 @@ static int kernel_has_unique_mount_ids(void)
  * mount IDs nothing is taken (fs_shared == 0): each process asks statfs. */
 static void test_session_filesystem_class_taken_by_mount_id_where_the_kernel_has_them(void **state)
 {
-	char d[PLEN], stats[PLEN];
+	char stats[PLEN];
 	long long fs;
-	int st, ids = kernel_has_unique_mount_ids();
+	int ids = kernel_has_unique_mount_ids();
 
 	(void)state;
-	subdir(d, "fsclass");
-	snprintf(stats, sizeof(stats), "%s/fsclass.stats", g_scratch);
-	setenv("RCUWALK_STATS", stats, 1);
-	unsetenv("RCUWALK_SHARED_PATHS");
-	st = run_session("shared", d, "");
-	unsetenv("RCUWALK_STATS");
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	run_shared_scenario("fsclass", stats);
 	fs = stats_field(stats, "fs_shared");
 	print_message("unique mount IDs: %s; filesystem classes taken from the session: %lld\n",
 		      ids ? "yes" : "no (Linux < 6.8)", fs);
