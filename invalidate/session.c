@@ -30,12 +30,13 @@
  * of a directory: nothing can truncate them under us, and no page of them
  * can fault: watcher.c, make_memfd), sealed against shrinking and growing,
  * of the expected size (session_memfd_ok); the ring has our uid, mount
- * namespace, root, user namespace and the directory we opened in its header.  The user
- * namespace: the shared attributes hold owners as the watcher's namespace
- * shows them (another one shows 65534 for an unmapped owner, or other ids),
- * and the same euid may be another user there (a namespace that maps the
- * user to itself passes every other check); a process of another namespace
- * keeps its own cache (doc/coherence.md, "Identity").
+ * namespace, root, user namespace and the directory we opened in its
+ * header.  The user namespace: the shared attributes hold owners as the
+ * watcher's namespace shows them (another one shows 65534 for an unmapped
+ * owner, or other ids), and the same euid may be another user there (a
+ * namespace that maps the user to itself passes every other check); a
+ * process of another namespace keeps its own cache (doc/coherence.md,
+ * "Identity").
  */
 #define _GNU_SOURCE
 #include <errno.h>
