@@ -1154,21 +1154,21 @@ REAL_DECL(__realpath_chk);
 
 /*
  * glibc's realpath for a call the cache does not answer.  Once the copy
- * routines are usable, a caller's buffer is written through them: glibc
- * works in tmp (PATH_MAX bytes, the caller's) and what it wrote there (the
- * result, or the prefix it leaves on ENOENT and EACCES) is copied out; an
- * unwritable buffer gives EFAULT where glibc would have crashed, as when
- * the cache answers.  tmp is realpath()'s own buffer, not one more here:
- * every page of stack below what the program reaches itself is a page
- * fault, and glibc's realpath runs below this (gcc --version: 3 of them).
+ * routines are usable, a caller's buffer that glibc could not write without
+ * crashing is refused with EFAULT, as when the cache answers.  A buffer in
+ * the live stack above this frame (gcc's lrealpath() has one) is writable:
+ * glibc writes it itself.  Any other goes through tmp, PATH_MAX bytes of
+ * this frame: what glibc wrote there (the result, or the prefix it leaves on
+ * ENOENT and EACCES) is copied out.  Out of line, the buffer with it: every
+ * page of stack below what the program reaches itself is a page fault, and
+ * glibc's realpath (3 KiB of scratch) runs below this.
  */
-static char *realpath_pass(const char *path, char *resolved, char *tmp)
+static __attribute__((noinline)) char *realpath_through(const char *path, char *resolved)
 {
+	char tmp[PATH_MAX];
 	char *out;
 	int err;
 
-	if (!resolved || !__atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE))
-		return CALL_REAL(realpath, path, resolved);
 	/* glibc writes an absolute name, an empty one (its getcwd failed: the
 	 * cwd was removed), or nothing; '\1' tells the last from the others. */
 	tmp[0] = '\1';
@@ -1181,6 +1181,43 @@ static char *realpath_pass(const char *path, char *resolved, char *tmp)
 	}
 	errno = err;
 	return out ? resolved : NULL;
+}
+
+static char *realpath_pass(const char *path, char *resolved)
+{
+	if (!resolved || !__atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE) ||
+	    preload_in_live_stack(resolved, PATH_MAX, &resolved))
+		return CALL_REAL(realpath, path, resolved);
+	return realpath_through(path, resolved);
+}
+
+/*
+ * Whether the program's path can be read up to its NUL, without a copy of
+ * it: its length, PATH_MAX if it has none in its first PATH_MAX bytes, -1 if
+ * reading it faulted, as preload_copy_path() answers.  Read through a small
+ * buffer, a 4 KiB page at most at a time: a read never reaches a page past
+ * the one holding the NUL, where glibc's own read would not fault.
+ */
+static long path_probe(const char *path)
+{
+	char chunk[256];
+	size_t off = 0, n;
+	const char *z;
+
+	while (off < PATH_MAX) {
+		n = 4096 - (((uintptr_t)path + off) & 4095);
+		if (n > sizeof(chunk))
+			n = sizeof(chunk);
+		if (n > PATH_MAX - off)
+			n = PATH_MAX - off;
+		if (preload_copy_bytes(chunk, path + off, n) != 0)
+			return -1;
+		z = memchr(chunk, 0, n);
+		if (z)
+			return (long)(off + (size_t)(z - chunk));
+		off += n;
+	}
+	return PATH_MAX;
 }
 
 /*
@@ -1201,12 +1238,12 @@ static __attribute__((noinline, cold)) char *realpath_verify(const char *path, c
 							      int saved)
 {
 	int kerr, cerr = r ? r : einval ? EINVAL : saved;
-	char a[PATH_MAX + 64], b[PATH_MAX + 64], tmp[PATH_MAX];
+	char a[PATH_MAX + 64], b[PATH_MAX + 64];
 	char *out;
 
 	errno = saved;
 	preload_in_shim++; /* its own lookups pass straight through */
-	out = realpath_pass(path, resolved, tmp); /* the buffer written as realpath() does */
+	out = realpath_pass(path, resolved); /* the buffer written as realpath() does */
 	preload_in_shim--;
 	kerr = errno;
 	if ((out != NULL) != (r == 0) || kerr != cerr || (out && strcmp(out, buf) != 0)) {
@@ -1225,29 +1262,28 @@ static __attribute__((noinline, cold)) char *realpath_verify(const char *path, c
 	return out;
 }
 
-EXPORT char *realpath(const char *path, char *resolved)
+/* realpath() once the cache is in use or may start: kp and buf in a frame
+ * of their own, which the warm-up does not pay for. */
+static __attribute__((noinline)) char *realpath_cached(const char *path, char *resolved, int saved)
 {
 	char buf[PATH_MAX];
 	struct kpath kp;
-	int saved = errno, einval = 0, r, why;
+	int einval = 0, r, why;
 	size_t len;
 	char *out;
 
-	/* NULL and "" are glibc's to refuse (EINVAL, ENOENT) without a syscall. */
-	if (!path || bad_ptr(path) || (resolved && bad_ptr(resolved)))
-		return CALL_REAL(realpath, path, resolved);
 	why = path_in(AT_FDCWD, path, &kp);
 	if (why == PATH_FAULT) {
 		errno = EFAULT;
 		return NULL;
 	}
 	if (why != PATH_OK || !kp.s[0] || !cache_enter())
-		return realpath_pass(why == PATH_OK ? kp.s : path, resolved, buf);
+		return realpath_pass(why == PATH_OK ? kp.s : path, resolved);
 	r = dcache_realpath(kp.s, buf, sizeof(buf), &einval);
 	cache_leave();
 	if (r == DCACHE_PASS) {
 		errno = saved;
-		return realpath_pass(kp.s, resolved, buf);
+		return realpath_pass(kp.s, resolved);
 	}
 	if (r == 0 && buf[0] && (preload_test_corrupt() & PRELOAD_CORRUPT_LINK))
 		buf[0] ^= 1;
@@ -1276,6 +1312,33 @@ EXPORT char *realpath(const char *path, char *resolved)
 	}
 	errno = einval ? EINVAL : saved;
 	return out;
+}
+
+EXPORT char *realpath(const char *path, char *resolved)
+{
+	int s = __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE);
+	long n;
+
+	/* NULL and "" are glibc's to refuse (EINVAL, ENOENT) without a syscall. */
+	if (!path || bad_ptr(path) || (resolved && bad_ptr(resolved)))
+		return CALL_REAL(realpath, path, resolved);
+	if ((s == PRELOAD_ON || s == PRELOAD_LOAD) && !preload_in_shim)
+		return realpath_cached(path, resolved, errno);
+	/* The warm-up, the shim's own calls, a cache given up: glibc answers,
+	 * with no copy of the path, only a check that it can be read.  The
+	 * real function is found here, not below tmp (dlsym's first call runs
+	 * deep). */
+	if (!__atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE) ||
+	    !preload_real_sym(&real_realpath_p, "realpath"))
+		return CALL_REAL(realpath, path, resolved);
+	n = path_probe(path);
+	if (n < 0) {
+		errno = EFAULT;
+		return NULL;
+	}
+	if (n > 0 && n < PATH_MAX)
+		count_unusable(); /* a lookup the cache could have answered */
+	return realpath_pass(path, resolved);
 }
 
 EXPORT char *canonicalize_file_name(const char *path) { return realpath(path, NULL); }

@@ -21,7 +21,10 @@
  * RCUWALK_TEST_SHIM); without RCUWALK_TEST_SHIM it exits 77 (skip).
  */
 #define _GNU_SOURCE
+#include <alloca.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -266,6 +270,138 @@ static int fork_race_main(char **argv)
 	r.bad += lookups(f, absent, 10); /* the cache, if it had not started yet */
 	snprintf(line, sizeof(line), "mismatches=%d childfail=%d inst=%d\n", r.bad, childfail,
 		 count_inotify_fds());
+	return write_result(argv[3], line) == 0 ? 0 : 2;
+}
+
+/*
+ * --realpath-probe DIR OUT, in a warm-up that never ends: realpath() passes
+ * through to glibc's (preload/shim.c, realpath_pass), and its answers are
+ * glibc's own, called here by its libc.so.6 definition: the result, errno
+ * (after a success too) and what a caller's buffer holds, on the heap or the
+ * stack, with the prefix glibc leaves there on ENOENT.  What glibc would
+ * crash on is EFAULT: an unreadable path, one running into a PROT_NONE page
+ * without its NUL, a read-only buffer (left unchanged); a path whose NUL is
+ * the last byte before a PROT_NONE page is answered.  And the depth of stack
+ * below the caller that realpath() wrote, beside glibc's own: every page
+ * below what a program reaches itself is a page fault (gcc --version's
+ * lrealpath(): 3 of them, where the shim's copies of the path and result
+ * lay under glibc's frame).  Writes "bad=B direct=1 shim=S libc=L" (bytes)
+ * to OUT; "direct=0" where realpath() is not the shim's (a sanitizer's).
+ */
+typedef char *realpath_fn(const char *, char *);
+
+enum { PAINT = 64 * 1024 };
+
+static __attribute__((noinline)) void stack_paint(void)
+{
+	char *p = alloca(PAINT);
+
+	memset(p, 0x5a, PAINT);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+/* How far below its caller's frame the stack was written since
+ * stack_paint() ran from the same frame. */
+static __attribute__((noinline)) size_t stack_written(void)
+{
+	volatile char *p = alloca(PAINT);
+	size_t i = 0;
+
+	while (i < PAINT && p[i] == 0x5a)
+		i++;
+	return PAINT - i;
+}
+
+static __attribute__((noinline)) size_t realpath_depth(realpath_fn *fn, const char *path)
+{
+	char buf[PATH_MAX];
+
+	stack_paint();
+	if (!fn(path, buf))
+		return 0;
+	return stack_written();
+}
+
+/* One name through both, into a fresh buffer of each (NULL: a malloc'd
+ * answer); 1 if they differ. */
+static int realpath_same(realpath_fn *libc, const char *path, char *b1, char *b2)
+{
+	char *r1, *r2;
+	int e1, e2, bad;
+
+	if (b1) {
+		memset(b1, 0x77, PATH_MAX);
+		memset(b2, 0x77, PATH_MAX);
+	}
+	errno = 0;
+	r1 = realpath(path, b1);
+	e1 = errno;
+	errno = 0;
+	r2 = libc(path, b2);
+	e2 = errno;
+	bad = (r1 == NULL) != (r2 == NULL) || e1 != e2 || (r1 && strcmp(r1, r2) != 0) ||
+	      (b1 && memcmp(b1, b2, PATH_MAX) != 0) || (r1 && b1 && r1 != b1);
+	if (bad)
+		fprintf(stderr, "realpath(%s, %s): shim %s errno %d, glibc %s errno %d\n", path,
+			b1 ? "buf" : "NULL", r1 ? r1 : "NULL", e1, r2 ? r2 : "NULL", e2);
+	if (!b1) {
+		free(r1);
+		free(r2);
+	}
+	return bad;
+}
+
+static int realpath_probe_main(char **argv)
+{
+	char f[PLEN], link[PLEN], absent[PLEN], stackbuf[2][PATH_MAX], line[128];
+	const char *names[] = { f, link, absent, argv[2], "", "/", ".", "f/..", NULL };
+	void *libc_h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	realpath_fn *libc = libc_h ? (realpath_fn *)dlsym(libc_h, "realpath") : NULL;
+	long pg = sysconf(_SC_PAGESIZE);
+	char *heap[2] = { malloc(PATH_MAX), malloc(PATH_MAX) }, *m, *r;
+	size_t shim, glibc;
+	Dl_info info;
+	int bad = 0;
+
+	if (!libc || !heap[0] || !heap[1] || chdir(argv[2]) != 0)
+		return 2;
+	join(f, argv[2], "f");
+	join(link, argv[2], "l");
+	join(absent, argv[2], "n/x");
+	if (syscall(SYS_symlinkat, "f", AT_FDCWD, link) != 0)
+		return 2;
+	for (int i = 0; names[i]; i++) {
+		bad += realpath_same(libc, names[i], NULL, NULL);
+		bad += realpath_same(libc, names[i], heap[0], heap[1]);
+		bad += realpath_same(libc, names[i], stackbuf[0], stackbuf[1]);
+	}
+	/* A sanitizer's realpath, first in the process, reads the path itself
+	 * and calls the shim's below its own frames: the rest is the shim's. */
+	if (!dladdr(dlsym(RTLD_DEFAULT, "realpath"), &info) || !info.dli_fname ||
+	    !strstr(info.dli_fname, "librcuwalk")) {
+		snprintf(line, sizeof(line), "bad=%d direct=0 shim=0 libc=0\n", bad);
+		return write_result(argv[3], line) == 0 ? 0 : 2;
+	}
+	/* a readable page, a PROT_NONE page, a read-only page */
+	m = mmap(NULL, 3 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED || mprotect(m + pg, (size_t)pg, PROT_NONE) != 0 ||
+	    mprotect(m + 2 * pg, (size_t)pg, PROT_READ) != 0)
+		return 2;
+	errno = 0;
+	r = realpath(m + pg, NULL);
+	bad += r != NULL || errno != EFAULT;
+	memset(m + pg - 16, 'a', 16); /* no NUL before the PROT_NONE page */
+	errno = 0;
+	r = realpath(m + pg - 16, heap[0]);
+	bad += r != NULL || errno != EFAULT;
+	memcpy(m + pg - strlen(f) - 1, f, strlen(f) + 1); /* its NUL the page's last byte */
+	bad += realpath_same(libc, m + pg - strlen(f) - 1, heap[0], heap[1]);
+	errno = 0;
+	r = realpath(f, m + 2 * pg);
+	bad += r != NULL || errno != EFAULT || m[2 * pg] != 0;
+	shim = realpath_depth(realpath, f);
+	glibc = realpath_depth(libc, f);
+	snprintf(line, sizeof(line), "bad=%d direct=1 shim=%zu libc=%zu\n", bad, shim, glibc);
 	return write_result(argv[3], line) == 0 ? 0 : 2;
 }
 
@@ -582,6 +718,35 @@ static void test_warmup_forks_racing_the_warm_up_end_neither_hang_nor_err(void *
 	assert_int_equal(inst, 1);
 }
 
+/* realpath() in the warm-up: glibc's answers, EFAULT where glibc would
+ * crash, and no deeper stack than glibc's own plus the wrapper's frames
+ * (--realpath-probe).  Before, the path's copy and a result buffer, 8 KiB,
+ * lay below glibc's frame. */
+static void test_warmup_realpath_is_glibcs_with_its_stack_depth(void **state)
+{
+	char dir[PLEN], out[PLEN], buf[128];
+	const char *args[] = { "--realpath-probe", dir, out, NULL };
+	size_t shim, glibc;
+	int bad, direct;
+
+	(void)state;
+	make_dir_with_f("realpath", dir);
+	join(out, dir, "out");
+	run_mode("test_warmup", "100000ms", args);
+	assert_true(read_result(out, buf, sizeof(buf)) > 0);
+	assert_int_equal(sscanf(buf, "bad=%d direct=%d shim=%zu libc=%zu", &bad, &direct, &shim,
+				&glibc),
+			 4);
+	print_message("realpath in the warm-up: %d differences; stack written %zu bytes "
+		      "through the shim, %zu by glibc's own\n", bad, shim, glibc);
+	assert_int_equal(bad, 0);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	assert_int_equal(direct, 1); /* else nothing below was measured */
+	assert_true(glibc > 0);
+	assert_true(shim <= glibc + 1024);
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 6 && !strcmp(argv[1], "--probe"))
@@ -592,6 +757,8 @@ int main(int argc, char **argv)
 		return fork_race_main(argv);
 	if (argc == 6 && !strcmp(argv[1], "--fork-debt-probe"))
 		return fork_debt_probe_main(argv);
+	if (argc == 4 && !strcmp(argv[1], "--realpath-probe"))
+		return realpath_probe_main(argv);
 	if (argc == 5 && !strcmp(argv[1], "--slow-probe"))
 		return slow_probe_main(argv);
 	if (!getenv("RCUWALK_TEST_SHIM"))
@@ -609,6 +776,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_warmup_one_slow_call_does_not_spend_the_time_budget),
 		cmocka_unit_test(test_warmup_forks_racing_the_warm_up_end_neither_hang_nor_err),
 		cmocka_unit_test(test_warmup_forks_between_few_lookups_keep_the_warm_up_on),
+		cmocka_unit_test(test_warmup_realpath_is_glibcs_with_its_stack_depth),
 	};
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
