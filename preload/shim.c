@@ -612,6 +612,77 @@ static inline int path_in(int dirfd, const char *path, struct kpath *kp)
 	return dirfd == AT_FDCWD || kp->s[0] == '/' ? PATH_OK : PATH_DIRFD;
 }
 
+/*
+ * Whether the program's path can be read up to its NUL, without a copy of
+ * it: its length, PATH_MAX if it has none in its first PATH_MAX bytes, -1 if
+ * reading it faulted, as preload_copy_path() answers; *first (if not NULL)
+ * gets its first byte.  Read through a small buffer, a 4 KiB page at most at
+ * a time: a read never reaches a page past the one holding the NUL, where
+ * the kernel's own read would not fault.
+ */
+static long path_probe(const char *path, char *first)
+{
+	char chunk[256];
+	size_t off = 0, n;
+	const char *z;
+
+	while (off < PATH_MAX) {
+		n = 4096 - (((uintptr_t)path + off) & 4095);
+		if (n > sizeof(chunk))
+			n = sizeof(chunk);
+		if (n > PATH_MAX - off)
+			n = PATH_MAX - off;
+		if (preload_copy_bytes(chunk, path + off, n) != 0)
+			return -1;
+		if (first && !off)
+			*first = chunk[0];
+		z = memchr(chunk, 0, n);
+		if (z)
+			return (long)(off + (size_t)(z - chunk));
+		off += n;
+	}
+	return PATH_MAX;
+}
+
+/* path_in()'s answer, without the copy. */
+static __attribute__((noinline)) int path_class(int dirfd, const char *path)
+{
+	char first = 0;
+	long n;
+
+	if (__builtin_expect(!__atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE), 0))
+		return PATH_EARLY;
+	if (bad_ptr(path))
+		return PATH_FORM;
+	n = path_probe(path, &first);
+	if (n < 0)
+		return PATH_FAULT;
+	if (n >= PATH_MAX)
+		return PATH_FORM;
+	return dirfd == AT_FDCWD || first == '/' ? PATH_OK : PATH_DIRFD;
+}
+
+/*
+ * A lookup while the cache cannot answer: the warm-up (most processes end
+ * in it), the cache off, the shim's own calls.  -1 if the cache is on or due
+ * to start: the caller takes its cached path (a noinline function with the
+ * struct kpath).  Else path_in()'s answer without the copy, and the caller
+ * counts the pass as its cached path would have and makes the real call
+ * from its own small frame.  Each wrapper's cached path holds 4-16 KiB of
+ * stack (the path's copy, the answer's, verify mode's buffers), and every
+ * call made from it writes below them: a warm-up's stat() wrote 6 KiB below
+ * its caller, readlink() 16 KiB, open() 9 KiB at its first call (dlsym):
+ * pages of stack the program itself never reaches are page faults.
+ */
+static inline int path_passes(int dirfd, const char *path)
+{
+	int s = __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect((s == PRELOAD_ON || s == PRELOAD_LOAD) && !preload_in_shim, 1))
+		return -1;
+	return path_class(dirfd, path);
+}
+
 /* Statistics: why a lookup the cache never saw passes through (`why` from
  * path_in(); PATH_OK here means another argument had a form the cache does
  * not model). */
@@ -624,6 +695,7 @@ static void count_form_pass(int why)
 }
 
 /* The fds opened for writing (shim.h). */
+unsigned long preload_writable_low[FD_LOW / (8 * sizeof(unsigned long))] DCACHE_START_DATA;
 unsigned long preload_writable_fds[FD_BITS / (8 * sizeof(unsigned long))] DCACHE_COLD_BSS;
 
 /* ---------------------------------------------------------------------- */
@@ -636,7 +708,13 @@ unsigned long preload_writable_fds[FD_BITS / (8 * sizeof(unsigned long))] DCACHE
  * libfakeroot, fstatat calls __fxstatat through the PLT, which binds to ours
  * again: funnelling everything to the next fstatat looped forever).
  */
-static int stat_cached(int dirfd, const char *path, struct stat *buf, int flags, int *ret)
+static inline int stat_args_ok(int flags, const struct stat *buf)
+{
+	return !(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !bad_ptr(buf);
+}
+
+static __attribute__((noinline)) int stat_cached_on(int dirfd, const char *path,
+						    struct stat *buf, int flags, int *ret)
 {
 	struct kpath kp;
 	struct stat kst, *out = &kst;
@@ -647,7 +725,7 @@ static int stat_cached(int dirfd, const char *path, struct stat *buf, int flags,
 	 * does, after the lookup: an unwritable buf is the kernel's EFAULT to
 	 * give, and only for a lookup that succeeds.  A buf in the live stack
 	 * above this frame is filled directly (preload_in_live_stack). */
-	if (why == PATH_OK && !(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !bad_ptr(buf)) {
+	if (why == PATH_OK && stat_args_ok(flags, buf)) {
 		if (!preload_verify && preload_in_live_stack(buf, sizeof(*buf), &kp))
 			out = buf;
 		if (!try_cache(&kp,
@@ -658,6 +736,20 @@ static int stat_cached(int dirfd, const char *path, struct stat *buf, int flags,
 		return *ret != 0 || out == buf || preload_copy_bytes(buf, &kst, sizeof(kst)) == 0;
 	}
 	count_form_pass(why);
+	return 0;
+}
+
+/* 1 with *ret if the cache answered; 0: the real call, the caller's. */
+static inline int stat_cached(int dirfd, const char *path, struct stat *buf, int flags, int *ret)
+{
+	int why = path_passes(dirfd, path);
+
+	if (why < 0)
+		return stat_cached_on(dirfd, path, buf, flags, ret);
+	if (why == PATH_OK && stat_args_ok(flags, buf))
+		count_unusable();
+	else
+		count_form_pass(why);
 	return 0;
 }
 
@@ -791,15 +883,15 @@ EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf
  */
 #define STATX_CACHED_MASK (STATX_BASIC_STATS | STATX_BTIME | STATX_MNT_ID | 0x4000U /* MNT_ID_UNIQUE */)
 REAL_DECL(statx);
-EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
+/* The cache's answer: 1 with *ret (and errno) set, 0 to pass through. */
+static __attribute__((noinline)) int statx_cached(int dirfd, const char *path, int flags,
+						  unsigned int mask, struct statx *buf, int *ret)
 {
 	int saved = errno, r;
 	struct kpath kp;
 
-	dirfd = preload_hide_fd(dirfd); /* AT_EMPTY_PATH on one of ours: EBADF */
 	/* As stat_cached(): the answer is made in kbuf, then copied out. */
-	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !(mask & ~STATX_CACHED_MASK) &&
-	    path_in(dirfd, path, &kp) == PATH_OK && !bad_ptr(buf) && cache_enter()) {
+	if (path_in(dirfd, path, &kp) == PATH_OK && !bad_ptr(buf) && cache_enter()) {
 		struct statx cbuf, kbuf, *out = &kbuf;
 
 		if (!preload_verify && preload_in_live_stack(buf, sizeof(*buf), &kp))
@@ -825,13 +917,32 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, stru
 		}
 		if (r == 0 && (out == buf || preload_copy_bytes(buf, &kbuf, sizeof(kbuf)) == 0)) {
 			errno = saved;
-			return 0;
+			*ret = 0;
+			return 1;
 		}
 		if (r > 0) {
 			errno = r;
-			return -1;
+			*ret = -1;
+			return 1;
 		}
 		errno = saved;
+	}
+	return 0;
+}
+
+EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
+{
+	int why, ret;
+
+	dirfd = preload_hide_fd(dirfd); /* AT_EMPTY_PATH on one of ours: EBADF */
+	if (!(flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT)) && !(mask & ~STATX_CACHED_MASK)) {
+		why = path_passes(dirfd, path);
+		if (why < 0) {
+			if (statx_cached(dirfd, path, flags, mask, buf, &ret))
+				return ret;
+		} else if (why == PATH_OK && !bad_ptr(buf)) {
+			count_unusable();
+		}
 	}
 	return CALL_REAL(statx, dirfd, path, flags, mask, buf);
 }
@@ -841,24 +952,40 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, stru
 
 REAL_DECL(faccessat);
 
-static int do_faccessat(int dirfd, const char *path, int mode, int flags)
+/* access() checks with the real ids and, for a non-root user, no
+ * capabilities; the cache's permission facts were learned with the
+ * process's own credentials: only where those are the same (ids here,
+ * capabilities in try_cache: creds.c). */
+static inline int access_args_ok(int mode, int flags)
 {
-	int ret;
+	return !(mode & ~7) && !(flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW)) &&
+	       ((flags & AT_EACCESS) || ids_equal);
+}
 
-	/* access() checks with the real ids and, for a non-root user, no
-	 * capabilities; the cache's permission facts were learned with the
-	 * process's own credentials: only where those are the same (ids here,
-	 * capabilities in try_cache: creds.c). */
+static __attribute__((noinline)) int faccessat_cached(int dirfd, const char *path, int mode,
+						      int flags, int *ret)
+{
 	struct kpath kp;
 	int why = path_in(dirfd, path, &kp);
 
-	if (!(mode & ~7) && !(flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW)) &&
-	    ((flags & AT_EACCESS) || ids_equal) && why == PATH_OK) {
-		if (try_cache(&kp,
-			      ((flags & AT_EACCESS) ? DCACHE_Q_EACCESS : DCACHE_Q_ACCESS) |
-				      ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
-			      mode, NULL, &ret))
+	if (why == PATH_OK && access_args_ok(mode, flags))
+		return try_cache(&kp,
+				 ((flags & AT_EACCESS) ? DCACHE_Q_EACCESS : DCACHE_Q_ACCESS) |
+					 ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW),
+				 mode, NULL, ret);
+	count_form_pass(why);
+	return 0;
+}
+
+static int do_faccessat(int dirfd, const char *path, int mode, int flags)
+{
+	int ret, why = path_passes(dirfd, path);
+
+	if (why < 0) {
+		if (faccessat_cached(dirfd, path, mode, flags, &ret))
 			return ret;
+	} else if (why == PATH_OK && access_args_ok(mode, flags)) {
+		count_unusable();
 	} else {
 		count_form_pass(why);
 	}
@@ -961,13 +1088,12 @@ DCACHE_FORK_TEXT __attribute__((noinline)) static int open_write(int dirfd, cons
 }
 
 /* An open that only reads: the cache may answer its failure. */
-__attribute__((noinline)) static int do_open_read(int dirfd, const char *path, int flags,
-						  mode_t mode)
+__attribute__((noinline)) static int open_read_cached(int dirfd, const char *path, int flags,
+						      mode_t mode)
 {
 	int ret, fd, why;
 	struct kpath kp;
 
-	dirfd = preload_hide_fd(dirfd);
 	if ((why = path_in(dirfd, path, &kp)) == PATH_OK) {
 		if (try_cache(&kp,
 			      Q_SHIM_OPEN | DCACHE_Q_NEGONLY | ((flags & O_NOFOLLOW) ? 0 : DCACHE_Q_FOLLOW) |
@@ -980,6 +1106,26 @@ __attribute__((noinline)) static int do_open_read(int dirfd, const char *path, i
 	fd = PRELOAD_FD_ALLOC(CALL_REAL(openat, dirfd, path, flags, mode), 0);
 	if (__builtin_expect(verify_open_err != 0, 0))
 		verify_open_result("open", kp.s, fd >= 0);
+	if (fd >= 0)
+		fd_set_writable(fd, 0);
+	return fd;
+}
+
+/* The warm-up's open (path_passes): the real call from this small frame. */
+__attribute__((noinline)) static int do_open_read(int dirfd, const char *path, int flags,
+						  mode_t mode)
+{
+	int fd, why;
+
+	dirfd = preload_hide_fd(dirfd);
+	why = path_passes(dirfd, path);
+	if (why < 0)
+		return open_read_cached(dirfd, path, flags, mode);
+	if (why == PATH_OK)
+		count_unusable();
+	else
+		count_form_pass(why);
+	fd = PRELOAD_FD_ALLOC(CALL_REAL(openat, dirfd, path, flags, mode), 0);
 	if (fd >= 0)
 		fd_set_writable(fd, 0);
 	return fd;
@@ -1080,8 +1226,9 @@ REAL_DECL(readlinkat);
 REAL_DECL(__readlink_chk);
 REAL_DECL(__readlinkat_chk);
 
-/* The kernel takes bufsiz as an int: <= 0 there is its EINVAL (passed on). */
-static ssize_t do_readlinkat(int dirfd, const char *path, char *buf, size_t bufsiz)
+/* The cache's answer: 1 with *ret (and errno) set, 0 to pass through. */
+static __attribute__((noinline)) int readlink_cached(int dirfd, const char *path, char *buf,
+						     size_t bufsiz, ssize_t *ret)
 {
 	int size = (int)bufsiz, saved = errno, r;
 	size_t len = 0;
@@ -1089,7 +1236,7 @@ static ssize_t do_readlinkat(int dirfd, const char *path, char *buf, size_t bufs
 
 	/* The target is made in cbuf and copied out (len bytes, as the kernel
 	 * writes): an unwritable buf is the kernel's EFAULT to give. */
-	if (size > 0 && path_in(dirfd, path, &kp) == PATH_OK && !bad_ptr(buf) && cache_enter()) {
+	if (path_in(dirfd, path, &kp) == PATH_OK && !bad_ptr(buf) && cache_enter()) {
 		char cbuf[PATH_MAX];
 
 		/* A target is shorter than PATH_MAX: the same answer as for size. */
@@ -1110,17 +1257,38 @@ static ssize_t do_readlinkat(int dirfd, const char *path, char *buf, size_t bufs
 				preload_verify_mismatch("readlink", kp.s, a, b);
 			}
 			errno = kr >= 0 ? saved : kerr;
-			return (ssize_t)kr;
+			*ret = (ssize_t)kr;
+			return 1;
 		}
 		if (r == 0 && preload_copy_bytes(buf, cbuf, len) == 0) {
 			errno = saved;
-			return (ssize_t)len;
+			*ret = (ssize_t)len;
+			return 1;
 		}
 		if (r > 0) {
 			errno = r;
-			return -1;
+			*ret = -1;
+			return 1;
 		}
 		errno = saved;
+	}
+	return 0;
+}
+
+/* The kernel takes bufsiz as an int: <= 0 there is its EINVAL (passed on). */
+static ssize_t do_readlinkat(int dirfd, const char *path, char *buf, size_t bufsiz)
+{
+	ssize_t ret;
+	int why;
+
+	if ((int)bufsiz > 0) {
+		why = path_passes(dirfd, path);
+		if (why < 0) {
+			if (readlink_cached(dirfd, path, buf, bufsiz, &ret))
+				return ret;
+		} else if (why == PATH_OK && !bad_ptr(buf)) {
+			count_unusable();
+		}
 	}
 	return CALL_REAL(readlinkat, dirfd, path, buf, bufsiz);
 }
@@ -1189,35 +1357,6 @@ static char *realpath_pass(const char *path, char *resolved)
 	    preload_in_live_stack(resolved, PATH_MAX, &resolved))
 		return CALL_REAL(realpath, path, resolved);
 	return realpath_through(path, resolved);
-}
-
-/*
- * Whether the program's path can be read up to its NUL, without a copy of
- * it: its length, PATH_MAX if it has none in its first PATH_MAX bytes, -1 if
- * reading it faulted, as preload_copy_path() answers.  Read through a small
- * buffer, a 4 KiB page at most at a time: a read never reaches a page past
- * the one holding the NUL, where glibc's own read would not fault.
- */
-static long path_probe(const char *path)
-{
-	char chunk[256];
-	size_t off = 0, n;
-	const char *z;
-
-	while (off < PATH_MAX) {
-		n = 4096 - (((uintptr_t)path + off) & 4095);
-		if (n > sizeof(chunk))
-			n = sizeof(chunk);
-		if (n > PATH_MAX - off)
-			n = PATH_MAX - off;
-		if (preload_copy_bytes(chunk, path + off, n) != 0)
-			return -1;
-		z = memchr(chunk, 0, n);
-		if (z)
-			return (long)(off + (size_t)(z - chunk));
-		off += n;
-	}
-	return PATH_MAX;
 }
 
 /*
@@ -1331,7 +1470,7 @@ EXPORT char *realpath(const char *path, char *resolved)
 	if (!__atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE) ||
 	    !preload_real_sym(&real_realpath_p, "realpath"))
 		return CALL_REAL(realpath, path, resolved);
-	n = path_probe(path);
+	n = path_probe(path, NULL);
 	if (n < 0) {
 		errno = EFAULT;
 		return NULL;
@@ -1356,7 +1495,26 @@ EXPORT char *__realpath_chk(const char *path, char *resolved, size_t resolvedlen
  * unreadable or NULL name: EFAULT, openat's answer (glibc's own opendir
  * crashes on it). */
 REAL_DECL(opendir);
-EXPORT DIR *opendir(const char *path)
+static DIR *opendir_real(const char *path)
+{
+	DIR *dir = CALL_REAL(opendir, path);
+
+	if (__builtin_expect(preload_fd_met_shim(dir ? dirfd(dir) : -1), 0) &&
+	    preload_fds_in_the_way(dir ? dirfd(dir) : -1, 0))
+		dir = CALL_REAL(opendir, path);
+	if (dir)
+		fd_set_writable(dirfd(dir), 0);
+	return dir;
+}
+
+/* glibc's opendir reads the name before any system call (and crashes
+ * there): the kernel's openat answer instead. */
+static inline int opendir_faults(int why, const char *path)
+{
+	return why == PATH_FAULT || (why != PATH_EARLY && bad_ptr(path));
+}
+
+static __attribute__((noinline)) DIR *opendir_cached(const char *path)
 {
 	DIR *dir;
 	int ret;
@@ -1368,20 +1526,28 @@ EXPORT DIR *opendir(const char *path)
 	    try_cache(&kp, Q_SHIM_OPEN | DCACHE_Q_NEGONLY | DCACHE_Q_FOLLOW | DCACHE_Q_DIRECTORY, 0,
 		      NULL, &ret))
 		return NULL;
-	/* glibc's opendir reads the name before any system call (and crashes
-	 * there): the kernel's openat answer instead. */
-	if (why == PATH_FAULT || (why != PATH_EARLY && bad_ptr(path))) {
+	if (opendir_faults(why, path)) {
 		errno = EFAULT;
 		return NULL;
 	}
-	dir = CALL_REAL(opendir, path);
-	if (__builtin_expect(preload_fd_met_shim(dir ? dirfd(dir) : -1), 0) &&
-	    preload_fds_in_the_way(dir ? dirfd(dir) : -1, 0))
-		dir = CALL_REAL(opendir, path);
+	dir = opendir_real(path);
 	if (__builtin_expect(verify_open_err != 0, 0))
 		verify_open_result("opendir", kp.s, dir != NULL);
-	if (dir)
-		fd_set_writable(dirfd(dir), 0);
 	return dir;
+}
+
+EXPORT DIR *opendir(const char *path)
+{
+	int why = path_passes(AT_FDCWD, path);
+
+	if (why < 0)
+		return opendir_cached(path);
+	if (why == PATH_OK)
+		count_unusable();
+	if (opendir_faults(why, path)) {
+		errno = EFAULT;
+		return NULL;
+	}
+	return opendir_real(path);
 }
 

@@ -188,10 +188,18 @@ static inline void note_change(void)
 
 /* fds this process opened for writing: a write through them changes a cached
  * file's size/mtime.  Bits are set/cleared racily by open/close of that fd
- * number, which the program itself serialises. */
+ * number, which the program itself serialises.  The first FD_LOW fds' bits
+ * are on the start-up data page (cache/dcache.h, DCACHE_START_DATA), the
+ * rest in .lbss: every open(), fopen() and close() reads or writes its fd's
+ * bit, during the warm-up too, and a page of .lbss first touched for it was
+ * a page fault in most processes (1.2 a process of zlib's configure). */
 #define FD_BITS 65536
+#define FD_LOW 256
+extern unsigned long preload_writable_low[FD_LOW / (8 * sizeof(unsigned long))];
 extern unsigned long preload_writable_fds[FD_BITS / (8 * sizeof(unsigned long))];
-#define FD_WORD(fd) preload_writable_fds[(unsigned)(fd) / (8 * sizeof(unsigned long))]
+#define FD_WORD(fd)                                                                          \
+	(*((unsigned)(fd) < FD_LOW ? &preload_writable_low[(unsigned)(fd) / (8 * sizeof(unsigned long))] \
+				   : &preload_writable_fds[(unsigned)(fd) / (8 * sizeof(unsigned long))]))
 #define FD_MASK(fd) (1UL << ((unsigned)(fd) % (8 * sizeof(unsigned long))))
 
 static inline int fd_writable(int fd)

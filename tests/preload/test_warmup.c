@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <alloca.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -304,9 +305,12 @@ static __attribute__((noinline)) void stack_paint(void)
  * stack_paint() ran from the same frame. */
 static __attribute__((noinline)) size_t stack_written(void)
 {
-	volatile char *p = alloca(PAINT);
+	char *a = alloca(PAINT);
+	volatile char *p;
 	size_t i = 0;
 
+	__asm__ volatile("" : "+r"(a)); /* what stack_paint() left there */
+	p = a;
 	while (i < PAINT && p[i] == 0x5a)
 		i++;
 	return PAINT - i;
@@ -402,6 +406,93 @@ static int realpath_probe_main(char **argv)
 	shim = realpath_depth(realpath, f);
 	glibc = realpath_depth(libc, f);
 	snprintf(line, sizeof(line), "bad=%d direct=1 shim=%zu libc=%zu\n", bad, shim, glibc);
+	return write_result(argv[3], line) == 0 ? 0 : 2;
+}
+
+/*
+ * --depth-probe DIR OUT, in a warm-up that never ends: the stack that each
+ * lookup wrapper writes below its caller, beside what glibc's own function
+ * (libc.so.6's definition) writes, each measured at its second call (the
+ * first finds the real function).  In the warm-up a wrapper makes no copy
+ * of the path (preload/shim.c, path_passes); before, a stat() wrote 6 KiB
+ * below its caller and a readlink() 16 KiB, pages of stack a program does
+ * not otherwise reach.  Writes "worst=W name=N" to OUT: the largest excess
+ * over glibc's, in bytes, and whose; "worst=-1" where a wrapper is not the
+ * shim's (a sanitizer's interceptor in front).
+ */
+#define DEPTH(label, shim_call, libc_call, after)                                  \
+	do {                                                                       \
+		size_t s_, l_;                                                     \
+		shim_call;                                                         \
+		after;                                                             \
+		libc_call;                                                         \
+		after;                                                             \
+		stack_paint();                                                     \
+		shim_call;                                                         \
+		s_ = stack_written();                                              \
+		after;                                                             \
+		stack_paint();                                                     \
+		libc_call;                                                         \
+		l_ = stack_written();                                              \
+		after;                                                             \
+		fprintf(stderr, "%-10s shim %5zu, glibc %5zu\n", label, s_, l_);   \
+		if (!shim_defines_here(label))                                     \
+			worst = -1, worst_name = label;                            \
+		else if (worst >= 0 && (long)s_ - (long)l_ > worst)                \
+			worst = (long)s_ - (long)l_, worst_name = label;           \
+	} while (0)
+
+static int shim_defines_here(const char *name)
+{
+	Dl_info info;
+	void *f = dlsym(RTLD_DEFAULT, name);
+
+	return f && dladdr(f, &info) && info.dli_fname && strstr(info.dli_fname, "librcuwalk");
+}
+
+static int depth_probe_main(char **argv)
+{
+	void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	char f[PLEN], link[PLEN], target[PLEN], line[128];
+	const char *worst_name = "none";
+	long worst = 0;
+	struct stat st;
+	struct statx stx;
+	DIR *d = NULL;
+	int fd = -1;
+
+	if (!h)
+		return 2;
+	int (*l_stat)(const char *, struct stat *) = dlsym(h, "stat");
+	int (*l_lstat)(const char *, struct stat *) = dlsym(h, "lstat");
+	int (*l_fstatat)(int, const char *, struct stat *, int) = dlsym(h, "fstatat");
+	int (*l_statx)(int, const char *, int, unsigned int, struct statx *) = dlsym(h, "statx");
+	int (*l_access)(const char *, int) = dlsym(h, "access");
+	int (*l_open)(const char *, int, ...) = dlsym(h, "open");
+	int (*l_openat)(int, const char *, int, ...) = dlsym(h, "openat");
+	ssize_t (*l_readlink)(const char *, char *, size_t) = dlsym(h, "readlink");
+	DIR *(*l_opendir)(const char *) = dlsym(h, "opendir");
+
+	if (!l_stat || !l_lstat || !l_fstatat || !l_statx || !l_access || !l_open || !l_openat ||
+	    !l_readlink || !l_opendir)
+		return 2;
+	join(f, argv[2], "f");
+	join(link, argv[2], "l");
+	if (syscall(SYS_symlinkat, "f", AT_FDCWD, link) != 0)
+		return 2;
+	DEPTH("stat", stat(f, &st), l_stat(f, &st), (void)0);
+	DEPTH("lstat", lstat(link, &st), l_lstat(link, &st), (void)0);
+	DEPTH("fstatat", fstatat(AT_FDCWD, f, &st, 0), l_fstatat(AT_FDCWD, f, &st, 0), (void)0);
+	DEPTH("statx", statx(AT_FDCWD, f, 0, STATX_BASIC_STATS, &stx),
+	      l_statx(AT_FDCWD, f, 0, STATX_BASIC_STATS, &stx), (void)0);
+	DEPTH("access", access(f, R_OK), l_access(f, R_OK), (void)0);
+	DEPTH("open", fd = open(f, O_RDONLY), fd = l_open(f, O_RDONLY), close(fd));
+	DEPTH("openat", fd = openat(AT_FDCWD, f, O_RDONLY), fd = l_openat(AT_FDCWD, f, O_RDONLY),
+	      close(fd));
+	DEPTH("readlink", readlink(link, target, sizeof(target)),
+	      l_readlink(link, target, sizeof(target)), (void)0);
+	DEPTH("opendir", d = opendir(argv[2]), d = l_opendir(argv[2]), (d ? closedir(d) : 0));
+	snprintf(line, sizeof(line), "worst=%ld name=%s\n", worst, worst_name);
 	return write_result(argv[3], line) == 0 ? 0 : 2;
 }
 
@@ -747,6 +838,28 @@ static void test_warmup_realpath_is_glibcs_with_its_stack_depth(void **state)
 #endif
 }
 
+/* Every lookup wrapper in the warm-up writes no deeper below its caller
+ * than glibc's own function plus 1 KiB (--depth-probe). */
+static void test_warmup_lookups_write_no_deeper_stack_than_glibc(void **state)
+{
+	char dir[PLEN], out[PLEN], buf[128], name[32];
+	const char *args[] = { "--depth-probe", dir, out, NULL };
+	long worst;
+
+	(void)state;
+	make_dir_with_f("depth", dir);
+	join(out, dir, "out");
+	run_mode("test_warmup", "100000ms", args);
+	assert_true(read_result(out, buf, sizeof(buf)) > 0);
+	assert_int_equal(sscanf(buf, "worst=%ld name=%31s", &worst, name), 2);
+	print_message("warm-up lookups: at most %ld bytes of stack deeper than glibc's (%s)\n",
+		      worst, name);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	assert_true(worst >= 0); /* else a wrapper was not the shim's */
+	assert_true(worst <= 1024);
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 6 && !strcmp(argv[1], "--probe"))
@@ -757,6 +870,8 @@ int main(int argc, char **argv)
 		return fork_race_main(argv);
 	if (argc == 6 && !strcmp(argv[1], "--fork-debt-probe"))
 		return fork_debt_probe_main(argv);
+	if (argc == 4 && !strcmp(argv[1], "--depth-probe"))
+		return depth_probe_main(argv);
 	if (argc == 4 && !strcmp(argv[1], "--realpath-probe"))
 		return realpath_probe_main(argv);
 	if (argc == 5 && !strcmp(argv[1], "--slow-probe"))
@@ -777,6 +892,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_warmup_forks_racing_the_warm_up_end_neither_hang_nor_err),
 		cmocka_unit_test(test_warmup_forks_between_few_lookups_keep_the_warm_up_on),
 		cmocka_unit_test(test_warmup_realpath_is_glibcs_with_its_stack_depth),
+		cmocka_unit_test(test_warmup_lookups_write_no_deeper_stack_than_glibc),
 	};
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
