@@ -405,6 +405,8 @@ static int realpath_probe_main(char **argv)
 	bad += r != NULL || errno != EFAULT || m[2 * pg] != 0;
 	shim = realpath_depth(realpath, f);
 	glibc = realpath_depth(libc, f);
+	free(heap[0]);
+	free(heap[1]);
 	snprintf(line, sizeof(line), "bad=%d direct=1 shim=%zu libc=%zu\n", bad, shim, glibc);
 	return write_result(argv[3], line) == 0 ? 0 : 2;
 }
