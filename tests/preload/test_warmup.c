@@ -811,22 +811,31 @@ static void test_warmup_forks_racing_the_warm_up_end_neither_hang_nor_err(void *
 	assert_int_equal(inst, 1);
 }
 
+/* Run `mode DIR OUT` (DIR made with a file f) in a warm-up that never ends
+ * (100000ms); its result line into buf. */
+static void run_unending_warmup_probe(const char *name, const char *mode, char *buf, size_t n)
+{
+	char dir[PLEN], out[PLEN];
+	const char *args[] = { mode, dir, out, NULL };
+
+	make_dir_with_f(name, dir);
+	join(out, dir, "out");
+	run_mode("test_warmup", "100000ms", args);
+	assert_true(read_result(out, buf, n) > 0);
+}
+
 /* realpath() in the warm-up: glibc's answers, EFAULT where glibc would
  * crash, and no deeper stack than glibc's own plus the wrapper's frames
  * (--realpath-probe).  Before, the path's copy and a result buffer, 8 KiB,
  * lay below glibc's frame. */
 static void test_warmup_realpath_is_glibcs_with_its_stack_depth(void **state)
 {
-	char dir[PLEN], out[PLEN], buf[128];
-	const char *args[] = { "--realpath-probe", dir, out, NULL };
+	char buf[128];
 	size_t shim, glibc;
 	int bad, direct;
 
 	(void)state;
-	make_dir_with_f("realpath", dir);
-	join(out, dir, "out");
-	run_mode("test_warmup", "100000ms", args);
-	assert_true(read_result(out, buf, sizeof(buf)) > 0);
+	run_unending_warmup_probe("realpath", "--realpath-probe", buf, sizeof(buf));
 	assert_int_equal(sscanf(buf, "bad=%d direct=%d shim=%zu libc=%zu", &bad, &direct, &shim,
 				&glibc),
 			 4);
@@ -844,15 +853,11 @@ static void test_warmup_realpath_is_glibcs_with_its_stack_depth(void **state)
  * than glibc's own function plus 1 KiB (--depth-probe). */
 static void test_warmup_lookups_write_no_deeper_stack_than_glibc(void **state)
 {
-	char dir[PLEN], out[PLEN], buf[128], name[32];
-	const char *args[] = { "--depth-probe", dir, out, NULL };
+	char buf[128], name[32];
 	long worst;
 
 	(void)state;
-	make_dir_with_f("depth", dir);
-	join(out, dir, "out");
-	run_mode("test_warmup", "100000ms", args);
-	assert_true(read_result(out, buf, sizeof(buf)) > 0);
+	run_unending_warmup_probe("depth", "--depth-probe", buf, sizeof(buf));
 	assert_int_equal(sscanf(buf, "worst=%ld name=%31s", &worst, name), 2);
 	print_message("warm-up lookups: at most %ld bytes of stack deeper than glibc's (%s)\n",
 		      worst, name);
