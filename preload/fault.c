@@ -75,6 +75,24 @@
 int preload_uaccess_ready DCACHE_START_DATA;
 uintptr_t preload_live_stack_max DCACHE_START_DATA;
 
+/* At the first use, not at start: one system call fewer for the processes
+ * that never fill a buffer in place (most end in their warm-up).  The limit
+ * read later than the exec is as safe: the kernel keeps at least 128 MiB
+ * free below the stack (mmap_base's MIN_GAP) whatever RLIMIT_STACK says,
+ * and the distance allowed is at most 8 MiB; a limit lowered since only
+ * allows less.  A failed read allows nothing (1: no buffer is that close). */
+uintptr_t preload_live_stack_max_slow(void)
+{
+	struct rlimit rl;
+	uintptr_t max = 1;
+
+	/* getrlimit() as glibc makes it, raw (preload_sys) */
+	if (preload_sys(SYS_prlimit64, 0, RLIMIT_STACK, 0, (long)&rl) == 0 && rl.rlim_cur > 1)
+		max = rl.rlim_cur < ((rlim_t)8 << 20) ? (uintptr_t)rl.rlim_cur : (uintptr_t)8 << 20;
+	__atomic_store_n(&preload_live_stack_max, max, __ATOMIC_RELAXED);
+	return max;
+}
+
 #if defined(__x86_64__)
 /*
  * long preload_copy_path(char *dst, const char *src)
@@ -427,12 +445,6 @@ DCACHE_START_TEXT void preload_fault_init(void)
 	sigset_t old;
 	int ok = 1;
 
-	struct rlimit rl;
-
-	/* getrlimit() as glibc makes it, raw (preload_sys) */
-	if (preload_sys(SYS_prlimit64, 0, RLIMIT_STACK, 0, (long)&rl) == 0)
-		preload_live_stack_max = rl.rlim_cur < ((rlim_t)8 << 20) ? (uintptr_t)rl.rlim_cur
-									: (uintptr_t)8 << 20;
 	if (!FAULT_GUARD_SUPPORTED) {
 		__atomic_store_n(&preload_uaccess_ready, 1, __ATOMIC_RELEASE);
 		return;

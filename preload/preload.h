@@ -159,17 +159,21 @@ int preload_copy_bytes(void *dst, const void *src, size_t n);
  * with no copy (most programs stat() into a local struct).  The main stack is
  * one mapping from the stack pointer up to __libc_stack_end, and the kernel
  * maps nothing else within RLIMIT_STACK below its top; preload_live_stack_max
- * (min(RLIMIT_STACK, 8 MiB), 0 until preload_fault_init()) bounds the
+ * (min(RLIMIT_STACK, 8 MiB), read at the first call: fault.c) bounds the
  * distance.  Not proven: a program's own MAP_FIXED mapping inside its main
  * stack's growth area, or its own mprotect() of live stack frames.
  */
 extern uintptr_t preload_live_stack_max;
 extern void *__libc_stack_end;
+uintptr_t preload_live_stack_max_slow(void);
 static inline int preload_in_live_stack(const void *buf, size_t len, const void *frame)
 {
 	uintptr_t b = (uintptr_t)buf, f = (uintptr_t)frame, top = (uintptr_t)__libc_stack_end;
+	uintptr_t max = __atomic_load_n(&preload_live_stack_max, __ATOMIC_RELAXED);
 
-	return f < b && b + len <= top && top - f <= preload_live_stack_max;
+	if (__builtin_expect(!max, 0))
+		max = preload_live_stack_max_slow();
+	return f < b && b + len <= top && top - f <= max;
 }
 /* Around execve: a SIGSEGV/SIGBUS the program ignores is handed to the
  * kernel as ignored (it survives exec), and taken back if exec failed. */

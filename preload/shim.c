@@ -79,7 +79,10 @@ __thread int preload_in_shim __attribute__((tls_model("initial-exec")));
 unsigned int preload_cwd_epoch DCACHE_START_DATA, preload_cred_epoch DCACHE_START_DATA,
 	preload_ns_epoch DCACHE_START_DATA;
 static unsigned int cwd_seen, cred_seen, ns_seen;
-static int ids_equal DCACHE_START_DATA;
+/* 1 if the real and effective ids are equal, 0 if not, -1 until a lookup
+ * first needs to know (access_args_ok): read then, not at every start (4
+ * system calls). */
+static int ids_equal DCACHE_START_DATA = -1;
 
 /* ---------------------------------------------------------------------- */
 /* Real functions, resolved once with dlsym(RTLD_NEXT). */
@@ -146,15 +149,32 @@ struct kpath {
 	char s[PATH_MAX + 8];
 };
 
-/* The kernel's ids, raw (preload_sys): at start no libc binding and no page
- * of libc's for them.  They are the ids that matter here: the kernel's
+/* The kernel's ids, raw (preload_sys): no libc binding and no page of
+ * libc's for them.  They are the ids that matter here: the kernel's
  * access() checks with them and the cache learned its permission facts
  * with them (a library that fakes getuid(), libfakeroot, changes neither;
- * under it the cache serves no permission answer anyway). */
-DCACHE_START_TEXT void preload_refresh_ids(void)
+ * under it the cache serves no permission answer anyway).  Read at the
+ * first access() that asks, and again after a credential change (the
+ * wrappers' preload_cred_epoch): ids changed by a raw system call before
+ * that first access() are seen, where a read at start missed them. */
+DCACHE_START_TEXT static void preload_refresh_ids(void)
 {
-	ids_equal = preload_sys(SYS_getuid, 0, 0, 0, 0) == preload_sys(SYS_geteuid, 0, 0, 0, 0) &&
-		    preload_sys(SYS_getgid, 0, 0, 0, 0) == preload_sys(SYS_getegid, 0, 0, 0, 0);
+	__atomic_store_n(&ids_equal,
+			 preload_sys(SYS_getuid, 0, 0, 0, 0) == preload_sys(SYS_geteuid, 0, 0, 0, 0) &&
+				 preload_sys(SYS_getgid, 0, 0, 0, 0) ==
+					 preload_sys(SYS_getegid, 0, 0, 0, 0),
+			 __ATOMIC_RELAXED);
+}
+
+static inline int ids_are_equal(void)
+{
+	int v = __atomic_load_n(&ids_equal, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(v < 0, 0)) {
+		preload_refresh_ids();
+		v = __atomic_load_n(&ids_equal, __ATOMIC_RELAXED);
+	}
+	return v;
 }
 
 /* Apply chdir / credential changes noted by wrappers.  Inside the shim. */
@@ -959,7 +979,7 @@ REAL_DECL(faccessat);
 static inline int access_args_ok(int mode, int flags)
 {
 	return !(mode & ~7) && !(flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW)) &&
-	       ((flags & AT_EACCESS) || ids_equal);
+	       ((flags & AT_EACCESS) || ids_are_equal());
 }
 
 static __attribute__((noinline)) int faccessat_cached(int dirfd, const char *path, int mode,

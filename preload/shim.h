@@ -83,8 +83,6 @@ void preload_resolve_openat(void);
  * cache_usable() for shim_process.c.  Outside the shim. */
 int preload_cache_usable(void);
 
-/* ids_equal again, from getuid() and the others (shim.c). */
-void preload_refresh_ids(void);
 
 /* Whether the cache may answer access(2) or faccessat() without AT_EACCESS:
  * 1 if the kernel would check it with the credentials the cache's lookups

@@ -1201,7 +1201,6 @@ EXPORT DCACHE_FORK_TEXT pid_t fork(void)
  * by itself, clang does not. */
 __attribute__((constructor)) DCACHE_START_TEXT static void shim_init(void)
 {
-	preload_refresh_ids();
 	preload_init();
 }
 
