@@ -551,6 +551,7 @@ DCACHE_FORK_TEXT static sighandler_t own_signal(int sig, sighandler_t h, int fla
 
 #define SIGNAL_LIKE(name, flags, block_self)                                            \
 	static void *real_##name##_p DCACHE_START_DATA;                               \
+	static const char real_##name##_n[] PRELOAD_NAME_TEXT = #name;                \
 	EXPORT DCACHE_FORK_TEXT sighandler_t name(int sig, sighandler_t h)            \
 	{                                                                             \
 		sighandler_t (*f_)(int, sighandler_t);                                \
@@ -559,7 +560,7 @@ DCACHE_FORK_TEXT static sighandler_t own_signal(int sig, sighandler_t h, int fla
 		f_ = (sighandler_t(*)(int, sighandler_t))__atomic_load_n(&real_##name##_p, \
 									 __ATOMIC_ACQUIRE); \
 		if (!f_) {                                                            \
-			f_ = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, #name); \
+			f_ = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, real_##name##_n); \
 			if (!f_) {                                                    \
 				errno = ENOSYS;                                       \
 				return SIG_ERR;                                       \

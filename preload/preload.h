@@ -135,6 +135,16 @@ int preload_statx_same(const struct statx *a, const struct statx *b);
 unsigned int preload_test_corrupt(void);
 
 /*
+ * The name dlsym() looks a real function up by, beside the start-up code
+ * (.text.startup, whose 64 KiB window of .text every process faults in for
+ * its constructor): as a string literal in .rodata, read by ld.so's hash of
+ * it at a name's first call, it was a page fault of .rodata's in every
+ * process that made a call through the shim (103 of zlib's configure's 107
+ * exec'd processes), for that alone.  Read-only data in an executable
+ * section: ld.so only reads it.
+ */
+#define PRELOAD_NAME_TEXT __attribute__((section(".text.startup.rcuwalk_names"), unused))
+/*
  * User memory (fault.c).  The only routines of the shim that touch memory the
  * program passed in; a fault inside them returns -1 instead of killing the
  * program (x86-64; elsewhere they are plain copies).  Usable once

@@ -1070,7 +1070,7 @@ REAL_DECL(__openat_2);
 /* For fork() (shim_process.c, preload_resolve_for_children). */
 void preload_resolve_openat(void)
 {
-	preload_real_sym(&real_openat_p, "openat");
+	preload_real_sym(&real_openat_p, real_openat_n);
 }
 
 static inline int open_needs_mode(int flags)
@@ -1488,7 +1488,7 @@ EXPORT char *realpath(const char *path, char *resolved)
 	 * real function is found here, not below tmp (dlsym's first call runs
 	 * deep). */
 	if (!__atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE) ||
-	    !preload_real_sym(&real_realpath_p, "realpath"))
+	    !preload_real_sym(&real_realpath_p, real_realpath_n))
 		return CALL_REAL(realpath, path, resolved);
 	n = path_probe(path, NULL);
 	if (n < 0) {

@@ -119,10 +119,12 @@ static inline unsigned long long preload_warm_clock(void)
  * dcache.h): a process's first calls of the wrappers, during its warm-up,
  * resolve and write them; on a page of .bss they were a page fault of the
  * shim's in every process that makes a call through it (gcc --version). */
-#define REAL_DECL(name) static void *real_##name##_p DCACHE_START_DATA
+#define REAL_DECL(name)                                   \
+	static void *real_##name##_p DCACHE_START_DATA;   \
+	static const char real_##name##_n[] PRELOAD_NAME_TEXT = #name
 #define CALL_REAL(name, ...)                                                         \
 	({                                                                            \
-		__typeof__(&name) f_ = (__typeof__(&name))preload_real_sym(&real_##name##_p, #name); \
+		__typeof__(&name) f_ = (__typeof__(&name))preload_real_sym(&real_##name##_p, real_##name##_n); \
 		unsigned long long real_t0_ = preload_warm_clock();                              \
 		__typeof__(f_(__VA_ARGS__)) real_ret_ =                               \
 			f_ ? f_(__VA_ARGS__) : (errno = ENOSYS, (__typeof__(f_(__VA_ARGS__)))-1); \
@@ -133,7 +135,7 @@ static inline unsigned long long preload_warm_clock(void)
 /* The same for a function returning void (closefrom): never a lookup. */
 #define CALL_REAL_VOID(name, ...)                                                    \
 	({                                                                            \
-		__typeof__(&name) f_ = (__typeof__(&name))preload_real_sym(&real_##name##_p, #name); \
+		__typeof__(&name) f_ = (__typeof__(&name))preload_real_sym(&real_##name##_p, real_##name##_n); \
 		if (f_)                                                               \
 			f_(__VA_ARGS__);                                              \
 	})

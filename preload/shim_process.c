@@ -1067,11 +1067,11 @@ static void preload_resolve_for_children(void)
 		return;
 	preload_resolve_openat();
 	dcache_fork_bind();
-	preload_real_sym(&real_close_p, "close");
-	preload_real_sym(&real_dup2_p, "dup2");
-	preload_real_sym(&real_fcntl_p, "fcntl");
-	preload_real_sym(&real_fflush_p, "fflush");
-	preload_real_sym(&real_write_p, "write");
+	preload_real_sym(&real_close_p, real_close_n);
+	preload_real_sym(&real_dup2_p, real_dup2_n);
+	preload_real_sym(&real_fcntl_p, real_fcntl_n);
+	preload_real_sym(&real_fflush_p, real_fflush_n);
+	preload_real_sym(&real_write_p, real_write_n);
 	__atomic_store_n(&child_calls_resolved, 1, __ATOMIC_RELEASE);
 }
 

@@ -480,11 +480,16 @@ void preload_stats_resolve_exec(void)
 
 	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
 		return;
-	resolve(&real_execve, "execve");
-	resolve(&real_execv, "execv");
-	resolve(&real_execvp, "execvp");
-	resolve(&real_execvpe, "execvpe");
-	resolve(&real_fexecve, "fexecve");
+	static const char n_execve[] PRELOAD_NAME_TEXT = "execve", n_execv[] PRELOAD_NAME_TEXT = "execv",
+			  n_execvp[] PRELOAD_NAME_TEXT = "execvp",
+			  n_execvpe[] PRELOAD_NAME_TEXT = "execvpe",
+			  n_fexecve[] PRELOAD_NAME_TEXT = "fexecve";
+
+	resolve(&real_execve, n_execve);
+	resolve(&real_execv, n_execv);
+	resolve(&real_execvp, n_execvp);
+	resolve(&real_execvpe, n_execvpe);
+	resolve(&real_fexecve, n_fexecve);
 	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 }
 
