@@ -665,7 +665,7 @@ static long path_probe(const char *path, char *first)
 }
 
 /* path_in()'s answer, without the copy. */
-static __attribute__((noinline)) int path_class(int dirfd, const char *path)
+PRELOAD_WARM_TEXT static __attribute__((noinline)) int path_class(int dirfd, const char *path)
 {
 	char first = 0;
 	long n;
@@ -779,27 +779,27 @@ REAL_DECL(lstat);
 REAL_DECL(lstat64);
 REAL_DECL(fstatat);
 REAL_DECL(fstatat64);
-EXPORT int stat(const char *path, struct stat *buf)
+WARM_EXPORT int stat(const char *path, struct stat *buf)
 {
 	int ret;
 
 	return stat_cached(AT_FDCWD, path, buf, 0, &ret) ? ret : CALL_REAL(stat, path, buf);
 }
-EXPORT int stat64(const char *path, struct stat64 *buf)
+WARM_EXPORT int stat64(const char *path, struct stat64 *buf)
 {
 	int ret;
 
 	return stat_cached(AT_FDCWD, path, (struct stat *)buf, 0, &ret) ? ret
 									: CALL_REAL(stat64, path, buf);
 }
-EXPORT int lstat(const char *path, struct stat *buf)
+WARM_EXPORT int lstat(const char *path, struct stat *buf)
 {
 	int ret;
 
 	return stat_cached(AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW, &ret) ? ret
 									  : CALL_REAL(lstat, path, buf);
 }
-EXPORT int lstat64(const char *path, struct stat64 *buf)
+WARM_EXPORT int lstat64(const char *path, struct stat64 *buf)
 {
 	int ret;
 
@@ -807,7 +807,7 @@ EXPORT int lstat64(const char *path, struct stat64 *buf)
 		       ? ret
 		       : CALL_REAL(lstat64, path, buf);
 }
-EXPORT int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
+WARM_EXPORT int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
 {
 	int ret;
 
@@ -815,7 +815,7 @@ EXPORT int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
 	return stat_cached(dirfd, path, buf, flags, &ret) ? ret
 							  : CALL_REAL(fstatat, dirfd, path, buf, flags);
 }
-EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *buf, int flags)
+WARM_EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *buf, int flags)
 {
 	int ret;
 
@@ -841,7 +841,7 @@ REAL_DECL(__lxstat);
 REAL_DECL(__lxstat64);
 REAL_DECL(__fxstatat);
 REAL_DECL(__fxstatat64);
-EXPORT int __xstat(int ver, const char *path, struct stat *buf)
+WARM_EXPORT int __xstat(int ver, const char *path, struct stat *buf)
 {
 	int ret;
 
@@ -849,7 +849,7 @@ EXPORT int __xstat(int ver, const char *path, struct stat *buf)
 		       ? ret
 		       : CALL_REAL(__xstat, ver, path, buf);
 }
-EXPORT int __xstat64(int ver, const char *path, struct stat64 *buf)
+WARM_EXPORT int __xstat64(int ver, const char *path, struct stat64 *buf)
 {
 	int ret;
 
@@ -857,7 +857,7 @@ EXPORT int __xstat64(int ver, const char *path, struct stat64 *buf)
 		       ? ret
 		       : CALL_REAL(__xstat64, ver, path, buf);
 }
-EXPORT int __lxstat(int ver, const char *path, struct stat *buf)
+WARM_EXPORT int __lxstat(int ver, const char *path, struct stat *buf)
 {
 	int ret;
 
@@ -865,7 +865,7 @@ EXPORT int __lxstat(int ver, const char *path, struct stat *buf)
 		       ? ret
 		       : CALL_REAL(__lxstat, ver, path, buf);
 }
-EXPORT int __lxstat64(int ver, const char *path, struct stat64 *buf)
+WARM_EXPORT int __lxstat64(int ver, const char *path, struct stat64 *buf)
 {
 	int ret;
 
@@ -874,7 +874,7 @@ EXPORT int __lxstat64(int ver, const char *path, struct stat64 *buf)
 		       ? ret
 		       : CALL_REAL(__lxstat64, ver, path, buf);
 }
-EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags)
+WARM_EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags)
 {
 	int ret;
 
@@ -883,7 +883,7 @@ EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, in
 		       ? ret
 		       : CALL_REAL(__fxstatat, ver, dirfd, path, buf, flags);
 }
-EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags)
+WARM_EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags)
 {
 	int ret;
 
@@ -950,7 +950,7 @@ static __attribute__((noinline)) int statx_cached(int dirfd, const char *path, i
 	return 0;
 }
 
-EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
+WARM_EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
 {
 	int why, ret;
 
@@ -1012,8 +1012,8 @@ static int do_faccessat(int dirfd, const char *path, int mode, int flags)
 	return CALL_REAL(faccessat, dirfd, path, mode, flags);
 }
 
-EXPORT int access(const char *path, int mode) { return do_faccessat(AT_FDCWD, path, mode, 0); }
-EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
+WARM_EXPORT int access(const char *path, int mode) { return do_faccessat(AT_FDCWD, path, mode, 0); }
+WARM_EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
 {
 	return do_faccessat(preload_hide_fd(dirfd), path, mode, flags);
 }
@@ -1132,7 +1132,7 @@ __attribute__((noinline)) static int open_read_cached(int dirfd, const char *pat
 }
 
 /* The warm-up's open (path_passes): the real call from this small frame. */
-__attribute__((noinline)) static int do_open_read(int dirfd, const char *path, int flags,
+PRELOAD_WARM_TEXT __attribute__((noinline)) static int do_open_read(int dirfd, const char *path, int flags,
 						  mode_t mode)
 {
 	int fd, why;
@@ -1163,7 +1163,7 @@ static mode_t va_mode(int flags, va_list ap)
 	return open_needs_mode(flags) ? (mode_t)va_arg(ap, int) : 0;
 }
 
-EXPORT int open(const char *path, int flags, ...)
+WARM_EXPORT int open(const char *path, int flags, ...)
 {
 	va_list ap;
 	mode_t mode;
@@ -1173,7 +1173,7 @@ EXPORT int open(const char *path, int flags, ...)
 	va_end(ap);
 	return do_openat(AT_FDCWD, path, flags, mode);
 }
-EXPORT int open64(const char *path, int flags, ...)
+WARM_EXPORT int open64(const char *path, int flags, ...)
 {
 	va_list ap;
 	mode_t mode;
@@ -1183,7 +1183,7 @@ EXPORT int open64(const char *path, int flags, ...)
 	va_end(ap);
 	return do_openat(AT_FDCWD, path, flags | O_LARGEFILE, mode);
 }
-EXPORT int openat(int dirfd, const char *path, int flags, ...)
+WARM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
 	va_list ap;
 	mode_t mode;
@@ -1193,7 +1193,7 @@ EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	va_end(ap);
 	return do_openat(dirfd, path, flags, mode);
 }
-EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+WARM_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
 	va_list ap;
 	mode_t mode;
@@ -1228,11 +1228,11 @@ EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 		return PRELOAD_FD_ALLOC(CALL_REAL(__openat_2, preload_hide_fd(dirfd), path, flags | O_LARGEFILE), 0);
 	return do_openat(dirfd, path, flags | O_LARGEFILE, 0);
 }
-EXPORT int creat(const char *path, mode_t mode)
+WARM_EXPORT int creat(const char *path, mode_t mode)
 {
 	return do_openat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
 }
-EXPORT int creat64(const char *path, mode_t mode)
+WARM_EXPORT int creat64(const char *path, mode_t mode)
 {
 	return do_openat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode);
 }
@@ -1313,11 +1313,11 @@ static ssize_t do_readlinkat(int dirfd, const char *path, char *buf, size_t bufs
 	return CALL_REAL(readlinkat, dirfd, path, buf, bufsiz);
 }
 
-EXPORT ssize_t readlink(const char *path, char *buf, size_t bufsiz)
+WARM_EXPORT ssize_t readlink(const char *path, char *buf, size_t bufsiz)
 {
 	return do_readlinkat(AT_FDCWD, path, buf, bufsiz);
 }
-EXPORT ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t bufsiz)
+WARM_EXPORT ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t bufsiz)
 {
 	return do_readlinkat(preload_hide_fd(dirfd), path, buf, bufsiz);
 }
@@ -1473,7 +1473,7 @@ static __attribute__((noinline)) char *realpath_cached(const char *path, char *r
 	return out;
 }
 
-EXPORT char *realpath(const char *path, char *resolved)
+WARM_EXPORT char *realpath(const char *path, char *resolved)
 {
 	int s = __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE);
 	long n;
@@ -1556,7 +1556,7 @@ static __attribute__((noinline)) DIR *opendir_cached(const char *path)
 	return dir;
 }
 
-EXPORT DIR *opendir(const char *path)
+WARM_EXPORT DIR *opendir(const char *path)
 {
 	int why = path_passes(AT_FDCWD, path);
 

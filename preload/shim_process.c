@@ -388,7 +388,7 @@ static int stdio_mode_writes(const char *mode)
  * caused; freopen may not (its failure has closed the stream). */
 #define STDIO_OPEN(name, params, retry, mode, ...)           \
 	REAL_DECL(name);                                      \
-	EXPORT FILE *name params                              \
+	WARM_EXPORT FILE *name params                         \
 	{                                                     \
 		FILE *file_ = CALL_REAL(name, __VA_ARGS__);     \
 		if (preload_fd_met_shim(file_ ? fileno(file_) : -1) && \
@@ -421,7 +421,7 @@ STDIO_OPEN(freopen, (const char *p, const char *m, FILE *f), 0, m, p, m, f)
 STDIO_OPEN(freopen64, (const char *p, const char *m, FILE *f), 0, m, p, m, f)
 
 REAL_DECL(fflush);
-EXPORT int fflush(FILE *f)
+WARM_EXPORT int fflush(FILE *f)
 {
 	int r = CALL_REAL(fflush, f);
 
@@ -430,7 +430,7 @@ EXPORT int fflush(FILE *f)
 	return r;
 }
 REAL_DECL(fclose);
-EXPORT int fclose(FILE *f)
+WARM_EXPORT int fclose(FILE *f)
 {
 	int fd = f ? fileno(f) : -1, w = fd >= 0 && fd_writable(fd);
 	int r = CALL_REAL(fclose, f);
@@ -666,15 +666,15 @@ REAL_DECL(__fxstat);
 REAL_DECL(__fxstat64);
 REAL_DECL(lseek);
 REAL_DECL(lseek64);
-EXPORT int fstat(int fd, struct stat *buf) { return CALL_REAL(fstat, H(fd), buf); }
-EXPORT int fstat64(int fd, struct stat64 *buf) { return CALL_REAL(fstat64, H(fd), buf); }
-EXPORT int __fxstat(int ver, int fd, struct stat *buf) { return CALL_REAL(__fxstat, ver, H(fd), buf); }
-EXPORT int __fxstat64(int ver, int fd, struct stat64 *buf)
+WARM_EXPORT int fstat(int fd, struct stat *buf) { return CALL_REAL(fstat, H(fd), buf); }
+WARM_EXPORT int fstat64(int fd, struct stat64 *buf) { return CALL_REAL(fstat64, H(fd), buf); }
+WARM_EXPORT int __fxstat(int ver, int fd, struct stat *buf) { return CALL_REAL(__fxstat, ver, H(fd), buf); }
+WARM_EXPORT int __fxstat64(int ver, int fd, struct stat64 *buf)
 {
 	return CALL_REAL(__fxstat64, ver, H(fd), buf);
 }
-EXPORT off_t lseek(int fd, off_t o, int whence) { return CALL_REAL(lseek, H(fd), o, whence); }
-EXPORT off64_t lseek64(int fd, off64_t o, int whence) { return CALL_REAL(lseek64, H(fd), o, whence); }
+WARM_EXPORT off_t lseek(int fd, off_t o, int whence) { return CALL_REAL(lseek, H(fd), o, whence); }
+WARM_EXPORT off64_t lseek64(int fd, off64_t o, int whence) { return CALL_REAL(lseek64, H(fd), o, whence); }
 
 /* Two new numbers: the pair is one allocation (EMFILE if either is
  * missing); a number above one of ours gives ours back. */
@@ -689,13 +689,13 @@ static int pair_met_shim(int r, const int *sv)
 REAL_DECL(pipe);
 REAL_DECL(pipe2);
 REAL_DECL(socketpair);
-EXPORT int pipe(int p[2])
+WARM_EXPORT int pipe(int p[2])
 {
 	int r = CALL_REAL(pipe, p);
 
 	return pair_met_shim(r, p) ? CALL_REAL(pipe, p) : r;
 }
-EXPORT int pipe2(int p[2], int fl)
+WARM_EXPORT int pipe2(int p[2], int fl)
 {
 	int r = CALL_REAL(pipe2, p, fl);
 
