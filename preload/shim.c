@@ -157,24 +157,20 @@ struct kpath {
  * first access() that asks, and again after a credential change (the
  * wrappers' preload_cred_epoch): ids changed by a raw system call before
  * that first access() are seen, where a read at start missed them. */
-DCACHE_START_TEXT static void preload_refresh_ids(void)
+DCACHE_START_TEXT static int preload_refresh_ids(void)
 {
-	__atomic_store_n(&ids_equal,
-			 preload_sys(SYS_getuid, 0, 0, 0, 0) == preload_sys(SYS_geteuid, 0, 0, 0, 0) &&
-				 preload_sys(SYS_getgid, 0, 0, 0, 0) ==
-					 preload_sys(SYS_getegid, 0, 0, 0, 0),
-			 __ATOMIC_RELAXED);
+	int v = preload_sys(SYS_getuid, 0, 0, 0, 0) == preload_sys(SYS_geteuid, 0, 0, 0, 0) &&
+		preload_sys(SYS_getgid, 0, 0, 0, 0) == preload_sys(SYS_getegid, 0, 0, 0, 0);
+
+	__atomic_store_n(&ids_equal, v, __ATOMIC_RELAXED);
+	return v;
 }
 
 static inline int ids_are_equal(void)
 {
 	int v = __atomic_load_n(&ids_equal, __ATOMIC_RELAXED);
 
-	if (__builtin_expect(v < 0, 0)) {
-		preload_refresh_ids();
-		v = __atomic_load_n(&ids_equal, __ATOMIC_RELAXED);
-	}
-	return v;
+	return __builtin_expect(v >= 0, 1) ? v : preload_refresh_ids();
 }
 
 /* Apply chdir / credential changes noted by wrappers.  Inside the shim. */
@@ -615,21 +611,36 @@ static inline void cache_leave(void) { preload_in_shim--; }
  */
 enum { PATH_OK, PATH_DIRFD, PATH_FORM, PATH_FAULT, PATH_EARLY };
 
-static inline int path_in(int dirfd, const char *path, struct kpath *kp)
+/* Shared by path_in() and path_class(): PATH_EARLY or PATH_FORM for a path
+ * of which nothing may be read, else -1; then the verdict on what reading
+ * it gave (n: preload_copy_path()'s answer; first: its first byte). */
+static inline int path_unread(const char *path)
 {
-	long n;
-
 	if (__builtin_expect(!__atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE), 0))
 		return PATH_EARLY;
-	if (bad_ptr(path))
-		return PATH_FORM;
-	n = preload_copy_path(kp->s, path);
+	return bad_ptr(path) ? PATH_FORM : -1;
+}
+
+static inline int path_verdict(int dirfd, long n, char first)
+{
 	if (__builtin_expect(n < 0, 0))
 		return PATH_FAULT;
 	if (n >= PATH_MAX)
 		return PATH_FORM;
-	kp->len = (size_t)n;
-	return dirfd == AT_FDCWD || kp->s[0] == '/' ? PATH_OK : PATH_DIRFD;
+	return dirfd == AT_FDCWD || first == '/' ? PATH_OK : PATH_DIRFD;
+}
+
+static inline int path_in(int dirfd, const char *path, struct kpath *kp)
+{
+	int why = path_unread(path);
+	long n;
+
+	if (why >= 0)
+		return why;
+	n = preload_copy_path(kp->s, path);
+	why = path_verdict(dirfd, n, n > 0 ? kp->s[0] : '\0');
+	kp->len = why <= PATH_DIRFD ? (size_t)n : 0;
+	return why;
 }
 
 /*
@@ -667,19 +678,23 @@ static long path_probe(const char *path, char *first)
 /* path_in()'s answer, without the copy. */
 PRELOAD_WARM_TEXT static __attribute__((noinline)) int path_class(int dirfd, const char *path)
 {
+	int why = path_unread(path);
 	char first = 0;
 	long n;
 
-	if (__builtin_expect(!__atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE), 0))
-		return PATH_EARLY;
-	if (bad_ptr(path))
-		return PATH_FORM;
+	if (why >= 0)
+		return why;
 	n = path_probe(path, &first);
-	if (n < 0)
-		return PATH_FAULT;
-	if (n >= PATH_MAX)
-		return PATH_FORM;
-	return dirfd == AT_FDCWD || first == '/' ? PATH_OK : PATH_DIRFD;
+	return path_verdict(dirfd, n, first);
+}
+
+/* Whether the cache may answer this thread's lookup now, or start to:
+ * path_passes() and realpath(), which takes its own light path. */
+static inline int cache_may_answer(void)
+{
+	int s = __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE);
+
+	return (s == PRELOAD_ON || s == PRELOAD_LOAD) && !preload_in_shim;
 }
 
 /*
@@ -696,11 +711,7 @@ PRELOAD_WARM_TEXT static __attribute__((noinline)) int path_class(int dirfd, con
  */
 static inline int path_passes(int dirfd, const char *path)
 {
-	int s = __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE);
-
-	if (__builtin_expect((s == PRELOAD_ON || s == PRELOAD_LOAD) && !preload_in_shim, 1))
-		return -1;
-	return path_class(dirfd, path);
+	return __builtin_expect(cache_may_answer(), 1) ? -1 : path_class(dirfd, path);
 }
 
 /* Statistics: why a lookup the cache never saw passes through (`why` from
@@ -1475,13 +1486,12 @@ static __attribute__((noinline)) char *realpath_cached(const char *path, char *r
 
 WARM_EXPORT char *realpath(const char *path, char *resolved)
 {
-	int s = __atomic_load_n(&preload_enabled, __ATOMIC_ACQUIRE);
 	long n;
 
 	/* NULL and "" are glibc's to refuse (EINVAL, ENOENT) without a syscall. */
 	if (!path || bad_ptr(path) || (resolved && bad_ptr(resolved)))
 		return CALL_REAL(realpath, path, resolved);
-	if ((s == PRELOAD_ON || s == PRELOAD_LOAD) && !preload_in_shim)
+	if (cache_may_answer())
 		return realpath_cached(path, resolved, errno);
 	/* The warm-up, the shim's own calls, a cache given up: glibc answers,
 	 * with no copy of the path, only a check that it can be read.  The

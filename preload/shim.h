@@ -29,7 +29,8 @@
  * lseek, pipe) and their pass-through helpers: in .text.hot, which the
  * linker places right after .text.startup, in the 64 KiB window of .text
  * that every process faults in for its constructor.  Spread over .text they
- * cost a process one window more (zlib's configure: ~150 faults).  The
+ * cost a process one window more (zlib's configure: 129 faults at their
+ * first instructions: fstat 32, fopen 25, open 18, fopen64 17...).  The
  * cached paths (noinline, out of these functions) stay in .text.
  */
 #define PRELOAD_WARM_TEXT __attribute__((section(".text.hot.rcuwalk_warm")))
