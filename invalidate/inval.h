@@ -195,13 +195,21 @@ struct inval_session_id {
 			     * left out (no arena); "" if nothing */
 };
 
-/* The launcher's side (invalidate/watcher.c, library rcuwalk_watcher): start
- * a watcher for the calling process (which then execs or waits for the
- * command) by a double fork, and fill *id; with keep_s > 0 the session
- * outlives the command by keep_s seconds and later launchers can find it
- * (inval_session_hold).  Returns 0 or -errno (no watcher then; id->note
- * says why if the watcher could tell).  Not for preloaded code. */
+/* The launcher's side (invalidate/watcher.c, library rcuwalk_watcher): make
+ * the session's memory and directory, start a watcher for the calling
+ * process (which then execs or waits for the command) as a new image of
+ * /proc/self/exe that is nobody's child, and fill *id without waiting for
+ * its set-up; with keep_s > 0 the session outlives the command by keep_s
+ * seconds and later launchers can find it (inval_session_hold).  Returns 0
+ * or -errno (no watcher then; id->note says why).  Not for preloaded code. */
 int inval_watcher_spawn(struct inval_session_id *id, unsigned int keep_s);
+/* argv[1] of the watcher's image: the launcher's main hands such an argv to
+ * inval_watcher_image() before anything else. */
+#define INVAL_WATCHER_ARG "--rcuwalk-watcher-image"
+/* The watcher's process image (started by inval_watcher_spawn() as
+ * /proc/self/exe INVAL_WATCHER_ARG ...): run the session until it ends.
+ * Returns the exit status (2: not such an argv). */
+int inval_watcher_image(int argc, char **argv);
 /* The launcher's side: find a kept session of this user, mount namespace
  * and root, and hold it for the calling process's life and keep_s seconds
  * after (the watcher's --keep: the longer of the two); fill *id.  0, or

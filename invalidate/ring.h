@@ -8,6 +8,11 @@
  * header, then RING_RECORDS fixed-size records.
  * One writer (the watcher); readers map it read-only and never write, so a
  * reader killed at any instruction leaves nothing half-done.
+ *  magic  0 (the launcher made the memfd zero-filled) until the watcher has
+ *         filled the header, armed its death notice and made its socket;
+ *         then stored (release), last, and FUTEX_WAKEd on its low half.
+ *         The command runs meanwhile: a process that maps the ring before
+ *         waits on that word, boundedly (session.c, wait_published).
  *  tail   records appended so far (64 bit, never wraps); record i lives in
  *         recs[i % RING_RECORDS].  The watcher fills a record, then publishes
  *         it with a release store of tail.

@@ -49,6 +49,8 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/futex.h>
+#include <poll.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -276,9 +278,82 @@ static int take_fd(int pfd)
 	return fd;
 }
 
-/* Map the ring's memfd `f` and check it (session_memfd_ok, then its header:
- * ours, our mount namespace and root, the directory dir_st).  0 or -errno. */
-static int map_ring(int f, const struct stat *dir_st)
+/*
+ * The watcher starts beside the command (watcher.c, inval_watcher_spawn: the
+ * launcher made the memfds and the directory and did not wait for the
+ * rest), so a process may attach before the watcher has published the ring:
+ * its magic, stored last, is still 0 (the memfd was zero-filled), and the
+ * socket may not exist yet.  Such a process waits for it, ATTACH_WAIT_NS at
+ * most, counted from two starts, whichever ends first:
+ *  - the session's: the mtime of its directory, which the launcher made just
+ *    before it started the watcher (until the socket is made in it), so
+ *    that a watcher that never publishes (stopped, starved) delays the
+ *    build's processes by ATTACH_WAIT_NS in all, not each of them: those
+ *    that come later do not wait;
+ *  - the process's own (att_deadline), should the clocks disagree (the
+ *    mtime is the realtime clock's, which may be set back).
+ * The watcher publishes ~5 ms after the launcher started it here.  A process
+ * that gives up keeps its own instance (exact, as without a session).
+ */
+#define ATTACH_WAIT_NS 100000000LL
+static long long att_deadline, att_session_by;
+
+static long long clock_ns(clockid_t c)
+{
+	struct timespec t;
+
+	clock_gettime(c, &t);
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* How long a process may still wait for a starting watcher (<= 0: not). */
+static long long attach_wait_left(void)
+{
+	long long a = att_deadline - clock_ns(CLOCK_MONOTONIC);
+	long long b = att_session_by - clock_ns(CLOCK_REALTIME);
+
+	return a < b ? a : b;
+}
+
+/* Wait until the ring's magic is stored (the watcher then FUTEX_WAKEs it:
+ * publish_ring), attach_wait_left() runs out, or the watcher is found gone
+ * through the pidfd `pfd` (-1: not known).  The word waited on is the
+ * magic's low half, 0 until published. */
+static void wait_published(struct ring_hdr *r, int pfd)
+{
+	uint32_t *word = (uint32_t *)(void *)&r->magic;
+	long long left;
+
+	while (__atomic_load_n(&r->magic, __ATOMIC_ACQUIRE) == 0 && (left = attach_wait_left()) > 0) {
+		struct timespec slice = { 0, left < 2000000 ? (long)left : 2000000 };
+
+		if (pfd >= 0) {
+			struct pollfd pp = { .fd = pfd, .events = POLLIN };
+
+			if (syscall(SYS_poll, &pp, 1, 0) != 0)
+				return; /* exited (or cannot tell): not waited for */
+		}
+		syscall(SYS_futex, word, FUTEX_WAIT, 0, &slice, NULL, 0);
+	}
+}
+
+/* Whether the session's directory `dfd` is locked by its watcher (watcher.c,
+ * make_dir: from the launcher's set-up for the watcher's life), so worth
+ * waiting for: a shared lock is refused.  Taken (the watcher is gone): given
+ * back at once. */
+static int watcher_holds_dir(int dfd)
+{
+	if (syscall(SYS_flock, dfd, LOCK_SH | LOCK_NB) != 0)
+		return errno == EWOULDBLOCK;
+	syscall(SYS_flock, dfd, LOCK_UN);
+	return 0;
+}
+
+/* Map the ring's memfd `f` and check it (session_memfd_ok, then its header,
+ * once published: ours, our mount namespace and root, the directory
+ * dir_st).  pfd: the watcher's pidfd for wait_published, or -1.  0 or
+ * -errno. */
+static int map_ring(int f, const struct stat *dir_st, int pfd)
 {
 	struct stat ns, root, userns;
 	struct ring_hdr *r;
@@ -288,6 +363,11 @@ static int map_ring(int f, const struct stat *dir_st)
 	r = mmap(NULL, RING_SIZE, PROT_READ, MAP_SHARED, f, 0);
 	if (r == MAP_FAILED)
 		return -ENOMEM;
+	wait_published(r, pfd);
+	if (__atomic_load_n(&r->magic, __ATOMIC_ACQUIRE) == 0) {
+		munmap(r, RING_SIZE);
+		return -EAGAIN; /* a watcher still starting, or stopped there */
+	}
 	if (syscall(SYS_newfstatat, AT_FDCWD, "/proc/self/ns/mnt", &ns, 0) != 0 ||
 	    syscall(SYS_newfstatat, AT_FDCWD, "/", &root, 0) != 0 ||
 	    syscall(SYS_newfstatat, AT_FDCWD, "/proc/self/ns/user", &userns, 0) != 0 ||
@@ -334,7 +414,7 @@ static void *map_arena(int f)
  */
 static int map_direct(const struct stat *dir_st, int *pfdp)
 {
-	int pfd, f;
+	int pfd, f, r = -1;
 
 	if (!env_pid || env_rfd < 0)
 		return -1;
@@ -342,11 +422,11 @@ static int map_direct(const struct stat *dir_st, int *pfdp)
 	if (pfd < 0)
 		return -1;
 	f = (int)syscall(SYS_pidfd_getfd, pfd, env_rfd, 0);
-	if (f < 0 || map_ring(f, dir_st) != 0) {
+	if (f < 0 || (r = map_ring(f, dir_st, pfd)) != 0) {
 		if (f >= 0)
 			raw_close(f);
 		raw_close(pfd);
-		return -1;
+		return r == -EAGAIN ? -EAGAIN : -1;
 	}
 	raw_close(f);
 	if (ring->pid != env_pid || session_watcher_died()) {
@@ -382,9 +462,26 @@ int session_attach(void)
 		raw_close(dfd);
 		return -EPERM;
 	}
-	/* The ring and the arena: once per image, never unmapped. */
-	if (!ring && map_direct(&st, &pfd) != 0) {
-		if ((r = receive_fds(dfd, got)) != 0 || got[1] < 0 || map_ring(got[1], &st) != 0) {
+	/* The ring and the arena: once per image, never unmapped.  Over the
+	 * socket, which a watcher still starting has not made yet (ENOENT) or
+	 * not listened on (ECONNREFUSED): asked again while it lives. */
+	att_deadline = clock_ns(CLOCK_MONOTONIC) + ATTACH_WAIT_NS;
+	att_session_by = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec + ATTACH_WAIT_NS;
+	if (!ring && (r = map_direct(&st, &pfd)) == -EAGAIN) {
+		/* The watcher's own ring, never published: its socket (made
+		 * just before) cannot help. */
+		raw_close(dfd);
+		return r;
+	}
+	if (!ring && r != 0) {
+		while ((r = receive_fds(dfd, got)) == -ENOENT || r == -ECONNREFUSED) {
+			struct timespec ms = { 0, 1000000 };
+
+			if (attach_wait_left() <= 0 || !watcher_holds_dir(dfd))
+				break;
+			syscall(SYS_nanosleep, &ms, NULL);
+		}
+		if (r != 0 || got[1] < 0 || map_ring(got[1], &st, -1) != 0) {
 			for (int i = 0; i < 3; i++)
 				if (got[i] >= 0)
 					raw_close(got[i]);

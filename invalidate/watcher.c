@@ -4,11 +4,15 @@
  * that owns the shared inotify instance and reads it.
  *
  * The launcher (rcuwalk --session) calls inval_watcher_spawn() before it
- * execs the command.  A double fork makes the watcher nobody's child (the
- * command never reaps it, a shell's `wait` never waits for it).  The watcher
- * creates a private directory (0700), the instance, the ring file (ring.h)
- * and a listening unix socket, says the directory's name through a pipe,
- * and then runs two threads:
+ * execs the command.  It makes what can refuse a session (the ring's and the
+ * arena's memfds, the private directory, locked) and starts the watcher as a
+ * new image of /proc/self/exe through a middle process that exits, so that
+ * the watcher is nobody's child (the command never reaps it, a shell's
+ * `wait` never waits for it); it does not wait for the watcher's set-up.
+ * The watcher makes the instance, fills the ring's and the arena's headers,
+ * makes a listening unix socket, publishes the ring (its magic, stored last:
+ * session.c waits for it in a process that came first), and then runs two
+ * threads:
  *  - the main thread loops on poll():
  *    - the inotify fd: one read cycle (state odd, read() what was queued
  *      at its start, append records, publish tail, state even,
@@ -62,6 +66,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -223,6 +228,20 @@ static void *reap_main(void *arg)
 	return NULL;
 }
 
+/* fd moved to 3 or above (close-on-exec), if the launcher was started with
+ * 0, 1 or 2 closed: the watcher makes those /dev/null, and keeps the
+ * launcher's memfds and directory at their numbers.  -1 if it cannot be. */
+static int above_std(int fd)
+{
+	int h;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	h = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return h;
+}
+
 /* The session's directory, made last (after the memory: a session that
  * cannot start leaves nothing), locked for the watcher's life.  0 or
  * -errno (w->note set). */
@@ -243,7 +262,7 @@ static int make_dir(struct watcher *w)
 			w->dir[0] = '\0';
 			return r;
 		}
-		w->dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		w->dfd = above_std(open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 		if (w->dfd < 0)
 			continue;
 		/* A reaper that found it before the lock may have removed it
@@ -265,7 +284,7 @@ static int make_dir(struct watcher *w)
  * growing: the fd or -errno (w->note set to what failed). */
 static int make_memfd(struct watcher *w, const char *name, uint64_t size, uint64_t alloc)
 {
-	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING), r;
+	int fd = above_std(memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING)), r;
 
 	if (fd < 0) {
 		r = -errno;
@@ -321,26 +340,33 @@ static int ring_room(struct watcher *w, uint64_t end)
 	return 0;
 }
 
-static int make_ring(struct watcher *w)
+/* The ring's memfd, made by the launcher before the fork (its number goes
+ * into RCUWALK_SESSION_FDS; the watcher inherits it).  0 or -errno. */
+static int make_ring_fd(struct watcher *w)
 {
-	struct stat ns, root, userns;
 	int fd = make_memfd(w, "rcuwalk-ring", RING_SIZE, RING_FIRST);
 
 	if (fd < 0)
 		return fd;
-	if (stat("/proc/self/ns/mnt", &ns) != 0 || stat("/", &root) != 0 ||
-	    stat("/proc/self/ns/user", &userns) != 0) {
-		close(fd);
-		return -errno;
-	}
-	w->ring = mmap(NULL, RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (w->ring == MAP_FAILED) {
-		w->ring = NULL;
-		close(fd);
-		return -errno;
-	}
 	w->rfd = fd;
 	w->ring_alloc = RING_FIRST;
+	return 0;
+}
+
+/* In the watcher: map the ring and fill its header but the magic (which
+ * publish_ring() stores last).  0 or -errno. */
+static int make_ring(struct watcher *w)
+{
+	struct stat ns, root, userns;
+
+	if (stat("/proc/self/ns/mnt", &ns) != 0 || stat("/", &root) != 0 ||
+	    stat("/proc/self/ns/user", &userns) != 0)
+		return -errno;
+	w->ring = mmap(NULL, RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, w->rfd, 0);
+	if (w->ring == MAP_FAILED) {
+		w->ring = NULL;
+		return -errno;
+	}
 	w->ring->version = RING_VERSION;
 	w->ring->nrec = RING_RECORDS;
 	w->ring->uid = (uint32_t)geteuid();
@@ -356,7 +382,8 @@ static int make_ring(struct watcher *w)
 }
 
 /* The directory's identity in the ring, then the magic (last): the ring
- * is complete.  After make_dir. */
+ * is complete, and a process that found it without (session.c, map_ring:
+ * it attached while the watcher was starting) is woken. */
 static void publish_ring(struct watcher *w)
 {
 	struct stat st;
@@ -366,26 +393,39 @@ static void publish_ring(struct watcher *w)
 		w->ring->dir_ino = st.st_ino;
 	}
 	__atomic_store_n(&w->ring->magic, RING_MAGIC, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &w->ring->magic, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* The shared entries (ring.h, RING_ARENA), made like the ring, before any
- * process can attach.  Without them the session works as in phase 1. */
+/* The shared entries' memfd (ring.h, RING_ARENA), made like the ring's by
+ * the launcher.  Without it (w->note says why) the session works as in
+ * phase 1. */
+static void make_arena_fd(struct watcher *w)
+{
+	int fd = make_memfd(w, "rcuwalk-arena", DCACHE_ARENA_SIZE, ARENA_FIRST);
+
+	if (fd >= 0)
+		w->afd = fd;
+}
+
+/* In the watcher: map and format the shared entries, before the ring's
+ * magic (no process maps them before: session.c takes the arena only from a
+ * published ring's watcher).  If that fails the memfd stays unformatted, and
+ * processes refuse it (dcache_arena_check): a session without shared
+ * entries. */
 static void make_arena(struct watcher *w)
 {
 	void *m;
-	int fd = make_memfd(w, "rcuwalk-arena", DCACHE_ARENA_SIZE, ARENA_FIRST);
 
-	if (fd < 0)
+	if (w->afd < 0)
 		return;
-	m = mmap(NULL, DCACHE_ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED || dcache_arena_format(m, DCACHE_ARENA_SIZE) != 0) {
-		if (m != MAP_FAILED)
-			munmap(m, DCACHE_ARENA_SIZE);
-		close(fd);
+	m = mmap(NULL, DCACHE_ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, w->afd, 0);
+	if (m == MAP_FAILED)
+		return;
+	if (dcache_arena_format(m, DCACHE_ARENA_SIZE) != 0) {
+		munmap(m, DCACHE_ARENA_SIZE);
 		return;
 	}
 	dcache_arena_set_limit(m, ARENA_FIRST);
-	w->afd = fd;
 	w->arena = m;
 }
 
@@ -982,31 +1022,46 @@ static void name_self(const char *dir)
 		p[f[1] - f[0] - 1] = ' '; /* the kernel then stops at our NUL */
 }
 
-/* Say why the session did not start ("!" and the note) on `out`. */
-static int refuse(struct watcher *w, int out, const char *what, int err)
+/* The watcher could not start after all: its names go, it exits.  Every
+ * process that attached meanwhile finds it gone (session.c, map_ring's wait:
+ * the pidfd; the socket path: the directory's lock) and keeps its own
+ * instance. */
+static int refuse(struct watcher *w)
 {
-	char msg[sizeof(w->note) + 64];
-	int n;
-
-	if (!w->note[0])
-		set_note(w, "%s: %s", what, strerror(err > 0 ? err : -err));
-	n = snprintf(msg, sizeof(msg), "!%s", w->note);
-	if (out >= 0 && n > 0)
-		(void)!write(out, msg, (size_t)n);
 	cleanup(w);
 	return 1;
 }
 
-/* In the watcher: set everything up, say the session's names on `out`
- * ("DIR\nPID:RFD:AFD\nNOTE", or "!NOTE" if it cannot start), loop. */
-static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
+/* Close every fd from 3 up but the `n` of keep[] (each >= 3, or -1). */
+static void close_others(const int *keep, int n)
 {
-	struct watcher w = { .ifd = -1, .lfd = -1, .pidfd = -1, .hfd = -1, .mfd = -1,
-			     .dfd = -1, .rfd = -1, .afd = -1,
-			     .keep_ns = (long long)keep_s * 1000000000LL };
-	char msg[PATH_MAX + sizeof(w.note) + 64];
-	int devnull, r, n;
+	unsigned int from = 3;
 
+	for (;;) {
+		unsigned int next = ~0u;
+
+		for (int i = 0; i < n; i++)
+			if (keep[i] >= (int)from && (unsigned int)keep[i] < next)
+				next = (unsigned int)keep[i];
+		if (next > from)
+			syscall(SYS_close_range, from, next == ~0u ? ~0u : next - 1, 0u);
+		if (next == ~0u)
+			return;
+		from = next + 1;
+	}
+}
+
+/* In the watcher's image, with what the launcher made (w: the directory,
+ * locked; the ring's and the arena's memfds, at the numbers the command's
+ * RCUWALK_SESSION_FDS names; a pidfd of the launcher, which is or waits for
+ * the command): set the rest up, publish the ring, loop.  The command
+ * already runs: a process that attaches before the ring's magic waits for
+ * it (session.c, wait_published). */
+static int watcher_main(struct watcher *w, unsigned int keep_s)
+{
+	int devnull, r;
+
+	w->keep_ns = (long long)keep_s * 1000000000LL;
 	setsid(); /* the terminal's Ctrl-C is for the command */
 	short_slice();
 	signal(SIGPIPE, SIG_IGN);
@@ -1024,149 +1079,278 @@ static int watcher_main(pid_t cmd, int out, unsigned int keep_s)
 		pthread_sigmask(SIG_BLOCK, &term, &poll_mask); /* taken inside ppoll only */
 		sigdelset(&poll_mask, SIGTERM);
 	}
-	out = fcntl(out, F_DUPFD_CLOEXEC, 3); /* not 0-2, which become /dev/null */
 	devnull = open("/dev/null", O_RDWR);
-	if (out < 0 || devnull < 0)
-		return 1;
+	if (devnull < 0)
+		return refuse(w);
 	dup2(devnull, 0);
 	dup2(devnull, 1);
 	dup2(devnull, 2);
-	if (devnull > 2)
-		close(devnull);
-	if (out != 3) {
-		if (dup2(out, 3) < 0)
-			return 1;
-		out = 3;
+	{ /* nothing else of the command's */
+		int keep[4] = { w->dfd, w->rfd, w->afd, w->pidfd };
+
+		close_others(keep, 4);
 	}
-	syscall(SYS_close_range, 4u, ~0u, 0u); /* nothing else of the command's */
-	w.pidfd = (int)syscall(SYS_pidfd_open, cmd, 0);
-	if (w.pidfd < 0)
-		return refuse(&w, out, "pidfd_open", errno);
-	w.mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC); /* -1: not said */
-	w.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (w.ifd < 0)
-		return refuse(&w, out, "inotify_init1", errno);
-	/* The memory first, the directory last: a session that cannot start
-	 * leaves no name behind. */
-	if ((r = make_ring(&w)) != 0)
-		return refuse(&w, out, "the ring", r);
-	if (!getenv("RCUWALK_NO_ARENA"))
-		make_arena(&w); /* without it (w.note says why): phase 1 */
+	w->mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC); /* -1: not said */
+	w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->ifd < 0)
+		return refuse(w);
+	if (make_ring(w) != 0)
+		return refuse(w);
+	make_arena(w); /* without it: phase 1 */
 	/* The shared path table only when asked for: measured, it costs a
 	 * first process more page faults than it saves the others
 	 * (doc/session.md, "The shared path table", Measured). */
-	if (w.arena && !(getenv("RCUWALK_SHARED_PATHS") && !strcmp(getenv("RCUWALK_SHARED_PATHS"), "1")))
-		dcache_spath_off(w.arena); /* before any process maps it */
+	if (w->arena && !(getenv("RCUWALK_SHARED_PATHS") && !strcmp(getenv("RCUWALK_SHARED_PATHS"), "1")))
+		dcache_spath_off(w->arena); /* before any process maps it */
 	/* Without the death notice: the readers' slower checks, and no fd
 	 * taken with pidfd_getfd (its pid could be another's by then). */
-	if (arm_death_notice(&w) == 0)
-		__atomic_store_n(&w.ring->ifd, w.ifd, __ATOMIC_RELEASE);
-	if ((r = make_dir(&w)) != 0)
-		return refuse(&w, out, "the session's directory", r);
-	publish_ring(&w);
-	if ((r = make_socket(&w)) != 0)
-		return refuse(&w, out, "the session's socket", r);
-
-	name_self(w.dir);
-	/* The answering thread before the name goes out: a session that
-	 * cannot answer is never announced. */
-	if ((r = start_thread(answer_main, &w)) != 0)
-		return refuse(&w, out, "the answering thread", r);
+	if (arm_death_notice(w) == 0)
+		__atomic_store_n(&w->ring->ifd, w->ifd, __ATOMIC_RELEASE);
+	name_self(w->dir);
+	if ((r = make_socket(w)) != 0)
+		return refuse(w);
+	/* The answering thread before the magic: a ring that is published
+	 * always has its socket answered. */
+	if (start_thread(answer_main, w) != 0)
+		return refuse(w);
+	publish_ring(w);
 	/* --keep: findable by later launchers (not fatal: then it is not). */
-	if (keep_s && make_hold(&w) != 0)
-		unpublish(&w);
-	n = snprintf(msg, sizeof(msg), "%s\n%u:%d:%d\n%s", w.dir, (unsigned)getpid(), w.rfd,
-		     w.afd, w.afd < 0 && !w.note[0] ? "no arena (RCUWALK_NO_ARENA)" : w.note);
-	if (n <= 0 || (size_t)n >= sizeof(msg) || write(out, msg, (size_t)n) != n) {
-		cleanup(&w);
-		return 1;
-	}
-	close(out);
-	/* After the announcement (not on the command's start-up path); until
-	 * it runs, takes past ARENA_FIRST are refused.  Without it the arena
-	 * is full at ARENA_FIRST. */
-	if (w.arena)
-		(void)start_thread(grow_main, &w);
+	if (keep_s && make_hold(w) != 0)
+		unpublish(w);
+	/* Until it runs, takes past ARENA_FIRST are refused.  Without it the
+	 * arena is full at ARENA_FIRST. */
+	if (w->arena)
+		(void)start_thread(grow_main, w);
 	/* Beside the loop (a user's own leftovers never delay the first
 	 * event either); the command runs meanwhile. */
-	if (start_thread(reap_main, w.dir) != 0)
-		reap_dead_sessions(w.dir), atomic_store(&reap_done, 1);
-	r = watcher_loop(&w);
+	if (start_thread(reap_main, w->dir) != 0)
+		reap_dead_sessions(w->dir), atomic_store(&reap_done, 1);
+	r = watcher_loop(w);
 	for (int ms = 0; ms < REAP_WAIT_MS && !atomic_load(&reap_done); ms++)
 		usleep(1000);
-	__atomic_store_n(&w.ring->exited, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, &w.ring->state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-	cleanup(&w);
+	__atomic_store_n(&w->ring->exited, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &w->ring->state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	cleanup(w);
 	return r;
 }
 
-/* Copy line `i` (0-based) of `msg` into out[size] (truncated). */
-static void msg_line(const char *msg, int i, char *out, size_t size)
-{
-	const char *e;
-	size_t n;
+/*
+ * Starting the watcher's image (inval_watcher_spawn)
+ * ==================================================
+ * The watcher must be nobody's child (the command never reaps it, a
+ * shell's `wait` never waits for it), so a middle process starts it and
+ * exits.  Both are started as posix_spawn() starts a child: clone() with
+ * CLONE_VM | CLONE_VFORK on a stack of their own, the parent suspended until
+ * the child has exec'd or exited.  No page table is copied and none of the
+ * launcher's pages becomes copy-on-write: two fork()s did both, and on a VM
+ * whose page-table updates are expensive they were most of what a session
+ * added to `rcuwalk -- true` (doc/session.md, "Starting the watcher").  The
+ * watcher is a fresh image of this very program (/proc/self/exe, the
+ * INVAL_WATCHER_ARG mode of the launcher's main: inval_watcher_image),
+ * without LD_PRELOAD and RCUWALK_SESSION*, with the memfds and the
+ * directory at the numbers the launcher had.
+ *
+ * Between clone() and execve() the children share the launcher's memory,
+ * its TLS included, while it is suspended: they call nothing but raw system
+ * calls and clone(), write nothing but their spawn_args, and run with every
+ * signal blocked (a handler of the launcher's would run on their stack).
+ */
+struct spawn_args {
+	char **argv, **envp;
+	int fds[4];       /* made inheritable in the watcher's child only */
+	sigset_t mask;    /* the launcher's, restored before the execve */
+	pid_t wpid;       /* the middle's answer: the watcher's pid, or -errno */
+	int exec_err;     /* the watcher's child: errno of a failed execve */
+};
 
-	while (i-- > 0 && msg)
-		if ((msg = strchr(msg, '\n')))
-			msg++;
-	if (!msg) {
-		out[0] = '\0';
-		return;
-	}
-	e = strchr(msg, '\n');
-	n = e ? (size_t)(e - msg) : strlen(msg);
-	if (n >= size)
-		n = size - 1;
-	memcpy(out, msg, n);
-	out[n] = '\0';
+static char spawn_stack[2][16384] __attribute__((aligned(64)));
+
+/* Not instrumented: a sanitizer's runtime keeps per-thread state in the TLS
+ * these children share with the suspended launcher. */
+#define SPAWN_CHILD __attribute__((noinline, no_sanitize_address, no_sanitize_thread, \
+				   no_sanitize_undefined))
+
+SPAWN_CHILD static int watcher_child(void *arg)
+{
+	struct spawn_args *a = arg;
+
+	for (int i = 0; i < 4; i++)
+		if (a->fds[i] >= 0)
+			syscall(SYS_fcntl, a->fds[i], F_SETFD, 0);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &a->mask, NULL, _NSIG / 8);
+	syscall(SYS_execve, "/proc/self/exe", a->argv, a->envp);
+	a->exec_err = errno ? errno : ENOEXEC;
+	syscall(SYS_exit, 127);
+	return 127;
 }
 
+SPAWN_CHILD static int middle_child(void *arg)
+{
+	struct spawn_args *a = arg;
+	int w = clone(watcher_child, spawn_stack[1] + sizeof(spawn_stack[1]),
+		      CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+
+	a->wpid = w > 0 ? w : -(errno ? errno : EAGAIN);
+	syscall(SYS_exit, 0);
+	return 0;
+}
+
+/*
+ * The launcher's part: what can refuse a session is made here, before the
+ * command starts, so that a refusal is said (id->note) and the command runs
+ * without RCUWALK_SESSION: the memory (both memfds, allocated and sealed),
+ * then the directory (made last: a session that cannot start leaves no
+ * name), locked.  Then the watcher's image is started (above), and the
+ * launcher returns once the middle process has exited, without waiting for
+ * the watcher's set-up (an inotify instance, the ring's and the arena's
+ * headers, the socket, a thread): processes that attach meanwhile wait for
+ * the ring's magic (session.c, wait_published).  The launcher closes its
+ * copies of the memfds and of the directory's fd (the lock stays with the
+ * watcher's: one open file description).
+ */
 int inval_watcher_spawn(struct inval_session_id *id, unsigned int keep_s)
 {
-	char msg[PATH_MAX + 512];
-	pid_t cmd = getpid(), mid;
-	int p[2], status;
-	ssize_t n, got = 0;
+	static struct watcher w;
+	static struct spawn_args a;
+	char nums[6][24], *argv[10];
+	char **envp = NULL;
+	struct sigaction xfsz;
+	sigset_t all;
+	pid_t mid;
+	size_t ne = 0, k = 0;
+	int status, r;
 
 	id->dir[0] = id->fds[0] = id->note[0] = '\0';
-	if (pipe2(p, O_CLOEXEC) != 0)
-		return -errno;
-	mid = fork();
-	if (mid == 0) {
-		pid_t w = fork();
+	w = (struct watcher){ .ifd = -1, .lfd = -1, .pidfd = -1, .hfd = -1, .mfd = -1,
+			      .dfd = -1, .rfd = -1, .afd = -1 };
+	/* RLIMIT_FSIZE counts the memfds' sizes: past it, EFBIG, not a
+	 * SIGXFSZ that kills the launcher. */
+	sigaction(SIGXFSZ, &(struct sigaction){ .sa_handler = SIG_IGN }, &xfsz);
+	r = make_ring_fd(&w);
+	if (r == 0 && getenv("RCUWALK_NO_ARENA"))
+		set_note(&w, "no arena (RCUWALK_NO_ARENA)");
+	else if (r == 0)
+		make_arena_fd(&w); /* without it (w.note says why): phase 1 */
+	sigaction(SIGXFSZ, &xfsz, NULL);
+	if (r != 0 || (r = make_dir(&w)) != 0)
+		goto refused;
+	/* The watcher's environment: the launcher's, without the library
+	 * and the session's names (the watcher is not a process of it). */
+	for (char **e = environ; e && *e; e++)
+		ne++;
+	envp = calloc(ne + 1, sizeof(*envp));
+	if (!envp) {
+		r = -ENOMEM;
+		goto refused;
+	}
+	for (char **e = environ; e && *e; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "RCUWALK_SESSION=", 16) &&
+		    strncmp(*e, "RCUWALK_SESSION_FDS=", 20))
+			envp[k++] = *e;
+	/* The command's pid as a pidfd, not a number that could be another
+	 * process's by the time the watcher looks (the command may be short). */
+	w.pidfd = above_std((int)syscall(SYS_pidfd_open, getpid(), 0));
+	if (w.pidfd < 0) {
+		r = -errno;
+		set_note(&w, "pidfd_open: %s", strerror(errno));
+		goto refused;
+	}
+	snprintf(nums[0], sizeof(nums[0]), "%d", w.pidfd);
+	snprintf(nums[1], sizeof(nums[1]), "%u", keep_s);
+	snprintf(nums[2], sizeof(nums[2]), "%d", w.dfd);
+	snprintf(nums[3], sizeof(nums[3]), "%d", w.rfd);
+	snprintf(nums[4], sizeof(nums[4]), "%d", w.afd);
+	argv[0] = "rcuwalk-watcher";
+	argv[1] = INVAL_WATCHER_ARG;
+	for (int i = 0; i < 5; i++)
+		argv[2 + i] = nums[i];
+	argv[7] = w.dir;
+	argv[8] = NULL;
+	a = (struct spawn_args){ .argv = argv, .envp = envp, .fds = { w.dfd, w.rfd, w.afd, w.pidfd },
+				 .wpid = -EAGAIN };
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &a.mask);
+	mid = clone(middle_child, spawn_stack[0] + sizeof(spawn_stack[0]),
+		    CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+	r = mid < 0 ? -errno : 0;
+	pthread_sigmask(SIG_SETMASK, &a.mask, NULL);
+	if (mid > 0)
+		while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
+			;
+	free(envp);
+	envp = NULL;
+	if (r == 0 && (a.wpid < 0 || a.exec_err)) {
+		r = a.wpid < 0 ? a.wpid : -a.exec_err;
+		if (a.wpid > 0) /* its child, exited: reparented to init, reaped there */
+			set_note(&w, "exec of the watcher: %s", strerror(a.exec_err));
+	}
+	if (r != 0) { /* no watcher: the names and the memory go */
+		if (!w.note[0])
+			set_note(&w, "starting the watcher: %s", strerror(-r));
+		goto refused;
+	}
+	snprintf(id->dir, sizeof(id->dir), "%s", w.dir);
+	snprintf(id->fds, sizeof(id->fds), "%u:%d:%d", (unsigned)a.wpid, w.rfd, w.afd);
+	snprintf(id->note, sizeof(id->note), "%s", w.note);
+	close(w.dfd);
+	close(w.rfd);
+	close(w.pidfd);
+	if (w.afd >= 0)
+		close(w.afd);
+	return 0;
+refused:
+	free(envp);
+	snprintf(id->note, sizeof(id->note), "%s", w.note[0] ? w.note : strerror(-r));
+	if (w.dir[0])
+		rmdir(w.dir);
+	if (w.dfd >= 0)
+		close(w.dfd);
+	if (w.rfd >= 0)
+		close(w.rfd);
+	if (w.afd >= 0)
+		close(w.afd);
+	if (w.pidfd >= 0)
+		close(w.pidfd);
+	return r ? r : -EAGAIN;
+}
 
-		if (w == 0) {
-			close(p[0]);
-			_exit(watcher_main(cmd, p[1], keep_s));
-		}
-		_exit(w < 0);
-	}
-	close(p[1]);
-	if (mid < 0) {
-		close(p[0]);
-		return -EAGAIN;
-	}
-	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
-		;
-	while ((n = read(p[0], msg + got, sizeof(msg) - 1 - (size_t)got)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		got += n;
-		if ((size_t)got >= sizeof(msg) - 1)
-			break;
-	}
-	close(p[0]);
-	msg[got] = '\0';
-	if (msg[0] == '!') {
-		msg_line(msg + 1, 0, id->note, sizeof(id->note));
-		return -EAGAIN;
-	}
-	msg_line(msg, 0, id->dir, sizeof(id->dir));
-	msg_line(msg, 1, id->fds, sizeof(id->fds));
-	msg_line(msg, 2, id->note, sizeof(id->note));
-	return id->dir[0] == '/' ? 0 : -EAGAIN;
+/* One decimal int of the watcher's argv, or -2 (not one). */
+static long argv_num(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return errno || end == s || *end || v < -1 || v > INT32_MAX ? -2 : v;
+}
+
+int inval_watcher_image(int argc, char **argv)
+{
+	static struct watcher w;
+	long cfd, keep, dfd, rfd, afd;
+
+	if (argc != 8 || strcmp(argv[1], INVAL_WATCHER_ARG) != 0)
+		return 2;
+	cfd = argv_num(argv[2]);
+	keep = argv_num(argv[3]);
+	dfd = argv_num(argv[4]);
+	rfd = argv_num(argv[5]);
+	afd = argv_num(argv[6]);
+	if (cfd < 3 || keep < 0 || dfd < 3 || rfd < 3 || afd < -1 || (afd >= 0 && afd < 3) ||
+	    strlen(argv[7]) >= sizeof(w.dir) || argv[7][0] != '/')
+		return 2;
+	w = (struct watcher){ .ifd = -1, .lfd = -1, .pidfd = (int)cfd, .hfd = -1, .mfd = -1,
+			      .dfd = (int)dfd, .rfd = (int)rfd, .afd = (int)afd,
+			      .ring_alloc = RING_FIRST };
+	snprintf(w.dir, sizeof(w.dir), "%s", argv[7]);
+	/* Close-on-exec again: nothing the watcher runs may inherit them. */
+	fcntl(w.pidfd, F_SETFD, FD_CLOEXEC);
+	fcntl(w.dfd, F_SETFD, FD_CLOEXEC);
+	fcntl(w.rfd, F_SETFD, FD_CLOEXEC);
+	if (w.afd >= 0)
+		fcntl(w.afd, F_SETFD, FD_CLOEXEC);
+	return watcher_main(&w, (unsigned int)keep);
 }
 
 int inval_session_hold(struct inval_session_id *id, unsigned int keep_s)

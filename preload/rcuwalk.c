@@ -964,6 +964,10 @@ int main(int argc, char **argv)
 	int keep_given = 0;
 	struct lib lib;
 
+	/* The session's watcher: this program's image, started by the
+	 * launcher (invalidate/watcher.c, inval_watcher_spawn). */
+	if (argc > 1 && !strcmp(argv[1], INVAL_WATCHER_ARG))
+		return inval_watcher_image(argc, argv);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		size_t k;

@@ -338,6 +338,10 @@ static const void *map_session_arena(void)
 	}
 	m = mmap(NULL, DCACHE_ARENA_SIZE, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
+	/* The watcher formats it beside the command's start (watcher.c,
+	 * inval_watcher_spawn): a few ms after the launcher execs. */
+	for (int ms = 0; m != MAP_FAILED && ms < 2000 && dcache_arena_check(m, DCACHE_ARENA_SIZE) != 0; ms++)
+		usleep(1000);
 	if (m == MAP_FAILED || dcache_arena_check(m, DCACHE_ARENA_SIZE) != 0) {
 		fprintf(stderr, "rcuwalk_scale: the arena does not check\n");
 		return NULL;

@@ -27,6 +27,8 @@
 #include <signal.h>
 #include <linux/fs.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <linux/filter.h>
 #include <linux/futex.h>
@@ -481,6 +483,10 @@ static int session_header(struct ring_hdr *h)
 			return -1;
 		}
 	}
+	/* The command starts beside the watcher (watcher.c,
+	 * inval_watcher_spawn): the ring is published a few ms later. */
+	for (int ms = 0; ms < 2000 && __atomic_load_n(&map->magic, __ATOMIC_ACQUIRE) != RING_MAGIC; ms++)
+		usleep(1000);
 	memcpy(h, map, sizeof(*h));
 	return h->magic == RING_MAGIC ? 0 : -1;
 }
@@ -585,6 +591,126 @@ static int helper_attach(const char *base)
 }
 
 static void sleep_ms(long ms);
+
+/* A session whose watcher is held before its first instruction: the memory
+ * and the directory made as the launcher makes them (watcher.c,
+ * inval_watcher_spawn; no arena), the watcher's image (the launcher's
+ * INVAL_WATCHER_ARG mode) exec'd under PTRACE_TRACEME and detached with
+ * SIGSTOP at its exec stop, so that it has run nothing yet, whatever the
+ * scheduler does.  Its pid and the session's variables set for the
+ * children.  0 or -1. */
+#define WATCHER_IMAGE_ARG "--rcuwalk-watcher-image" /* invalidate/inval.h */
+static int held_watcher(const char *base, pid_t *wp)
+{
+	char dir[PLEN], v[PLEN], nums[4][24];
+	const char *l = getenv("RCUWALK_LAUNCHER");
+	int rfd, dfd, cfd, st;
+	pid_t w;
+
+	snprintf(dir, sizeof(dir), "%s/held-session", base);
+	if (!l || (raw_mkdir(dir) != 0 && errno != EEXIST) || chmod(dir, 0700) != 0)
+		return -1;
+	rfd = memfd_create("rcuwalk-ring", MFD_ALLOW_SEALING);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	if (rfd < 0 || dfd < 0 || ftruncate(rfd, (off_t)RING_SIZE) != 0 ||
+	    fcntl(rfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+	    flock(dfd, LOCK_EX) != 0)
+		return -1;
+	cfd = (int)syscall(SYS_pidfd_open, getpid(), 0); /* the "command": this process */
+	if (cfd < 0)
+		return -1;
+	snprintf(nums[0], sizeof(nums[0]), "%d", cfd);
+	snprintf(nums[1], sizeof(nums[1]), "%d", dfd);
+	snprintf(nums[2], sizeof(nums[2]), "%d", rfd);
+	w = fork();
+	if (w == 0) {
+		fcntl(cfd, F_SETFD, 0); /* pidfds are made close-on-exec */
+		unsetenv("LD_PRELOAD");
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execl(l, "rcuwalk-watcher", WATCHER_IMAGE_ARG, nums[0], "0", nums[1], nums[2], "-1",
+		      dir, (char *)NULL);
+		_exit(127);
+	}
+	if (w < 0 || waitpid(w, &st, 0) != w || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP ||
+	    ptrace(PTRACE_DETACH, w, NULL, (void *)(long)SIGSTOP) != 0)
+		return -1;
+	/* The lock stays with the watcher's copy of the description. */
+	close(dfd);
+	close(rfd);
+	close(cfd);
+	snprintf(v, sizeof(v), "%d:%s:-1", (int)w, nums[2]);
+	setenv("RCUWALK_SESSION", dir, 1);
+	setenv("RCUWALK_SESSION_FDS", v, 1);
+	*wp = w;
+	return 0;
+}
+
+/* The command starts beside its watcher, which publishes the ring a few ms
+ * later (watcher.c, inval_watcher_spawn); a process that needs the session
+ * before then waits for it, boundedly (session.c, wait_published).  With
+ * the watcher held before its first instruction (held_watcher), by `how`:
+ *  wait  a process that begins while it is held, the watcher let go 30 ms
+ *        later, answers exactly from the session (no inotify_init1, one
+ *        inotify fd: the session's);
+ *  own   two processes, one after the other, look names up while it stays
+ *        stopped: each answers exactly, within 2 s, from an instance of its
+ *        own (one inotify_init1); their times are printed (the second waits
+ *        for nothing: the session's start is past its bound). */
+static int helper_starting(const char *base, const char *how)
+{
+	int own = !strcmp(how, "own");
+	double t[3];
+	pid_t w, c;
+	int r;
+
+	if (held_watcher(base, &w) != 0)
+		FAIL("starting: cannot start a held watcher: %s", strerror(errno));
+	t[0] = mono_now();
+	for (int k = 0; k < (own ? 2 : 1); k++) {
+		c = fork();
+		if (c == 0) {
+			execl(self_exe(), self_exe(), "--helper", "starting-child", base, how,
+			      (char *)NULL);
+			_exit(127);
+		}
+		if (!own) {
+			sleep_ms(30);
+			kill(w, SIGCONT);
+		}
+		r = c > 0 ? wait_bounded(c, 10) : -1;
+		t[k + 1] = mono_now();
+		if (r != 0 || t[k + 1] - t[k] > 2.0) {
+			kill(w, SIGKILL);
+			FAIL("starting %s: child %d: status %d after %.3f s", how, k, r, t[k + 1] - t[k]);
+		}
+	}
+	kill(w, SIGCONT);
+	kill(w, SIGTERM);
+	if (wait_bounded(w, 10) < 0)
+		FAIL("starting: the watcher did not end");
+	if (own)
+		print_message("starting own: the first child in %.3f s, the second in %.3f s\n",
+			      t[1] - t[0], t[2] - t[1]);
+	return 0;
+}
+
+static int helper_starting_child(const char *base, const char *how)
+{
+	char p[PLEN];
+	struct fdscan s;
+
+	for (int i = 0; i < 8; i++) {
+		snprintf(p, sizeof(p), "%s/%s", base, i % 2 ? "missing" : ".");
+		if (check_exact(p, how, i))
+			return 1;
+	}
+	scan_inotify(&s);
+	if (!strcmp(how, "own") && (n_init_ok != 1 || s.n != 1))
+		FAIL("starting own: %d inotify_init1, %d inotify fds (not one of its own)", n_init, s.n);
+	if (!strcmp(how, "wait") && (n_init || s.n != 1))
+		FAIL("starting wait: %d inotify_init1, %d inotify fds (not attached)", n_init, s.n);
+	return 0;
+}
 
 /* (j) SIGKILL the watcher, wait for the kernel's death notice in its ring
  * (ring.h, alive), leave its directory and write its name to base/dir. */
@@ -1655,7 +1781,8 @@ static int helper(int argc, char **argv)
 {
 	const char *m = argv[2], *a = argc > 3 ? argv[3] : "", *b = argc > 4 ? argv[4] : "";
 
-	if (!getenv("RCUWALK_SESSION") && strcmp(m, "mutate")) {
+	/* "starting" makes a session of its own (held_watcher). */
+	if (!getenv("RCUWALK_SESSION") && strcmp(m, "mutate") && strcmp(m, "starting")) {
 		fprintf(stderr, "[%d] helper %s: no RCUWALK_SESSION (no watcher)\n", (int)getpid(), m);
 		return NO_SESSION;
 	}
@@ -1721,6 +1848,10 @@ static int helper(int argc, char **argv)
 		return helper_keep(a, b);
 	if (!strcmp(m, "kill-leave"))
 		return helper_kill_leave(a);
+	if (!strcmp(m, "starting"))
+		return helper_starting(a, b);
+	if (!strcmp(m, "starting-child"))
+		return helper_starting_child(a, b);
 	if (!strcmp(m, "noop"))
 		return 0;
 	if (!strcmp(m, "sealed"))
@@ -1909,6 +2040,25 @@ static void test_session_watcher_terminated_removes_its_files_and_answers_stay_e
 	st = run_session("term", d, "");
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* A process that needs the session while its watcher is still starting
+ * (stopped here before it published its ring) waits for it, boundedly: it
+ * attaches if the watcher goes on, and answers exactly from an instance of
+ * its own if it does not. */
+static void test_session_process_before_the_watcher_is_ready_waits_boundedly_then_attaches(void **state)
+{
+	static const char *const how[] = { "wait", "own" };
+	char d[PLEN];
+
+	(void)state;
+	subdir(d, "starting");
+	for (int i = 0; i < 2; i++) {
+		int st = run_launcher("--no-session", "starting", d, how[i]);
+
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
 }
 
 /* A killed watcher's directory is removed by the next session's watcher
@@ -2518,6 +2668,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_watcher_killed),
 		cmocka_unit_test(test_session_watcher_terminated_removes_its_files_and_answers_stay_exact),
 		cmocka_unit_test(test_session_killed_watchers_directory_removed_by_the_next_session),
+		cmocka_unit_test(test_session_process_before_the_watcher_is_ready_waits_boundedly_then_attaches),
 		cmocka_unit_test(test_session_nothing_it_maps_can_be_truncated),
 		cmocka_unit_test(test_session_foreign_names_in_shm_and_tmp_delay_nothing),
 		cmocka_unit_test(test_session_kill_loop_every_answer_exact),
