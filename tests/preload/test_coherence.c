@@ -121,6 +121,30 @@ static void watchdog_off(void)
 	g_stage = "";
 }
 
+/* Before a hung child is killed: what each of its threads waits in, for
+ * the log (a hang seen once in CI's ASan run, never reproduced): its
+ * /proc/PID/task/TID/{comm,wchan,syscall,stack} (stack needs root), then
+ * `gdb -batch` with every thread's backtrace where gdb is installed. */
+static void dump_hung(pid_t pid)
+{
+	static const char *const what[] = { "comm", "wchan", "syscall", "stack" };
+	char cmd[256];
+
+	print_error("hung child %d, its threads:\n", (int)pid);
+	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		snprintf(cmd, sizeof cmd,
+			 "for t in /proc/%d/task/*; do echo \"== $t %s\"; cat $t/%s; echo; done 1>&2",
+			 (int)pid, what[i], what[i]);
+		if (system(cmd) != 0)
+			print_error("(%s: not read)\n", what[i]);
+	}
+	snprintf(cmd, sizeof cmd,
+		 "command -v gdb >/dev/null && timeout 60 gdb -p %d -batch -nx "
+		 "-ex 'thread apply all bt' 1>&2 </dev/null", (int)pid);
+	if (system(cmd) != 0)
+		print_error("(no gdb backtrace)\n");
+}
+
 /* ------------------------------------------------------------------------ */
 /* Paths and raw (shim-bypassing) helpers. */
 
@@ -1266,12 +1290,18 @@ static void test_fork_with_busy_threads_keeps_both_caches_exact(void **state)
 		pathobs_shim(kid, &got);
 		watchdog_off();
 		if (r != pid) {
+			int hung = g_alarm_fired;
+
+			if (hung) {
+				watchdog(120, "dumping a hung fork child", 0);
+				dump_hung(pid);
+			}
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 			g_child_pid = 0;
 			atomic_store(&g_fork_stop, 1);
 			fail_msg("fork child %d (pid %d): waitpid = %d (%s)%s", i, (int)pid, r, strerror(e),
-				 g_alarm_fired ? ": DEADLOCK, the child did not exit within 10 s" : "");
+				 hung ? ": DEADLOCK, the child did not exit within 10 s" : "");
 		}
 		g_child_pid = 0;
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
