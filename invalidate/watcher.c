@@ -1167,8 +1167,8 @@ static char spawn_stack[2][16384] __attribute__((aligned(64)));
 
 /* Not instrumented: a sanitizer's runtime keeps per-thread state in the TLS
  * these children share with the suspended launcher. */
-#define SPAWN_CHILD __attribute__((noinline, no_sanitize_address, no_sanitize_thread, \
-				   no_sanitize_undefined))
+#define SPAWN_CHILD __attribute__((noinline, no_sanitize("address"), no_sanitize("thread"), \
+				   no_sanitize("undefined")))
 
 SPAWN_CHILD static int watcher_child(void *arg)
 {
