@@ -349,7 +349,6 @@ static int make_ring_fd(struct watcher *w)
 	if (fd < 0)
 		return fd;
 	w->rfd = fd;
-	w->ring_alloc = RING_FIRST;
 	return 0;
 }
 
@@ -1205,6 +1204,16 @@ SPAWN_CHILD static int middle_child(void *arg)
 	return 0;
 }
 
+/* The launcher's copies of what it made for the watcher (-1: not made). */
+static void close_made(const struct watcher *w)
+{
+	const int fds[4] = { w->dfd, w->rfd, w->afd, w->pidfd };
+
+	for (int i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 /*
  * The launcher's part: what can refuse a session is made here, before the
  * command starts, so that a refusal is said (id->note) and the command runs
@@ -1222,7 +1231,7 @@ int inval_watcher_spawn(struct inval_session_id *id, unsigned int keep_s)
 {
 	static struct watcher w;
 	static struct spawn_args a;
-	char nums[6][24], *argv[10];
+	char nums[5][24], *argv[9];
 	char **envp = NULL;
 	struct sigaction xfsz;
 	sigset_t all;
@@ -1302,25 +1311,14 @@ int inval_watcher_spawn(struct inval_session_id *id, unsigned int keep_s)
 	snprintf(id->dir, sizeof(id->dir), "%s", w.dir);
 	snprintf(id->fds, sizeof(id->fds), "%u:%d:%d", (unsigned)a.wpid, w.rfd, w.afd);
 	snprintf(id->note, sizeof(id->note), "%s", w.note);
-	close(w.dfd);
-	close(w.rfd);
-	close(w.pidfd);
-	if (w.afd >= 0)
-		close(w.afd);
+	close_made(&w);
 	return 0;
 refused:
 	free(envp);
 	snprintf(id->note, sizeof(id->note), "%s", w.note[0] ? w.note : strerror(-r));
 	if (w.dir[0])
 		rmdir(w.dir);
-	if (w.dfd >= 0)
-		close(w.dfd);
-	if (w.rfd >= 0)
-		close(w.rfd);
-	if (w.afd >= 0)
-		close(w.afd);
-	if (w.pidfd >= 0)
-		close(w.pidfd);
+	close_made(&w);
 	return r ? r : -EAGAIN;
 }
 

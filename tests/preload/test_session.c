@@ -47,6 +47,7 @@
 
 #include "coh_helpers.h"
 #include "../unit/raw_listdir.h"
+#include "inval.h"
 #include "ring.h"
 
 /* Paths here are short (below /tmp); a cut one would only fail a test. */
@@ -599,7 +600,6 @@ static void sleep_ms(long ms);
  * SIGSTOP at its exec stop, so that it has run nothing yet, whatever the
  * scheduler does.  Its pid and the session's variables set for the
  * children.  0 or -1. */
-#define WATCHER_IMAGE_ARG "--rcuwalk-watcher-image" /* invalidate/inval.h */
 static int held_watcher(const char *base, pid_t *wp)
 {
 	char dir[PLEN], v[PLEN], nums[4][24];
@@ -627,7 +627,7 @@ static int held_watcher(const char *base, pid_t *wp)
 		fcntl(cfd, F_SETFD, 0); /* pidfds are made close-on-exec */
 		unsetenv("LD_PRELOAD");
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-		execl(l, "rcuwalk-watcher", WATCHER_IMAGE_ARG, nums[0], "0", nums[1], nums[2], "-1",
+		execl(l, "rcuwalk-watcher", INVAL_WATCHER_ARG, nums[0], "0", nums[1], nums[2], "-1",
 		      dir, (char *)NULL);
 		_exit(127);
 	}
