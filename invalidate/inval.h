@@ -195,7 +195,7 @@ struct inval_session_id {
 			     * left out (no arena); "" if nothing */
 };
 
-/* The launcher's side (invalidate/watcher.c, library rcuwalk_watcher): make
+/* The launcher's side (invalidate/watcher_spawn.c, library rcuwalk_watcher): make
  * the session's memory and directory, start a watcher for the calling
  * process (which then execs or waits for the command) as a new image of
  * /proc/self/exe that is nobody's child, and fill *id without waiting for

@@ -3,7 +3,7 @@
  * ring.h - the session's event ring (doc/session.md, phase 1).  Private to
  * invalidate/: the layout that watcher.c writes and session.c reads.
  *
- * One memfd (watcher.c, make_memfd: allocated whole, sealed against
+ * One memfd (watcher_spawn.c, make_memfd: allocated whole, sealed against
  * shrinking and growing; no file in any directory), mapped shared: a
  * header, then RING_RECORDS fixed-size records.
  * One writer (the watcher); readers map it read-only and never write, so a

@@ -920,7 +920,7 @@ static void start_session(unsigned int keep_s)
 	fflush(NULL);
 	r = inval_session_hold(&id, keep_s);
 	if (r == -EPERM && keep_s) {
-		/* The links' directory (watcher.c, keep_link_path) is not
+		/* The links' directory (watcher.c, inval_keep_link_path) is not
 		 * ours: another user made it first.  Said, not silent. */
 		const char *x = getenv("XDG_RUNTIME_DIR");
 		struct stat xs;
@@ -965,7 +965,7 @@ int main(int argc, char **argv)
 	struct lib lib;
 
 	/* The session's watcher: this program's image, started by the
-	 * launcher (invalidate/watcher.c, inval_watcher_spawn). */
+	 * launcher (invalidate/watcher_spawn.c, inval_watcher_spawn). */
 	if (argc > 1 && !strcmp(argv[1], INVAL_WATCHER_ARG))
 		return inval_watcher_image(argc, argv);
 	for (i = 1; i < argc; i++) {

@@ -338,7 +338,7 @@ static const void *map_session_arena(void)
 	}
 	m = mmap(NULL, DCACHE_ARENA_SIZE, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
-	/* The watcher formats it beside the command's start (watcher.c,
+	/* The watcher formats it beside the command's start (watcher_spawn.c,
 	 * inval_watcher_spawn): a few ms after the launcher execs. */
 	for (int ms = 0; m != MAP_FAILED && ms < 2000 && dcache_arena_check(m, DCACHE_ARENA_SIZE) != 0; ms++)
 		usleep(1000);

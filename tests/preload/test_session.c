@@ -484,7 +484,7 @@ static int session_header(struct ring_hdr *h)
 			return -1;
 		}
 	}
-	/* The command starts beside the watcher (watcher.c,
+	/* The command starts beside the watcher (watcher_spawn.c,
 	 * inval_watcher_spawn): the ring is published a few ms later. */
 	for (int ms = 0; ms < 2000 && __atomic_load_n(&map->magic, __ATOMIC_ACQUIRE) != RING_MAGIC; ms++)
 		usleep(1000);
@@ -594,7 +594,7 @@ static int helper_attach(const char *base)
 static void sleep_ms(long ms);
 
 /* A session whose watcher is held before its first instruction: the memory
- * and the directory made as the launcher makes them (watcher.c,
+ * and the directory made as the launcher makes them (watcher_spawn.c,
  * inval_watcher_spawn; no arena), the watcher's image (the launcher's
  * INVAL_WATCHER_ARG mode) exec'd under PTRACE_TRACEME and detached with
  * SIGSTOP at its exec stop, so that it has run nothing yet, whatever the
@@ -646,7 +646,7 @@ static int held_watcher(const char *base, pid_t *wp)
 }
 
 /* The command starts beside its watcher, which publishes the ring a few ms
- * later (watcher.c, inval_watcher_spawn); a process that needs the session
+ * later (watcher_spawn.c, inval_watcher_spawn); a process that needs the session
  * before then waits for it, boundedly (session.c, wait_published).  With
  * the watcher held before its first instruction (held_watcher), by `how`:
  *  wait  a process that begins while it is held, the watcher let go 30 ms
