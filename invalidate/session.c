@@ -170,13 +170,51 @@ static int raw_close(int fd)
 	return (int)syscall(SYS_close, fd);
 }
 
+/* Is the watcher (env_pid) stopped (SIGSTOP: state T in /proc/PID/stat)?
+ * A stopped watcher's answering thread answers nobody.  Not a traced stop
+ * (t: a tracer lets it go on).  0 when it cannot be told. */
+static int watcher_stopped(void)
+{
+	char path[32], buf[512];
+	const char *paren = NULL;
+	long fd, n;
+
+	if (!env_pid)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/stat", env_pid);
+	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	raw_close((int)fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (long i = 0; i < n; i++) /* the last ')': a comm may hold one */
+		if (buf[i] == ')')
+			paren = buf + i;
+	return paren && paren[1] == ' ' && paren[2] == 'T';
+}
+
+/*
+ * How long an attach waits for the answering thread: slices of
+ * RECV_SLICE_US, RECV_WAIT_SLICES of them at most (1 s: a live watcher on a
+ * loaded machine answers well within it), and no more once the watcher is
+ * seen stopped.  Where pidfd_getfd is refused (Yama's ptrace_scope 1, as
+ * Ubuntu has it: the watcher is nobody's child; a seccomp profile), every
+ * process attaches over the socket, and with a stopped watcher each one
+ * waited the whole second before it fell back to an instance of its own.
+ */
+#define RECV_SLICE_US 10000
+#define RECV_WAIT_SLICES 100
+
 /* Receive the watcher's answer over the session's socket: the instance's
  * fd, the ring's memfd and the arena's (if it has one) into fds[3] (-1 for
- * any not sent).  0 or -errno. */
+ * any not sent).  0 or -errno (-EPROTO: no answer within the wait above). */
 static int receive_fds(int dfd, int fds[3])
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	struct timeval tv = { 1, 0 };
+	struct timeval tv = { 0, RECV_SLICE_US }, stv = { 1, 0 };
 	char cbuf[CMSG_SPACE(3 * sizeof(int))], byte;
 	struct iovec iov = { &byte, 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
@@ -193,15 +231,22 @@ static int receive_fds(int dfd, int fds[3])
 	if (s < 0)
 		return -errno;
 	syscall(SYS_setsockopt, s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	syscall(SYS_setsockopt, s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	syscall(SYS_setsockopt, s, SOL_SOCKET, SO_SNDTIMEO, &stv, sizeof(stv));
 	if (syscall(SYS_connect, s, &a, sizeof(a)) != 0) {
 		r = -errno;
 		raw_close(s);
 		return r;
 	}
-	do
+	for (int slices = 0;;) {
 		n = syscall(SYS_recvmsg, s, &m, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+		if (n >= 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if ((errno != EAGAIN && errno != EWOULDBLOCK) || ++slices >= RECV_WAIT_SLICES ||
+		    watcher_stopped())
+			break;
+	}
 	c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 	    c->cmsg_len >= CMSG_LEN(sizeof(int)) && c->cmsg_len <= CMSG_LEN(3 * sizeof(int))) {

@@ -591,6 +591,60 @@ static int helper_attach(const char *base)
 	return 0;
 }
 
+/* A process that must attach over the socket (pidfd_getfd refused, as
+ * under Yama's ptrace_scope 1, where the watcher is nobody's child) while
+ * the watcher is stopped: it gives up once it sees the watcher stopped and
+ * answers exactly from an instance of its own (an inotify_init1), not after
+ * the whole 1 s wait for an answer (ATTACH_STOPPED_BOUND_S; ~1.0 s before
+ * the stop was looked for).  77: no seccomp filter. */
+#define ATTACH_STOPPED_BOUND_S 0.5
+
+static int helper_attach_stopped_child(const char *base)
+{
+	char p[PLEN];
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), "%s/%s", base, i % 2 ? "missing" : ".");
+		if (check_exact(p, "attach-stopped", i))
+			return 1;
+	}
+	if (!n_init)
+		FAIL("attach-stopped: no instance of its own (n_init 0)");
+	return 0;
+}
+
+static int helper_attach_stopped(const char *base)
+{
+	unsigned int pid;
+	double t0, took;
+	pid_t c;
+	int r;
+
+	/* Attached ourselves: the ring is published, the thread answers. */
+	if (check_exact(base, "attach-stopped", 0))
+		return 1;
+	if (session_pid(&pid) != 0 || kill((pid_t)pid, SIGSTOP) != 0)
+		FAIL("attach-stopped: cannot stop the watcher");
+	t0 = mono_now();
+	c = fork();
+	if (c == 0) {
+		if (refuse_pidfd_getfd() != 0)
+			_exit(77);
+		execl(self_exe(), self_exe(), "--helper", "attach-stopped-child", base, (char *)NULL);
+		_exit(127);
+	}
+	r = c < 0 ? 1 : reap(c);
+	took = mono_now() - t0;
+	kill((pid_t)pid, SIGCONT);
+	if (r)
+		return r;
+	fprintf(stderr, "attach-stopped: the process ran %.3f s (bound %.1f s)\n", took,
+		ATTACH_STOPPED_BOUND_S);
+	if (took > ATTACH_STOPPED_BOUND_S)
+		FAIL("attach-stopped: the process ran %.3f s > %.1f s", took, ATTACH_STOPPED_BOUND_S);
+	return 0;
+}
+
 static void sleep_ms(long ms);
 
 /* A session whose watcher is held before its first instruction: the memory
@@ -1845,6 +1899,10 @@ static int helper(int argc, char **argv)
 		return helper_search(a);
 	if (!strcmp(m, "attach"))
 		return helper_attach(a);
+	if (!strcmp(m, "attach-stopped"))
+		return helper_attach_stopped(a);
+	if (!strcmp(m, "attach-stopped-child"))
+		return helper_attach_stopped_child(a);
 	if (!strcmp(m, "attach-way"))
 		return helper_attach_way(a, b);
 	if (!strcmp(m, "search-child"))
@@ -2441,6 +2499,18 @@ static void test_session_attach_direct_where_allowed_else_over_the_socket(void *
 	run_session_or_skip("attach", d, "no seccomp filter could be installed");
 }
 
+/* The watcher stopped, pidfd_getfd refused: a process falls back to an
+ * instance of its own within ATTACH_STOPPED_BOUND_S, exactly
+ * (helper_attach_stopped). */
+static void test_session_stopped_watcher_socket_attach_falls_back_without_the_whole_wait(void **state)
+{
+	char d[PLEN];
+
+	(void)state;
+	subdir(d, "attach-stopped");
+	run_session_or_skip("attach-stopped", d, "no seccomp filter could be installed");
+}
+
 /* Whether our credentials may search a directory comes from the session
  * only for processes with the same credentials (searches_shared >= 1);
  * one without CAP_DAC_OVERRIDE gets the kernel's EACCES, not the answers
@@ -2712,6 +2782,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_access_on_a_shared_file_name_asks_the_kernel_once),
 		cmocka_unit_test(test_session_search_answers_shared_only_with_the_same_credentials),
 		cmocka_unit_test(test_session_attach_direct_where_allowed_else_over_the_socket),
+		cmocka_unit_test(test_session_stopped_watcher_socket_attach_falls_back_without_the_whole_wait),
 		cmocka_unit_test(test_session_other_euid_does_not_attach),
 		cmocka_unit_test(test_session_a_ring_behind_forgets_everything),
 		cmocka_unit_test(test_session_watcher_keeps_no_fd_of_the_command),
