@@ -28,9 +28,9 @@
  * agree (a setuid program or `sudo` does not attach); the directory is ours,
  * 0700, opened O_NOFOLLOW; the ring and the arena are memfds (never a file
  * of a directory: nothing can truncate them under us, and no page of them
- * can fault: watcher_spawn.c, make_memfd), sealed against shrinking and growing,
- * of the expected size (session_memfd_ok); the ring has our uid, mount
- * namespace, root, user namespace and the directory we opened in its
+ * can fault: watcher_spawn.c, make_memfd), sealed against shrinking and
+ * growing, of the expected size (session_memfd_ok); the ring has our uid,
+ * mount namespace, root, user namespace and the directory we opened in its
  * header.  The user namespace: the shared attributes hold owners as the
  * watcher's namespace shows them (another one shows 65534 for an unmapped
  * owner, or other ids), and the same euid may be another user there (a
@@ -326,10 +326,10 @@ static int take_fd(int pfd)
 /*
  * The watcher starts beside the command (watcher_spawn.c,
  * inval_watcher_spawn: the launcher made the memfds and the directory and
- * did not wait for the rest), so a process may attach before the watcher has published the ring:
- * its magic, stored last, is still 0 (the memfd was zero-filled), and the
- * socket may not exist yet.  Such a process waits for it, ATTACH_WAIT_NS at
- * most, counted from two starts, whichever ends first:
+ * did not wait for the rest), so a process may attach before the watcher
+ * has published the ring: its magic, stored last, is still 0 (the memfd was
+ * zero-filled), and the socket may not exist yet.  Such a process waits for
+ * it, ATTACH_WAIT_NS at most, counted from two starts, whichever ends first:
  *  - the session's: the mtime of its directory, which the launcher made just
  *    before it started the watcher (until the socket is made in it), so
  *    that a watcher that never publishes (stopped, starved) delays the
@@ -382,10 +382,10 @@ static void wait_published(struct ring_hdr *r, int pfd)
 	}
 }
 
-/* Whether the session's directory `dfd` is locked by its watcher (watcher_spawn.c,
- * make_dir: from the launcher's set-up for the watcher's life), so worth
- * waiting for: a shared lock is refused.  Taken (the watcher is gone): given
- * back at once. */
+/* Whether the session's directory `dfd` is locked by its watcher
+ * (watcher_spawn.c, make_dir: from the launcher's set-up for the watcher's
+ * life), so worth waiting for: a shared lock is refused.  Taken (the watcher
+ * is gone): given back at once. */
 static int watcher_holds_dir(int dfd)
 {
 	if (syscall(SYS_flock, dfd, LOCK_SH | LOCK_NB) != 0)

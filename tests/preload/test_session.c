@@ -595,8 +595,9 @@ static int helper_attach(const char *base)
  * under Yama's ptrace_scope 1, where the watcher is nobody's child) while
  * the watcher is stopped: it gives up once it sees the watcher stopped and
  * answers exactly from an instance of its own (an inotify_init1), not after
- * the whole 1 s wait for an answer (ATTACH_STOPPED_BOUND_S; ~1.0 s before
- * the stop was looked for).  77: no seccomp filter. */
+ * the whole 1 s wait for an answer, in the fork child and again in its
+ * image (ATTACH_STOPPED_BOUND_S; 37-45 ms here, 3.2 s before the stop was
+ * looked for).  77: no seccomp filter. */
 #define ATTACH_STOPPED_BOUND_S 0.5
 
 static int helper_attach_stopped_child(const char *base)
