@@ -195,13 +195,14 @@ struct inval_session_id {
 			     * left out (no arena); "" if nothing */
 };
 
-/* The launcher's side (invalidate/watcher_spawn.c, library rcuwalk_watcher): make
- * the session's memory and directory, start a watcher for the calling
- * process (which then execs or waits for the command) as a new image of
- * /proc/self/exe that is nobody's child, and fill *id without waiting for
- * its set-up; with keep_s > 0 the session outlives the command by keep_s
- * seconds and later launchers can find it (inval_session_hold).  Returns 0
- * or -errno (no watcher then; id->note says why).  Not for preloaded code. */
+/* The launcher's side (invalidate/watcher_spawn.c, library
+ * rcuwalk_watcher): make the session's memory and directory, start a
+ * watcher for the calling process (which then execs or waits for the
+ * command) as a new image of /proc/self/exe that is nobody's child, and
+ * fill *id without waiting for its set-up; with keep_s > 0 the session
+ * outlives the command by keep_s seconds and later launchers can find it
+ * (inval_session_hold).  Returns 0 or -errno (no watcher then; id->note
+ * says why).  Not for preloaded code. */
 int inval_watcher_spawn(struct inval_session_id *id, unsigned int keep_s);
 /* argv[1] of the watcher's image: the launcher's main hands such an argv to
  * inval_watcher_image() before anything else. */

@@ -170,30 +170,38 @@ static int raw_close(int fd)
 	return (int)syscall(SYS_close, fd);
 }
 
-/* Is the watcher (env_pid) stopped (SIGSTOP: state T in /proc/PID/stat)?
- * A stopped watcher's answering thread answers nobody.  Not a traced stop
- * (t: a tracer lets it go on).  0 when it cannot be told. */
-static int watcher_stopped(void)
+/* The state letter of process `pid` in /proc/PID/stat (R, S, T, Z...; the
+ * field after the last ')': a comm may hold one), or 0 if it cannot be read
+ * (*open_err: the open's errno, else 0). */
+static char proc_state(unsigned int pid, int *open_err)
 {
-	char path[32], buf[512];
-	const char *paren = NULL;
-	long fd, n;
+	char path[32], buf[512], *p;
+	long f, n;
 
-	if (!env_pid)
+	*open_err = 0;
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (f < 0) {
+		*open_err = errno;
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%u/stat", env_pid);
-	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	raw_close((int)fd);
+	}
+	n = syscall(SYS_read, f, buf, sizeof(buf) - 1);
+	raw_close((int)f);
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	for (long i = 0; i < n; i++) /* the last ')': a comm may hold one */
-		if (buf[i] == ')')
-			paren = buf + i;
-	return paren && paren[1] == ' ' && paren[2] == 'T';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Is the watcher (env_pid) stopped (SIGSTOP: state T)?  A stopped
+ * watcher's answering thread answers nobody.  Not a traced stop (t: a
+ * tracer lets it go on).  0 when it cannot be told. */
+static int watcher_stopped(void)
+{
+	int e;
+
+	return env_pid && proc_state(env_pid, &e) == 'T';
 }
 
 /*
@@ -857,25 +865,17 @@ void session_wake(void)
 
 int session_watcher_alive(void)
 {
-	char path[64], buf[128], *p;
-	long n;
-	int f;
+	char st;
+	int e;
 
 	if (!ring || __atomic_load_n(&ring->exited, __ATOMIC_ACQUIRE))
 		return 0;
 	/* kill(pid, 0) would call a zombie alive (a killed watcher that its
 	 * new parent does not reap): the state field says Z. */
-	snprintf(path, sizeof(path), "/proc/%u/stat", ring->pid);
-	f = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return errno == ENOENT ? 0 : syscall(SYS_kill, ring->pid, 0) == 0;
-	n = syscall(SYS_read, f, buf, sizeof(buf) - 1);
-	raw_close(f);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	st = proc_state(ring->pid, &e);
+	if (e)
+		return e == ENOENT ? 0 : syscall(SYS_kill, ring->pid, 0) == 0;
+	return st && st != 'Z' && st != 'X';
 }
 
 void session_apply_locked(void (*apply)(const struct inotify_event *ev))
