@@ -119,6 +119,13 @@ struct dcache_listing {
 	uint64_t gen;      /* the watch's generation at the ticket */
 };
 
+/* A regular file's own watch on the session's instance and its generation
+ * sampled before its attributes were read (ops->shared_file_ask). */
+struct dcache_file_tok {
+	int wd;       /* -1: none (the answer may not be offered) */
+	uint64_t gen;
+};
+
 #define DCACHE_SPATH_DIRS 12  /* directories a shared walk may pass */
 #define DCACHE_SPATH_NAME 200 /* bytes of a shared name (its last component: 40) */
 struct dcache_spath_key {
@@ -235,6 +242,21 @@ struct dcache_ops {
 	 * (a lookup in it that answered, or said ENOENT).  No lock needed. */
 	int (*shared_search_get)(const struct dcache_listing *t);
 	void (*shared_search_put)(const struct dcache_listing *t);
+	/* May be NULL.  With a ticket for a directory's watch (listing_ticket,
+	 * taken before the kernel is asked): the attributes of its regular
+	 * file `name` as the session knows them (dcache_arena_get_file: 0 with
+	 * *st, else -1).  No lock needed. */
+	int (*shared_file_get)(const struct dcache_listing *t, const char *name, size_t len,
+			       struct stat *st);
+	/* May be NULL.  Instead of kernel_lstat(path) of that file where the
+	 * answer may be offered (t->can_put): 0 with the kernel's answer in
+	 * *st and the file's own watch in *tok (tok->wd -1: none), 1 (the
+	 * kernel's lstat failed), or -1 (not asked: ask kernel_lstat).  Then
+	 * shared_file_put offers what the cache kept.  No lock held. */
+	int (*shared_file_ask)(const struct dcache_listing *t, const char *path, const char *name,
+			       size_t len, struct stat *st, struct dcache_file_tok *tok);
+	void (*shared_file_put)(const struct dcache_listing *t, const char *name, size_t len,
+				const struct dcache_file_tok *tok, const struct stat *st);
 	/* May be NULL.  Called once per process (again in a fork child) on
 	 * first use, before the cache starts any thread of its own (liburcu's
 	 * call_rcu and hash-resize workers), under the init lock, never under
@@ -574,6 +596,26 @@ int dcache_arena_put_search(void *mem, int wd, uint64_t gen, uint64_t cred);
 /* 0 if a valid answer says credentials `cred` may search directory `wd`,
  * else -ENOENT (none, or a corrupt arena).  Any thread. */
 int dcache_arena_get_search(const void *mem, int wd, uint64_t cred);
+/* Regular files' attributes (ENT_FILE, dcache_arena.c A9).  File watch
+ * numbers at or past DCACHE_ARENA_FILE_WDS are never used. */
+#define DCACHE_ARENA_FILE_WDS 32768u
+/* Let file watches numbered below n (0: none) vouch for shared attributes.
+ * The watcher, after dcache_arena_format. */
+void dcache_arena_set_file_wds(void *mem, uint32_t n);
+/* Whether file watch `fwd` may be used (-1: whether one may be made now);
+ * a number at or past the limit ends file watches for the session.  Any
+ * thread of an attached process. */
+int dcache_arena_file_watch_ok(void *mem, int fwd);
+/* Publish that entry `name` of directory `wd` (asked after wd's generation
+ * was `gen`) is the regular file of one link `st` (its fstat), watched as
+ * `fwd` whose generation was `fgen` before `st` was read: as
+ * dcache_arena_put, or -ERANGE (fwd past the limit).  Any thread. */
+int dcache_arena_put_file(void *mem, int wd, uint64_t gen, const char *name, size_t len, int fwd,
+			  uint64_t fgen, const struct stat *st);
+/* The attributes of regular file `name` of directory `wd` if a valid
+ * answer is known (both generations hold): 0 with *st, else -ENOENT (none,
+ * or a corrupt arena).  Any thread. */
+int dcache_arena_get_file(const void *mem, int wd, const char *name, size_t len, struct stat *st);
 /* A filesystem's class, as fs_cacheable's callers learn it (preload/):
  * exact through inotify, changed behind this kernel (TTLs), or neither. */
 enum { DCACHE_FS_LOCAL = 1, DCACHE_FS_TTL = 2, DCACHE_FS_NONE = 3 };
@@ -677,7 +719,7 @@ struct dcache_arena_census {
 	uint64_t size, limit, bump; /* bytes: mapped, backed by memory, taken */
 	uint64_t refused;           /* takes refused for want of room */
 	uint64_t resets;            /* the entry space given back whole (A2) */
-	struct dcache_arena_kind listing, watch, name, attr, search;
+	struct dcache_arena_kind listing, watch, name, attr, search, file;
 	uint64_t longest;           /* the longest bucket chain, entries */
 	/* The shared path table (dcache_spath.c); 0 where there is none. */
 	uint64_t sp_slots;          /* the current table's slots */

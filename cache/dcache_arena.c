@@ -59,6 +59,12 @@
  *                        IN_ATTRIB on its own watch; the key stands for
  *                        everything of the process that the check reads
  *                        (invalidate/session.c, session_cred_key).
+ *           ENT_FILE     { child = the file's own watch, dev, ino, count =
+ *                        the name's length, name, NUL, fgen, the lstat
+ *                        answer }: entry `name` of directory wd is a
+ *                        regular file with one link, watched as `child`,
+ *                        whose attributes were read after that watch's
+ *                        generation was fgen (A9).
  *
  * Invariants
  * ==========
@@ -117,6 +123,21 @@
  *     without).  A word stands alone: relaxed loads and CAS suffice.  A
  *     wrong word (any process of the session can write the arena) gives a
  *     wrong class, as a wrong entry gives a wrong answer, never a fault.
+ *  A9 A file's attributes (ENT_FILE) change through any of its names and
+ *     any descriptor, reported on its directory's watch only under the
+ *     name used (dcache_events.c, "Names that outlive their inode's other
+ *     names"), but always on a watch of the inode itself: inotify reports
+ *     a write, a truncation, a chmod, a new or removed link to every watch
+ *     on the inode.  So an ENT_FILE answers only while two generations
+ *     hold: the directory's (`gen`: the name still leads to that inode)
+ *     and the file's own watch's (`fgen`, which the watcher bumps for each
+ *     of its events, all nameless: watcher.c, changes_listing).  The
+ *     writer adds that watch before it samples fgen and reads the
+ *     attributes of the very inode watched (invalidate/inval_shared.c).
+ *     File watches count against the user's max_user_watches and their
+ *     numbers grow with every watch the instance makes: the watcher sets
+ *     `file_wds` (0: none) and a writer that gets a number at or past it
+ *     sets `file_off`, after which no file watch is made for the session.
  *  A7 Why a reset keeps every answer exact.  A writer samples `epoch`
  *     before its take, computes `check` from the values it writes (its
  *     own header and source bytes, never the arena's copy, which a stale
@@ -162,7 +183,7 @@
 #include "dcache.h"
 #include "dcache_arena_int.h"
 
-enum { ENT_LISTING = 1, ENT_WATCH = 2, ENT_ATTR = 3, ENT_NAME = 4, ENT_SEARCH = 5 };
+enum { ENT_LISTING = 1, ENT_WATCH = 2, ENT_ATTR = 3, ENT_NAME = 4, ENT_SEARCH = 5, ENT_FILE = 6 };
 
 struct arena_ent {
 	uint32_t next;   /* the next older entry of the bucket (8-byte units), 0: none */
@@ -259,6 +280,7 @@ static uint64_t ent_check_at(const struct arena_ent *h, uint64_t epoch, const ch
 	case ENT_WATCH:
 		return ent_check(h, epoch, names, h->len ? h->len - 1 : 0, NULL, 0);
 	case ENT_NAME:
+	case ENT_FILE:
 		if (h->count >= h->len)
 			return ~h->check; /* malformed: never matches (A4) */
 		return ent_check(h, epoch, names, h->count, names + h->count + 1,
@@ -843,6 +865,98 @@ int dcache_arena_get_search(const void *mem, int wd, uint64_t cred)
 	return arena_find(a, &a->heads[bucket_of_search(wd)], ENT_SEARCH, wd, take_search, &cred);
 }
 
+/* ENT_FILE entries (A9): chains of their own, spread by name. */
+static uint32_t bucket_of_file(int wd, const char *name, size_t len)
+{
+	return bucket_of_name(wd ^ 0x3c6ef372, name, len);
+}
+
+/* What follows an ENT_FILE's name and its NUL. */
+struct file_tail {
+	uint64_t fgen;
+	struct stat st;
+};
+
+void dcache_arena_set_file_wds(void *mem, uint32_t n)
+{
+	__atomic_store_n(&((struct arena_hdr *)mem)->file_wds, n, __ATOMIC_RELAXED);
+}
+
+int dcache_arena_file_watch_ok(void *mem, int fwd)
+{
+	struct arena_hdr *a = mem;
+	uint32_t n = __atomic_load_n(&a->file_wds, __ATOMIC_RELAXED);
+
+	if (__atomic_load_n(&a->file_off, __ATOMIC_RELAXED))
+		return 0;
+	if (fwd < 0 || n == 0)
+		return fwd < 0 && n > 0;
+	if ((uint32_t)fwd < n && (uint32_t)fwd < DCACHE_ARENA_FILE_WDS)
+		return 1;
+	__atomic_store_n(&a->file_off, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int dcache_arena_put_file(void *mem, int wd, uint64_t gen, const char *name, size_t len, int fwd,
+			  uint64_t fgen, const struct stat *st)
+{
+	struct arena_ent h;
+	struct file_tail t;
+
+	if (wd < 0 || fwd < 0 || !name_ok(name, len) || !S_ISREG(st->st_mode) || st->st_nlink != 1)
+		return -EINVAL;
+	if (!dcache_arena_file_watch_ok(mem, fwd))
+		return -ERANGE;
+	if (dcache_arena_gen(mem, fwd) != fgen)
+		return -ESTALE;
+	memset(&t, 0, sizeof(t));
+	t.fgen = fgen;
+	memcpy(&t.st, st, sizeof(*st));
+	ent_init(&h, ENT_FILE, wd, gen, len + 1 + sizeof(t));
+	h.child = fwd;
+	h.dev = (uint64_t)st->st_dev;
+	h.ino = (uint64_t)st->st_ino;
+	h.count = (uint32_t)len;
+	return arena_write(mem, &h, bucket_of_file(wd, name, len), name, len, &t, sizeof(t));
+}
+
+struct take_file {
+	struct take_named n;
+	const struct arena_hdr *a;
+	struct file_tail t;
+};
+
+static int take_file(const struct arena_ent *e, const struct arena_ent *h, uint64_t ep, void *arg)
+{
+	struct take_file *f = arg;
+
+	if (h->count != f->n.len || h->len != f->n.len + 1 + sizeof(f->t) || !named_is(e, h, &f->n))
+		return 0;
+	memcpy(&f->t, e->names + f->n.len + 1, sizeof(f->t));
+	if (ent_check(h, ep, f->n.name, f->n.len, &f->t, sizeof(f->t)) != h->check)
+		return 0; /* A7 */
+	if (h->child < 0 || !S_ISREG(f->t.st.st_mode) || f->t.st.st_nlink != 1 ||
+	    (uint64_t)f->t.st.st_dev != h->dev || (uint64_t)f->t.st.st_ino != h->ino)
+		return -ENOENT; /* A4 */
+	/* After the copy: the attributes copied held when fgen still did. */
+	return dcache_arena_gen(f->a, h->child) == f->t.fgen;
+}
+
+int dcache_arena_get_file(const void *mem, int wd, const char *name, size_t len, struct stat *st)
+{
+	const struct arena_hdr *a = mem;
+	struct take_file f = { .n = { .name = name, .len = len }, .a = a };
+	int r;
+
+	if (wd < 0 || len == 0 || len > NAME_MAX)
+		return -ENOENT;
+	r = arena_find(a, &a->heads[bucket_of_file(wd, name, len)], ENT_FILE, wd, take_file, &f);
+	if (r < 0)
+		return r;
+	memcpy(st, &f.t.st, sizeof(*st));
+	return 0;
+}
+
 /* The first slot of mount `id` (A8): a 64-bit mix, then the table. */
 static uint32_t fsv_slot(uint64_t id)
 {
@@ -932,6 +1046,7 @@ static struct dcache_arena_kind *census_kind(struct dcache_arena_census *c, uint
 	case ENT_NAME: return &c->name;
 	case ENT_ATTR: return &c->attr;
 	case ENT_SEARCH: return &c->search;
+	case ENT_FILE: return &c->file;
 	default: return NULL;
 	}
 }

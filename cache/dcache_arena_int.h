@@ -10,9 +10,10 @@
 #include <stdint.h>
 
 #define ARENA_MAGIC 0x31414e4552415752ULL /* "RWARENA1" */
-#define ARENA_VERSION 7u /* 5: the shared path table (dcache_spath.c), want_big;
+#define ARENA_VERSION 8u /* 5: the shared path table (dcache_spath.c), want_big;
 			  * 6: epochs (A2), entries' check sums;
-			  * 7: filesystem classes by mount (A8) */
+			  * 7: filesystem classes by mount (A8);
+			  * 8: files' attributes (ENT_FILE), file_wds */
 #define ARENA_GENS 65536u
 #define ARENA_BUCKETS 16384u
 #define ARENA_SP_CHAINS 4096u /* dcache_spath.c: chains interned */
@@ -22,7 +23,8 @@
 
 struct arena_hdr {
 	uint64_t magic;
-	uint32_t version, ngens, nbuckets, pad;
+	uint32_t version, ngens, nbuckets;
+	uint32_t file_wds;           /* ENT_FILE: file watch numbers below it (A9) */
 	uint64_t size;
 	_Alignas(64) uint64_t bump;  /* next free byte (A2) */
 	uint64_t refused;            /* puts refused for want of space */
@@ -34,7 +36,8 @@ struct arena_hdr {
 	uint64_t resets;             /* resets so far (a statistic) */
 	uint32_t full;               /* set by a take refused in an arena that may be
 				      * full: the watcher resets it (A2) */
-	uint32_t pad2;
+	uint32_t file_off;           /* ENT_FILE: set once a file watch number
+				      * reached file_wds: no more are made (A9) */
 	_Alignas(64) uint64_t gens[ARENA_GENS];
 	uint32_t heads[ARENA_BUCKETS];
 	/* The shared path table (dcache_spath.c): (offset / 8) << 8 | log2 of

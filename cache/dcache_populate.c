@@ -820,9 +820,10 @@ int dc_populate_rcu(struct miss *m)
 	case MISS_ATTR: {
 		struct dentry *d = m->d;
 		struct dcache_listing ticket;
+		struct dcache_file_tok tok = { -1, 0 };
 		unsigned int seq, pgen, dgen;
 		unsigned long agen;
-		bool shared = false, keep;
+		bool shared = false, shared_file = false, keep;
 
 		/* A file's attributes change with events on its parent's watch; a
 		 * directory's also with events on its own (an entry created in it
@@ -845,10 +846,23 @@ int dc_populate_rcu(struct miss *m)
 		if (d->type == D_DIR && !d->dir->names_only && !(d->flags & D_TTL) &&
 		    dc_ops->listing_ticket && dc_ops->shared_attr_get)
 			shared = dc_ops->listing_ticket(d_wd(d), &ticket) == 1;
+		/* A regular file's, from the session's (ENT_FILE, valid while
+		 * its directory's watch and its own saw no event: dcache_arena.c
+		 * A9), with its parent's ticket; only where we would keep them. */
+		else if (d->type == D_REG && keep && !(d->flags & D_TTL) && dc_ops->listing_ticket &&
+			 dc_ops->shared_file_get)
+			shared_file = dc_ops->listing_ticket(d_wd(d->parent), &ticket) == 1;
 		pthread_mutex_unlock(&dcache_mutex);
 		if (shared && dc_ops->shared_attr_get(&ticket, &st) == 0 &&
 		    st.st_dev == (dev_t)LOAD_RELAXED(d->dev) && (!d->ino || st.st_ino == d->ino)) {
 			/* the session's answer, as fresh as the watcher's last cycle */
+		} else if (shared_file && dc_ops->shared_file_get(&ticket, d->name, d->namelen, &st) == 0 &&
+			   st.st_dev == (dev_t)LOAD_RELAXED(d->dev) && (!d->ino || st.st_ino == d->ino)) {
+			/* likewise */
+		} else if (shared_file && ticket.can_put && dc_ops->shared_file_ask &&
+			   (r = dc_ops->shared_file_ask(&ticket, path, d->name, d->namelen, &st, &tok)) >= 0) {
+			if (r != 0 || type_of(st.st_mode) != d->type)
+				return DCACHE_PASS; /* changed under us: an event is on its way */
 		} else if (dc_ops->kernel_lstat(path, &st) != 0 || type_of(st.st_mode) != d->type) {
 			return DCACHE_PASS; /* changed under us: an event is on its way */
 		} else if (shared && dc_ops->shared_attr_put) {
@@ -879,6 +893,9 @@ int dc_populate_rcu(struct miss *m)
 				attr_store(d, &st);
 				STORE_RELAXED(d->flags, d->flags | D_ATTR);
 				d_write_end(d);
+				/* Kept, so fit to share: one link, not racy. */
+				if (tok.wd >= 0 && dc_ops->shared_file_put)
+					dc_ops->shared_file_put(&ticket, d->name, d->namelen, &tok, &st);
 			}
 			if (m->answer) {
 				/* Nothing moved between the walk and the kernel's

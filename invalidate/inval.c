@@ -130,6 +130,7 @@ atomic_ulong st_watches; /* inval_int.h */
 static atomic_ulong st_events, st_watch_failures, st_overflows;
 /* st_*_shared: inval_int.h */
 atomic_ulong st_listings_shared, st_watches_shared, st_names_shared, st_searches_shared;
+atomic_ulong st_files_shared; /* regular files' attributes taken (inval_shared.c) */
 atomic_ulong st_fs_shared;
 atomic_ulong st_paths_shared; /* offers the shared path table took (inval_shared.c) */
 /* Set when our own mountinfo poll saw a change (mounts_check_locked): the
@@ -1016,5 +1017,6 @@ void inval_stats_get(struct inval_stats *out)
 	out->names_shared = atomic_load(&st_names_shared);
 	out->searches_shared = atomic_load(&st_searches_shared);
 	out->paths_shared = atomic_load(&st_paths_shared);
+	out->files_shared = atomic_load(&st_files_shared);
 	out->fs_shared = atomic_load(&st_fs_shared);
 }

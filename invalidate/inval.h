@@ -229,6 +229,7 @@ struct inval_stats {
 	unsigned long names_shared;     /* what a name is, taken from them (no lstat) */
 	unsigned long searches_shared;  /* search permission, taken from them (no lstat) */
 	unsigned long paths_shared;     /* negative answers offered to the shared path table */
+	unsigned long files_shared;     /* regular files' attributes, taken from them (no lstat) */
 	unsigned long fs_shared;        /* filesystem classes taken from the session by mount */
 };
 void inval_stats_get(struct inval_stats *out);

@@ -53,6 +53,7 @@ extern atomic_int listing_off;
 extern atomic_uint ring_mounts_applied;
 /* Statistics: shared entries taken from the session's arena. */
 extern atomic_ulong st_listings_shared, st_watches_shared, st_names_shared, st_searches_shared;
+extern atomic_ulong st_files_shared;
 extern atomic_ulong st_fs_shared;
 extern atomic_ulong st_paths_shared;
 /* inval.c, "Behind": when the events being applied were queued (0: none). */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * inval_shared.c - the session's shared entries as the cache's ops: listings,
- * directory watches, what names are, directories' attributes and who may
- * search them (cache/dcache_arena.c; doc/session.md, "Phase 2: shared
+ * directory watches, what names are, directories' and regular files'
+ * attributes and who may search them (cache/dcache_arena.c; doc/session.md, "Phase 2: shared
  * entries"), each taken or offered under a ticket of this process's
  * instance.  Split from inval.c, whose locks and invariants hold here (I1-I4
  * at the top of inval_fds.c): the ops run under the dcache mutex unless said
@@ -10,9 +10,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <dirent.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "inval.h"
 #include "inval_int.h"
@@ -230,6 +236,100 @@ static void shared_search_put(const struct dcache_listing *t)
 }
 
 /*
+ * Regular files' attributes (ENT_FILE; cache/dcache_arena.c, A9).  A
+ * file's attributes change through any of its names and descriptors, and
+ * its directory's watch hears of it only under the name used (or not at
+ * all: a link made in a directory nobody watches).  A watch on the inode
+ * itself hears of every such change, so that watch vouches for them: added
+ * on the session's instance, it is never made any process's own (its
+ * records, all nameless, are skipped by every process as another's:
+ * session_wd_foreign), and the watcher bumps its generation for each.
+ *
+ * Rent or buy: a file's watch is made by the second process that asks for
+ * its attributes (the first offers its name: ENT_NAME), and its answer
+ * serves the third and later ones.
+ *
+ * The ask: add the watch through the name (not following a last symlink),
+ * sample the watch's generation, lstat the name.  A change of the watched
+ * inode before the sample is in the lstat (the kernel queues the event
+ * after making the change); one after it queues an event on the watch,
+ * which bumps the generation.  The name's binding is the directory's
+ * ticket's, sampled before the watch was added: if the name led elsewhere
+ * at the lstat than at the watch, it changed after that sample, and its
+ * event (queued before the lstat) bumps the directory's generation, which
+ * voids the entry as any later change would.  The answer is the kernel's
+ * lstat either way; it is offered only if the cache keeps it (one link,
+ * not racy: dcache_populate.c, MISS_ATTR).  Past the session's file watch
+ * numbers (dcache_arena_file_watch_ok), or with the watch refused (ENOSPC:
+ * the user's max_user_watches), nothing is
+ * offered, and later asks go to lstat.
+ */
+#define FILE_WATCH_MASK (IN_ATTRIB | IN_MODIFY | IN_MOVE_SELF | IN_DELETE_SELF)
+
+static atomic_int file_watches_off; /* this process makes no more (ENOSPC) */
+
+static int shared_file_get(const struct dcache_listing *t, const char *name, size_t len,
+			   struct stat *st)
+{
+	void *a = ticket_arena(t, 0);
+
+	if (!a || dcache_arena_get_file(a, t->wd, name, len, st) != 0 || !ticket_arena(t, 0))
+		return -1;
+	atomic_fetch_add_explicit(&st_files_shared, 1, memory_order_relaxed);
+	return 0;
+}
+
+static int shared_file_ask(const struct dcache_listing *t, const char *path, const char *name,
+			   size_t len, struct stat *st, struct dcache_file_tok *tok)
+{
+	void *a = ticket_arena(t, 1);
+	int ifd = atomic_load(&inotify_fd), fwd = -1;
+	unsigned int type;
+	uint64_t dev, ino;
+	size_t tl;
+	char tg[1];
+	bool known;
+
+	tok->wd = -1;
+	if (!a || ifd < 0)
+		return -1;
+	/* Rent or buy: a file no other process has named yet gets no watch
+	 * (most files a build stats are one process's: its source, its
+	 * outputs); its name is offered, so that the next process that asks
+	 * for its attributes watches it, and every later one takes them. */
+	known = dcache_arena_get_name(a, t->wd, name, len, &type, &dev, &ino, tg, 0, &tl) == 0 &&
+		type == DT_REG;
+	if (known && !atomic_load(&file_watches_off) && dcache_arena_file_watch_ok(a, -1)) {
+		fwd = (int)syscall(SYS_inotify_add_watch, ifd, path, FILE_WATCH_MASK | IN_DONT_FOLLOW);
+		if (fwd < 0 && errno == ENOSPC)
+			atomic_store(&file_watches_off, 1);
+		if (fwd >= 0 && dcache_arena_file_watch_ok(a, fwd) && atomic_load(&inst_gen) == t->inst) {
+			tok->wd = fwd;
+			tok->gen = dcache_arena_gen(a, fwd); /* after the watch, before the lstat */
+		}
+	}
+	if (syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW) != 0) {
+		tok->wd = -1;
+		return 1;
+	}
+	if (!S_ISREG(st->st_mode) || st->st_nlink != 1)
+		tok->wd = -1;
+	else if (!known)
+		(void)dcache_arena_put_name(a, t->wd, t->gen, name, len, DT_REG, (uint64_t)st->st_dev,
+					    (uint64_t)st->st_ino, NULL, 0);
+	return 0;
+}
+
+static void shared_file_put(const struct dcache_listing *t, const char *name, size_t len,
+			    const struct dcache_file_tok *tok, const struct stat *st)
+{
+	void *a = ticket_arena(t, 1);
+
+	if (a && tok->wd >= 0)
+		(void)dcache_arena_put_file(a, t->wd, t->gen, name, len, tok->wd, tok->gen, st);
+}
+
+/*
  * The shared path table (cache/dcache_spath.c; the walk's side: the top of
  * cache/dcache_walk.c).  An offer is made under the conditions of a listing
  * ticket that allows publishing (the session ours, sharing not off, caught
@@ -317,6 +417,9 @@ DCACHE_START_TEXT void inval_shared_fill_ops(struct dcache_ops *ops)
 	ops->shared_name_put = shared_name_put;
 	ops->shared_search_get = shared_search_get;
 	ops->shared_search_put = shared_search_put;
+	ops->shared_file_get = shared_file_get;
+	ops->shared_file_ask = shared_file_ask;
+	ops->shared_file_put = shared_file_put;
 	ops->spath_pos = spath_pos;
 	ops->spath_put = spath_put;
 }

@@ -223,6 +223,35 @@ static void make_arena(struct watcher *w)
 	w->arena = m;
 }
 
+/* How many watch numbers may vouch for files' shared attributes
+ * (dcache_arena.c, A9): a quarter of the user's max_user_watches, which
+ * directory watches and the user's other programs share, at most
+ * DCACHE_ARENA_FILE_WDS; 0 (none) where it cannot be read, or with
+ * RCUWALK_SHARED_FILES=0 in the environment (for comparisons). */
+static uint32_t file_watch_numbers(void)
+{
+	const char *e = getenv("RCUWALK_SHARED_FILES");
+	char buf[32];
+	long n = -1;
+	int fd;
+
+	if (e && !strcmp(e, "0"))
+		return 0;
+	fd = open("/proc/sys/fs/inotify/max_user_watches", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t r = read(fd, buf, sizeof(buf) - 1);
+
+		if (r > 0) {
+			buf[r] = '\0';
+			n = strtol(buf, NULL, 10);
+		}
+		close(fd);
+	}
+	if (n <= 0)
+		return 0;
+	return n / 4 < (long)DCACHE_ARENA_FILE_WDS ? (uint32_t)(n / 4) : DCACHE_ARENA_FILE_WDS;
+}
+
 /* The arena's memory, a chunk ahead of the processes' takes (dcache_arena.c,
  * A6): woken by a take that leaves less than DCACHE_ARENA_MARGIN, or is
  * refused.  Once it cannot grow (its whole size allocated, or a chunk that
@@ -896,6 +925,8 @@ static int watcher_main(struct watcher *w, unsigned int keep_s)
 	 * (doc/session.md, "The shared path table", Measured). */
 	if (w->arena && !(getenv("RCUWALK_SHARED_PATHS") && !strcmp(getenv("RCUWALK_SHARED_PATHS"), "1")))
 		dcache_spath_off(w->arena); /* before any process maps it */
+	if (w->arena)
+		dcache_arena_set_file_wds(w->arena, file_watch_numbers());
 	/* Without the death notice: the readers' slower checks, and no fd
 	 * taken with pidfd_getfd (its pid could be another's by then). */
 	if (arm_death_notice(w) == 0)

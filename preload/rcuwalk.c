@@ -558,6 +558,8 @@ static void print_summary(FILE *f, const struct summary *s, const struct run_inf
 	     "--session: directory watches taken from the shared entries (no inotify_add_watch)");
 	LINE("names_shared", v[F_names_shared], "",
 	     "--session: what a name is, taken from the shared entries (no lstat)");
+	LINE("files_shared", v[F_files_shared], "",
+	     "--session: a regular file's attributes, from the shared entries (no lstat)");
 	LINE("searches_shared", v[F_searches_shared], "",
 	     "--session: search permission on a directory, from the shared entries (no lstat)");
 	LINE("paths_shared", v[F_paths_shared], "",

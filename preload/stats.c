@@ -178,7 +178,7 @@ struct counters {
 	uint64_t pass[PRELOAD_PASS_N_];
 	struct dcache_stats dc;
 	uint64_t events, watch_fail, overflows, mismatches, pass_watch, pass_fs, pass_attr, pass_racy;
-	uint64_t listings_shared, watches_shared, names_shared, searches_shared, paths_shared;
+	uint64_t listings_shared, watches_shared, names_shared, files_shared, searches_shared, paths_shared;
 	uint64_t fs_shared;
 	uint64_t start_ns;
 	uint64_t watches; /* a level: watches held now */
@@ -199,6 +199,7 @@ static void snapshot(struct counters *c)
 	c->listings_shared = is.listings_shared;
 	c->watches_shared = is.watches_shared;
 	c->names_shared = is.names_shared;
+	c->files_shared = is.files_shared;
 	c->searches_shared = is.searches_shared;
 	c->paths_shared = is.paths_shared;
 	c->fs_shared = is.fs_shared;
@@ -356,6 +357,7 @@ void preload_write_record(const char *end)
 		v[n++] = delta(now.listings_shared, base.listings_shared);
 		v[n++] = delta(now.watches_shared, base.watches_shared);
 		v[n++] = delta(now.names_shared, base.names_shared);
+		v[n++] = delta(now.files_shared, base.files_shared);
 		v[n++] = delta(now.searches_shared, base.searches_shared);
 		v[n++] = delta(now.paths_shared, base.paths_shared);
 		v[n++] = delta(now.dc.shared_path_hits, base.dc.shared_path_hits);
@@ -442,6 +444,7 @@ static void stats_fork_child(void)
 	base.listings_shared = is.listings_shared;
 	base.watches_shared = is.watches_shared;
 	base.names_shared = is.names_shared;
+	base.files_shared = is.files_shared;
 	base.searches_shared = is.searches_shared;
 	base.paths_shared = is.paths_shared;
 	base.fs_shared = is.fs_shared;

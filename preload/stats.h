@@ -65,6 +65,8 @@
  *   names_shared  what a name is (absent, a directory, a file, a symlink),
  *                 taken from the session's shared entries instead of an
  *                 lstat (phase 2)
+ *   files_shared  a regular file's attributes, taken from the session's
+ *                 shared entries instead of an lstat (ENT_FILE)
  *   searches_shared  directories this process's credentials may search,
  *                 taken from the session's shared entries instead of an
  *                 lstat of a name in them (phase 2)
@@ -128,7 +130,7 @@
 	X(pass_write) X(pass_early) X(watches) X(watch_fail) X(events) X(overflows) \
 	X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)    \
 	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared)    \
-	X(searches_shared) X(paths_shared) X(path_hits_shared) X(fs_shared) X(fill_ns) \
+	X(files_shared) X(searches_shared) X(paths_shared) X(path_hits_shared) X(fs_shared) X(fill_ns) \
 	X(start_ns) X(index_hits) X(prefix_hits)
 
 #define RCUWALK_RECORD_PID_DIGITS 10

@@ -287,15 +287,15 @@ static long arena_rss_kb(void)
 
 static void print_census(const struct dcache_arena_census *c, const char *who)
 {
-	const struct dcache_arena_kind *k[5] = { &c->listing, &c->watch, &c->name, &c->attr,
-						  &c->search };
-	const char *kn[5] = { "listing", "watch", "name", "attr", "search" };
+	const struct dcache_arena_kind *k[6] = { &c->listing, &c->watch, &c->name, &c->attr,
+						  &c->search, &c->file };
+	const char *kn[6] = { "listing", "watch", "name", "attr", "search", "file" };
 
 	printf("arena %s size=%llu limit=%llu bump=%llu refused=%llu resets=%llu longest_chain=%llu\n",
 	       who, (unsigned long long)c->size, (unsigned long long)c->limit,
 	       (unsigned long long)c->bump, (unsigned long long)c->refused,
 	       (unsigned long long)c->resets, (unsigned long long)c->longest);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		printf("arena %s kind=%s n=%llu live=%llu bytes=%llu deep=%llu\n", who, kn[i],
 		       (unsigned long long)k[i]->n, (unsigned long long)k[i]->live,
 		       (unsigned long long)k[i]->bytes, (unsigned long long)k[i]->deep);

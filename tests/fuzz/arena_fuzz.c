@@ -75,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(a, 0, SIZE);
 	if (dcache_arena_format(a, SIZE) != 0)
 		abort();
+	dcache_arena_set_file_wds(a, 200); /* file watches 0..199 (A9) */
 	while (i + 2 <= size) {
 		unsigned int what = data[i] & 7;
 		int wd = data[i + 1];
@@ -105,6 +106,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (dcache_spath_gens(a, f.wd, f.nidx, f.n, sg, ng) != 0)
 					memset(sg, 0, sizeof(sg)), memset(ng, 0, sizeof(ng));
 				(void)dcache_spath_put(a, &f, sg, ng);
+			} else if ((data[i] & 5) == 5) {
+				/* a regular file's attributes, its own watch
+				 * numbered by the next byte */
+				struct stat fst = { .st_mode = S_IFREG | 0644, .st_nlink = 1,
+						    .st_dev = 1, .st_ino = data[i] };
+				int fwd = data[i + 1];
+
+				(void)dcache_arena_put_file(a, wd, dcache_arena_gen(a, wd), "x0", 2, fwd,
+							    dcache_arena_gen(a, fwd), &fst);
 			} else if (data[i] & 1)
 				(void)dcache_arena_put_watch(a, wd, dcache_arena_gen(a, wd), "x0", 2,
 							     data[i + 1], 1, 2);
@@ -161,6 +171,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort(); /* only a directory's attributes are answered */
 			if (dcache_arena_get_watch(a, w, "x0", 2, &child, &dev, &ino) == 0 && child < 0)
 				abort();
+			if (dcache_arena_get_file(a, w, "x0", 2, &st) == 0 &&
+			    (!S_ISREG(st.st_mode) || st.st_nlink != 1))
+				abort(); /* only a regular file of one link */
 			for (uint64_t cred = 0; cred < 4; cred++) {
 				int r = dcache_arena_get_search(a, w, cred);
 

@@ -215,7 +215,7 @@ static int count_substr(const char *hay, const char *needle)
 	X(hits) X(neg_hits) X(misses) X(passthrough) X(invalidations) X(saved) X(lookups)   \
 	X(pass_open) X(pass_cache) X(pass_dirfd) X(pass_form) X(pass_write) X(pass_early)   \
 	X(watches) X(watch_fail) X(events) X(overflows) X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy) \
-	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared) X(searches_shared) \
+	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared) X(files_shared) X(searches_shared) \
 	X(paths_shared) X(path_hits_shared) X(fs_shared) X(fill_ns) X(start_ns) X(index_hits)   \
 	X(prefix_hits)
 enum {

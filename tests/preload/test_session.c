@@ -1570,6 +1570,110 @@ static int helper_relist_child(const char *base, int wait_ms)
 	return check_exact(p, "relist child", 1);
 }
 
+/* A regular file's attributes shared by the session (ENT_FILE: the file's
+ * own watch vouches for them) stay exact after changes that its
+ * directory's watch sees under its name without a new name (a write, a
+ * chmod, a truncation, new times) or not at all (a hard link made in a
+ * directory no process of the session looks at; one made and removed).  Before
+ * each change, children look inc/f.h up until one has taken its
+ * attributes from the shared entries (files_shared grows: the first offers
+ * the name, the second the attributes, the third takes them); then a
+ * child makes the change behind the shim and is waited for; then a new
+ * child's stat must be the kernel's. */
+#define FILE_ATTR_STEPS 6
+#define FILE_ATTR_TRIES 12
+
+static int file_attrs_change(const char *base, int step)
+{
+	char f[PLEN], g[PLEN];
+	struct timespec t[2] = { { 1000000000L + step, 0 }, { 1000000000L + step, 0 } };
+
+	snprintf(f, sizeof(f), "%s/inc/f.h", base);
+	snprintf(g, sizeof(g), "%s/hide/g", base);
+	switch (step) {
+	case 0: /* a write: the size */
+		return raw_write_file(f, 3, 1);
+	case 1: /* a chmod: the mode */
+		return (int)syscall(SYS_fchmodat, AT_FDCWD, f, 0600);
+	case 2: /* a truncation */
+		return (int)syscall(SYS_truncate, f, 1);
+	case 3: /* new times */
+		return (int)syscall(SYS_utimensat, AT_FDCWD, f, t, 0);
+	case 4: /* a hard link where nobody looks, removed again: st_nlink
+		 * 1 as before, a new ctime (step 3 set it a tick earlier) */
+		if (syscall(SYS_linkat, AT_FDCWD, f, AT_FDCWD, g, 0) != 0)
+			return -1;
+		return (int)syscall(SYS_unlinkat, AT_FDCWD, g, 0);
+	default: /* a hard link where nobody looks: st_nlink 2 */
+		return (int)syscall(SYS_linkat, AT_FDCWD, f, AT_FDCWD, g, 0);
+	}
+}
+
+static int helper_file_attrs(const char *base)
+{
+	char p[PLEN], n[16], s[4];
+	const char *stats = getenv("RCUWALK_STATS");
+	long long before = 0, now;
+
+	snprintf(p, sizeof(p), "%s/inc", base);
+	if (raw_mkdir(p) != 0)
+		FAIL("file attrs: mkdir inc");
+	snprintf(p, sizeof(p), "%s/hide", base);
+	if (raw_mkdir(p) != 0)
+		FAIL("file attrs: mkdir hide");
+	snprintf(p, sizeof(p), "%s/inc/f.h", base);
+	if (raw_write_file(p, 10, 0) != 0)
+		FAIL("file attrs: create");
+	if (!stats)
+		FAIL("file attrs: no RCUWALK_STATS");
+	for (int step = 0; step < FILE_ATTR_STEPS; step++) {
+		int k;
+
+		/* The wait for the watcher's publishing doubles every 4
+		 * tries (20 to 160 ms), for a loaded machine. */
+		for (k = 0; k < FILE_ATTR_TRIES; k++) {
+			snprintf(n, sizeof(n), "%d", 20 << (k / 4));
+			if (reap(spawn_helper("file-attrs-child", base, n)) != 0)
+				FAIL("file attrs: child %d of step %d failed", k, step);
+			now = stats_field(stats, "files_shared");
+			if (now > before)
+				break;
+		}
+		if (k == FILE_ATTR_TRIES)
+			FAIL("file attrs: no child took f.h's attributes before step %d", step);
+		before = now;
+		snprintf(s, sizeof(s), "%d", step);
+		if (reap(spawn_helper("file-attrs-change", base, s)) != 0)
+			FAIL("file attrs: change %d failed", step);
+		if (reap(spawn_helper("file-attrs-child", base, "0")) != 0)
+			FAIL("file attrs: not exact after change %d", step);
+		now = stats_field(stats, "files_shared");
+		if (now > before) /* the stale entry would have answered */
+			FAIL("file attrs: attributes taken from the shared entries right after change %d",
+			     step);
+	}
+	return 0;
+}
+
+static int helper_file_attrs_child(const char *base, int wait_ms)
+{
+	char p[PLEN];
+	struct timespec ts = { wait_ms / 1000, (wait_ms % 1000) * 1000000L };
+
+	/* A miss in inc first: the kernel lets us search it. */
+	snprintf(p, sizeof(p), "%s/inc/absent", base);
+	if (check_exact(p, "file attrs child", 0))
+		return 1;
+	nanosleep(&ts, NULL);
+	snprintf(p, sizeof(p), "%s/inc/f.h", base);
+	for (int i = 0; i < 3; i++)
+		if (check_exact(p, "file attrs child", 1 + i))
+			return 1;
+	if (n_init)
+		FAIL("file attrs child: not in the session");
+	return 0;
+}
+
 /* Search answers (ENT_SEARCH) are keyed by credentials.  priv is 0700 and
  * belongs to nobody: root may search it with CAP_DAC_OVERRIDE, a root
  * without it and CAP_DAC_READ_SEARCH (dropped from the bounding set before
@@ -1896,6 +2000,12 @@ static int helper(int argc, char **argv)
 		return helper_dir_attrs(a);
 	if (!strcmp(m, "relist"))
 		return helper_relist(a);
+	if (!strcmp(m, "file-attrs"))
+		return helper_file_attrs(a);
+	if (!strcmp(m, "file-attrs-child"))
+		return helper_file_attrs_child(a, atoi(b));
+	if (!strcmp(m, "file-attrs-change"))
+		return file_attrs_change(a, atoi(b)) == 0 ? 0 : 1;
 	if (!strcmp(m, "search"))
 		return helper_search(a);
 	if (!strcmp(m, "attach"))
@@ -2579,6 +2689,23 @@ static void test_session_access_on_a_shared_file_name_asks_the_kernel_once(void 
 	assert_true(inv < 16LL * (rounds + 1));
 }
 
+static void test_session_shared_file_attributes_exact_after_changes_beside_their_name(void **state)
+{
+	char d[PLEN], stats[PLEN];
+	int st;
+
+	(void)state;
+	subdir(d, "fileattrs");
+	snprintf(stats, sizeof(stats), "%s/fileattrs.stats", g_scratch);
+	setenv("RCUWALK_STATS", stats, 1);
+	st = run_session("file-attrs", d, "");
+	unsetenv("RCUWALK_STATS");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	print_message("file attributes taken from the shared ones: %lld\n",
+		      stats_field(stats, "files_shared"));
+}
+
 /* A directory's attributes taken from the shared ones stay exact when a
  * process of the session changes them with an inode-flag ioctl, which no
  * inotify event reports: the shim voids every shared entry before the
@@ -2781,6 +2908,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_filesystem_class_taken_by_mount_id_where_the_kernel_has_them),
 		cmocka_unit_test(test_session_shared_directory_attributes_exact_after_inode_flag_ioctl),
 		cmocka_unit_test(test_session_access_on_a_shared_file_name_asks_the_kernel_once),
+		cmocka_unit_test(test_session_shared_file_attributes_exact_after_changes_beside_their_name),
 		cmocka_unit_test(test_session_search_answers_shared_only_with_the_same_credentials),
 		cmocka_unit_test(test_session_attach_direct_where_allowed_else_over_the_socket),
 		cmocka_unit_test(test_session_stopped_watcher_socket_attach_falls_back_without_the_whole_wait),

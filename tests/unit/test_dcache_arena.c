@@ -300,6 +300,91 @@ static uint32_t *head_of(void *a, size_t size, int wd, uint32_t *off)
 	return NULL;
 }
 
+/* A9: a regular file's attributes answer while its directory's watch and
+ * its own both saw no event; never past the session's file watch numbers,
+ * never for a file of more than one link, and not after a scribble. */
+static void test_dcache_arena_file_attributes_valid_until_its_directory_or_its_own_watch_changes(
+	void **state)
+{
+	void *a = map_arena(DCACHE_ARENA_SIZE);
+	struct stat in = { .st_mode = S_IFREG | 0644, .st_nlink = 1, .st_dev = 3, .st_ino = 77,
+			   .st_size = 12345 },
+		    out;
+	unsigned int type;
+	uint64_t dev, ino;
+	size_t tl;
+	char tg[8];
+	int child;
+
+	(void)state;
+	/* No file watch numbers given (the watcher's RCUWALK_SHARED_FILES=0). */
+	assert_int_equal(dcache_arena_file_watch_ok(a, -1), 0);
+	assert_int_equal(dcache_arena_put_file(a, 9, dcache_arena_gen(a, 9), "f.h", 3, 40,
+					       dcache_arena_gen(a, 40), &in),
+			 -ERANGE);
+	dcache_arena_set_file_wds(a, 100);
+	assert_int_equal(dcache_arena_file_watch_ok(a, -1), 1);
+	assert_int_equal(dcache_arena_get_file(a, 9, "f.h", 3, &out), -ENOENT);
+	assert_int_equal(dcache_arena_put_file(a, 9, dcache_arena_gen(a, 9), "f.h", 3, 40,
+					       dcache_arena_gen(a, 40), &in),
+			 0);
+	assert_int_equal(dcache_arena_get_file(a, 9, "f.h", 3, &out), 0);
+	assert_memory_equal(&in, &out, sizeof(in));
+	/* Only that name of that directory; no other kind's answer. */
+	assert_int_equal(dcache_arena_get_file(a, 9, "f.hh", 4, &out), -ENOENT);
+	assert_int_equal(dcache_arena_get_file(a, 10, "f.h", 3, &out), -ENOENT);
+	assert_int_equal(dcache_arena_get_watch(a, 9, "f.h", 3, &child, &dev, &ino), -ENOENT);
+	assert_int_equal(dcache_arena_get_name(a, 9, "f.h", 3, &type, &dev, &ino, tg, sizeof(tg), &tl),
+			 -ENOENT);
+	assert_int_equal(dcache_arena_get_attr(a, 40, &out), -ENOENT);
+	/* An event on the file's own watch (a write through another name, a
+	 * new hard link made anywhere): gone. */
+	dcache_arena_invalidate(a, 40);
+	assert_int_equal(dcache_arena_get_file(a, 9, "f.h", 3, &out), -ENOENT);
+	/* Offered again; then an event on the directory (the name replaced). */
+	assert_int_equal(dcache_arena_put_file(a, 9, dcache_arena_gen(a, 9), "f.h", 3, 40,
+					       dcache_arena_gen(a, 40), &in),
+			 0);
+	assert_int_equal(dcache_arena_get_file(a, 9, "f.h", 3, &out), 0);
+	dcache_arena_invalidate(a, 9);
+	assert_int_equal(dcache_arena_get_file(a, 9, "f.h", 3, &out), -ENOENT);
+	/* Stale generations are refused at the put. */
+	assert_int_equal(dcache_arena_put_file(a, 9, dcache_arena_gen(a, 9), "f.h", 3, 40,
+					       dcache_arena_gen(a, 40) - 1, &in),
+			 -ESTALE);
+	/* Not a regular file, or more than one link: never offered. */
+	in.st_nlink = 2;
+	assert_int_equal(dcache_arena_put_file(a, 9, dcache_arena_gen(a, 9), "g", 1, 41,
+					       dcache_arena_gen(a, 41), &in),
+			 -EINVAL);
+	in.st_nlink = 1;
+	in.st_mode = S_IFDIR | 0755;
+	assert_int_equal(dcache_arena_put_file(a, 9, dcache_arena_gen(a, 9), "g", 1, 41,
+					       dcache_arena_gen(a, 41), &in),
+			 -EINVAL);
+	in.st_mode = S_IFREG | 0644;
+	/* A scribbled byte of the attributes fails the entry's check (A7). */
+	in.st_size = 424242; /* these bytes are in this entry only */
+	assert_int_equal(dcache_arena_put_file(a, 9, dcache_arena_gen(a, 9), "h", 1, 42,
+					       dcache_arena_gen(a, 42), &in),
+			 0);
+	assert_int_equal(dcache_arena_get_file(a, 9, "h", 1, &out), 0);
+	{
+		char *p = memmem(a, DCACHE_ARENA_SIZE, &in, sizeof(in));
+
+		assert_non_null(p);
+		p[offsetof(struct stat, st_size)] ^= 1;
+		assert_int_equal(dcache_arena_get_file(a, 9, "h", 1, &out), -ENOENT);
+	}
+	/* A watch number at the limit ends file watches for the session. */
+	assert_int_equal(dcache_arena_put_file(a, 9, dcache_arena_gen(a, 9), "k", 1, 100,
+					       dcache_arena_gen(a, 100), &in),
+			 -ERANGE);
+	assert_int_equal(dcache_arena_file_watch_ok(a, -1), 0);
+	assert_int_equal(dcache_arena_file_watch_ok(a, 43), 0);
+	munmap(a, DCACHE_ARENA_SIZE);
+}
+
 static void test_dcache_arena_corrupt_entries_answer_nothing_and_never_fault(void **state)
 {
 	void *a = map_arena(SMALL);
@@ -496,6 +581,8 @@ int main(void)
 		cmocka_unit_test(test_dcache_arena_watch_of_a_name_valid_until_its_directory_changes),
 		cmocka_unit_test(test_dcache_arena_directory_attributes_valid_until_its_watch_changes),
 		cmocka_unit_test(test_dcache_arena_search_answer_only_for_its_credentials_until_its_watch_changes),
+		cmocka_unit_test(
+			test_dcache_arena_file_attributes_valid_until_its_directory_or_its_own_watch_changes),
 		cmocka_unit_test(test_dcache_arena_full_refuses_and_keeps_what_it_has),
 		cmocka_unit_test(test_dcache_arena_takes_nothing_past_its_limit),
 		cmocka_unit_test(test_dcache_arena_corrupt_entries_answer_nothing_and_never_fault),
