@@ -24,7 +24,7 @@
 # are not cached).  Every rcuwalk_many run checks that each pass gives each
 # name the answer of its first pass; the script checks that 600 are present.
 #
-# Each round runs four modes, in an order rotated per round:
+# Each round runs five modes, in an order rotated per round:
 #   raw     rcuwalk_many -r -p 3 LIST: raw newfstatat syscalls, which no shim
 #           intercepts (the floor); the median of passes 2 and 3
 #   shim    rcuwalk --warmup=0 -- rcuwalk_many -p 5 LIST: pass 1 (cold: the
@@ -33,22 +33,28 @@
 #           rcuwalk_many -p 3 LIST': the session's second process; its pass 1
 #           (a first lookup of names the session already knows) and the
 #           median of its passes 2 and 3
+#   third   the same with two processes before it: the third's pass 1 (a
+#           file's attributes are shared from the third process on: the
+#           first offers its name, the second watches it; doc/session.md,
+#           "File attributes")
 #   nosess  rcuwalk --warmup=0 --no-session -- rcuwalk_many -p 5 LIST: a
 #           per-process cache; pass 1 and the median of passes 2..5
 # Per figure: the median and min-max over rounds of ns/lookup; ratios are per
 # round, then median and min-max.  One untimed run of each mode comes first.
 # Then one run of the shim mode under `rcuwalk --stats` says how many of its
-# lookups were answered from the cache.  Local disk only.
+# lookups were answered from the cache.  Local disk only.  The environment's
+# RCUWALK_* variables are dropped, but RCUWALK_SHARED_FILES (=0: no file's
+# attributes shared, for comparisons).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 rounds=7 bdir=$root/build
 while getopts "n:b:" o; do
   case $o in
-    n) rounds=$OPTARG;; b) bdir=$(cd "$OPTARG" && pwd);; *) sed -n '2,41p' "$0"; exit 2;;
+    n) rounds=$OPTARG;; b) bdir=$(cd "$OPTARG" && pwd);; *) sed -n '2,47p' "$0"; exit 2;;
   esac
 done
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || { sed -n '2,41p' "$0"; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { sed -n '2,47p' "$0"; exit 2; }
 shim=$bdir/preload/rcuwalk many=$bdir/examples/rcuwalk_many
 [ -x "$shim" ] || { echo "many-names.sh: build rcuwalk first ($shim)" >&2; exit 2; }
 [ -x "$many" ] || { echo "many-names.sh: build rcuwalk_many first ($many)" >&2; exit 2; }
@@ -76,13 +82,16 @@ import os, re, subprocess, sys, time
 rounds, shim, many, lst, commit, cmdline = sys.argv[1:7]
 rounds = int(rounds)
 base = dict(os.environ)
-for v in [k for k in base if k == "LD_PRELOAD" or k.startswith("RCUWALK_")]:
+for v in [k for k in base if k == "LD_PRELOAD" or
+          (k.startswith("RCUWALK_") and k != "RCUWALK_SHARED_FILES")]:
     del base[v]
 sh2 = f"'{many}' -p 1 '{lst}' >/dev/null; '{many}' -p 3 '{lst}'"
+sh3 = f"'{many}' -p 1 '{lst}' >/dev/null; " + sh2
 modes = {
     "raw": [many, "-r", "-p", "3", lst],
     "shim": [shim, "--warmup=0", "--", many, "-p", "5", lst],
     "second": [shim, "--warmup=0", "--", "sh", "-c", sh2],
+    "third": [shim, "--warmup=0", "--", "sh", "-c", sh3],
     "nosess": [shim, "--warmup=0", "--no-session", "--", many, "-p", "5", lst],
 }
 line = re.compile(r"pass (\d+): (\d+) lookups, ([0-9.]+) ns/lookup, (\d+) present, (\d+) faults")
@@ -107,6 +116,7 @@ figs = [("raw", "raw newfstatat, passes 2-3", [2, 3]),
         ("shim", "shim, same process: passes 2-5 (hits)", [2, 3, 4, 5]),
         ("second", "session's 2nd process: pass 1", [1]),
         ("second", "session's 2nd process: passes 2-3", [2, 3]),
+        ("third", "session's 3rd process: pass 1", [1]),
         ("nosess", "--no-session: pass 1 (cold)", [1]),
         ("nosess", "--no-session: passes 2-5 (hits)", [2, 3, 4, 5])]
 started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()); t0 = time.monotonic()
@@ -117,7 +127,7 @@ for m in names:
 val = [[] for _ in figs]
 for r in range(rounds):
     got = {}
-    for m in names[r % 4:] + names[:r % 4]:
+    for m in names[r % len(names):] + names[:r % len(names)]:
         got[m] = run(m)
     for i, (m, _, ps) in enumerate(figs):
         val[i].append(median([got[m][p - 1] for p in ps]))
@@ -151,7 +161,8 @@ print(f"| shim hit / raw | {ratio(2, 0)} |")
 print(f"| shim cold pass 1 / raw | {ratio(1, 0)} |")
 print(f"| 2nd process pass 1 / same-process hit | {ratio(3, 2)} |")
 print(f"| 2nd process pass 1 / raw | {ratio(3, 0)} |")
-print(f"| --no-session hit / raw | {ratio(6, 0)} |")
+print(f"| 3rd process pass 1 / same-process hit | {ratio(5, 2)} |")
+print(f"| --no-session hit / raw | {ratio(7, 0)} |")
 print()
 if st.returncode != 0 or "lookups" not in cnt:
     print(f"rcuwalk --stats run failed ({st.returncode}):\n{st.stderr}")

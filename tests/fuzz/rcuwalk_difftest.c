@@ -80,7 +80,11 @@
  * answers while changes are under way; once the child is reaped every
  * answer must be exact, here and in the helper.  With --expect-path-hits
  * the run fails unless the statistics records show lookups answered from
- * the shared path table (path_hits_shared), in the lookup helpers too.
+ * the shared path table (path_hits_shared), in the lookup helpers too;
+ * with --expect-file-hits, unless a lookup helper took a regular file's
+ * attributes from the session (files_shared: doc/session.md, "File
+ * attributes"; run with RCUWALK_RACY_MS=0, else a file changed in the last
+ * 2 s is never shared).
  * (Started as root, the helpers of the nobody half share nothing: their
  * records show no shared listing, name or path.)
  *
@@ -92,10 +96,11 @@
  *
  * Usage: rcuwalk_difftest [--ops N] [--seed S] [--efault PERMILLE] [--no-shim] [-v]
  *                         [--depth N] [--look-helpers PERMILLE] [--expect-session]
- *                         [--expect-path-hits]
+ *                         [--expect-path-hits] [--expect-file-hits]
  *        rcuwalk_difftest --replay FILE | --minimize FILE
  * Exit: 0 pass, 1 mismatch (or no answer from the cache, or with
- * --expect-path-hits none from the shared path table), 2 setup error, 77
+ * --expect-path-hits none from the shared path table, or with
+ * --expect-file-hits no file's attributes in a helper), 2 setup error, 77
  * skip (shim not preloaded, or --expect-session without a session: the
  * launcher found no inotify instance).
  * Run under the shim: LD_PRELOAD=librcuwalk.so or `rcuwalk -- rcuwalk_difftest`.
@@ -3114,6 +3119,7 @@ static int minimize_main(const char *file)
 struct totals {
 	unsigned long long hits, neg_hits, misses, pass, inval;
 	unsigned long long paths_shared, path_hits, path_hits_helpers; /* the shared path table */
+	unsigned long long files_shared, files_shared_helpers; /* files' shared attributes */
 	int lines;
 };
 
@@ -3150,8 +3156,11 @@ static void read_stats(const char *file, long from, struct totals *t)
 			t->lines++;
 			t->paths_shared += stats_field(line, " paths_shared=");
 			t->path_hits += stats_field(line, " path_hits_shared=");
-			if (pid != g_run_pid) /* lookup helpers (--look-helpers) */
+			t->files_shared += stats_field(line, " files_shared=");
+			if (pid != g_run_pid) { /* lookup helpers (--look-helpers) */
 				t->path_hits_helpers += stats_field(line, " path_hits_shared=");
+				t->files_shared_helpers += stats_field(line, " files_shared=");
+			}
 		}
 	}
 	fclose(f);
@@ -3209,7 +3218,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: rcuwalk_difftest [--ops N] [--seed S] [--efault PERMILLE] [--no-shim]\n"
 			"                        [--depth N] [--look-helpers PERMILLE]\n"
-			"                        [--expect-session] [--expect-path-hits] [-v]\n"
+			"                        [--expect-session] [--expect-path-hits]\n"
+			"                        [--expect-file-hits] [-v]\n"
 			"       rcuwalk_difftest --replay FILE | --minimize FILE\n");
 	exit(2);
 }
@@ -3217,7 +3227,8 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	const char *replay = NULL, *minimize = NULL, *stats;
-	bool no_shim = false, expect_session = false, expect_path_hits = false;
+	bool no_shim = false, expect_session = false, expect_path_hits = false,
+	     expect_file_hits = false;
 	struct src s = { 0 };
 	struct totals t;
 	long stats_from = 0;
@@ -3250,6 +3261,8 @@ int main(int argc, char **argv)
 			expect_session = true;
 		else if (!strcmp(argv[i], "--expect-path-hits"))
 			expect_path_hits = true;
+		else if (!strcmp(argv[i], "--expect-file-hits"))
+			expect_file_hits = true;
 		else if (!strcmp(argv[i], "-v"))
 			g_verbose = true;
 		else
@@ -3336,6 +3349,8 @@ int main(int argc, char **argv)
 		       t.lines, t.hits, t.neg_hits, t.misses, t.pass, t.inval);
 		printf("shared path table: paths_shared=%llu path_hits_shared=%llu "
 		       "(%llu in lookup helpers)\n", t.paths_shared, t.path_hits, t.path_hits_helpers);
+		printf("files' shared attributes: files_shared=%llu (%llu in lookup helpers)\n",
+		       t.files_shared, t.files_shared_helpers);
 		if (rc == 0 && t.hits + t.neg_hits == 0) {
 			fprintf(stderr, "rcuwalk_difftest: the shim answered nothing from its cache\n");
 			rc = 1;
@@ -3344,6 +3359,11 @@ int main(int argc, char **argv)
 		if (rc == 0 && expect_path_hits && (t.path_hits == 0 || t.path_hits_helpers == 0)) {
 			fprintf(stderr, "rcuwalk_difftest: --expect-path-hits, but %s answered from the "
 				"shared path table\n", t.path_hits ? "no lookup helper's lookup was" : "no lookup was");
+			rc = 1;
+		}
+		if (rc == 0 && expect_file_hits && t.files_shared_helpers == 0) {
+			fprintf(stderr, "rcuwalk_difftest: --expect-file-hits, but no lookup helper took a "
+				"file's attributes from the session\n");
 			rc = 1;
 		}
 	}
