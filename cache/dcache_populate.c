@@ -848,8 +848,10 @@ int dc_populate_rcu(struct miss *m)
 			shared = dc_ops->listing_ticket(d_wd(d), &ticket) == 1;
 		/* A regular file's, from the session's (ENT_FILE, valid while
 		 * its directory's watch and its own saw no event: dcache_arena.c
-		 * A9), with its parent's ticket; only where we would keep them. */
-		else if (d->type == D_REG && keep && !(d->flags & D_TTL) && dc_ops->listing_ticket &&
+		 * A9), with its parent's ticket; only where we would keep them,
+		 * and on its directory's filesystem (no mount point), as names. */
+		else if (d->type == D_REG && keep && !(d->flags & D_TTL) &&
+			 LOAD_RELAXED(d->dev) == LOAD_RELAXED(d->parent->dev) && dc_ops->listing_ticket &&
 			 dc_ops->shared_file_get)
 			shared_file = dc_ops->listing_ticket(d_wd(d->parent), &ticket) == 1;
 		pthread_mutex_unlock(&dcache_mutex);
