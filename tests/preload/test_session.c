@@ -2129,6 +2129,21 @@ static void subdir(char *out, const char *name)
 	assert_int_equal(raw_mkdir(out), 0);
 }
 
+/* run_session(mode, d, arg) in a new scratch directory d called `name`, its
+ * processes' RCUWALK_STATS records in stats (`<name>.stats`, PLEN bytes). */
+static int run_session_stats(const char *mode, const char *name, const char *arg, char *d,
+			     char *stats)
+{
+	int st;
+
+	subdir(d, name);
+	snprintf(stats, PLEN, "%s/%s.stats", g_scratch, name);
+	setenv("RCUWALK_STATS", stats, 1);
+	st = run_session(mode, d, arg);
+	unsetenv("RCUWALK_STATS");
+	return st;
+}
+
 static void test_session_tree_shares_one_instance(void **state)
 {
 	char d[PLEN];
@@ -2460,11 +2475,7 @@ static long long foreign_invalidations(const char *what, int attempt)
 	int st;
 
 	snprintf(name, sizeof(name), "foreign-%s-%d", what, attempt);
-	subdir(d, name);
-	snprintf(stats, sizeof(stats), "%s/%s.stats", g_scratch, name);
-	setenv("RCUWALK_STATS", stats, 1);
-	st = run_session("foreign", d, what);
-	unsetenv("RCUWALK_STATS");
+	st = run_session_stats("foreign", name, what, d, stats);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	inv = stats_field(stats, "invalidations");
@@ -2633,11 +2644,7 @@ static void test_session_search_answers_shared_only_with_the_same_credentials(vo
 	int st;
 
 	(void)state;
-	subdir(d, "search");
-	snprintf(stats, sizeof(stats), "%s/search.stats", g_scratch);
-	setenv("RCUWALK_STATS", stats, 1);
-	st = run_session("search", d, "");
-	unsetenv("RCUWALK_STATS");
+	st = run_session_stats("search", "search", "", d, stats);
 	assert_true(WIFEXITED(st));
 	if (WEXITSTATUS(st) == 77) {
 		print_message("skipped: needs root (CAP_DAC_OVERRIDE to drop)\n");
@@ -2669,11 +2676,7 @@ static void test_session_access_on_a_shared_file_name_asks_the_kernel_once(void 
 	FILE *in;
 
 	(void)state;
-	subdir(d, "relist");
-	snprintf(stats, sizeof(stats), "%s/relist.stats", g_scratch);
-	setenv("RCUWALK_STATS", stats, 1);
-	st = run_session("relist", d, "");
-	unsetenv("RCUWALK_STATS");
+	st = run_session_stats("relist", "relist", "", d, stats);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	snprintf(p, sizeof(p), "%s/rounds", d);
@@ -2695,11 +2698,7 @@ static void test_session_shared_file_attributes_exact_after_changes_beside_their
 	int st;
 
 	(void)state;
-	subdir(d, "fileattrs");
-	snprintf(stats, sizeof(stats), "%s/fileattrs.stats", g_scratch);
-	setenv("RCUWALK_STATS", stats, 1);
-	st = run_session("file-attrs", d, "");
-	unsetenv("RCUWALK_STATS");
+	st = run_session_stats("file-attrs", "fileattrs", "", d, stats);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	print_message("file attributes taken from the shared ones: %lld\n",
