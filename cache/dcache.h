@@ -122,7 +122,8 @@ struct dcache_listing {
 /* A regular file's own watch on the session's instance and its generation
  * sampled before its attributes were read (ops->shared_file_ask). */
 struct dcache_file_tok {
-	int wd;       /* -1: none (the answer may not be offered) */
+	int wd;       /* -1: none (the attributes may not be offered) */
+	int name;     /* else 1: offer the name (the first process to ask) */
 	uint64_t gen;
 };
 
@@ -250,9 +251,10 @@ struct dcache_ops {
 			       struct stat *st);
 	/* May be NULL.  Instead of kernel_lstat(path) of that file where the
 	 * answer may be offered (t->can_put): 0 with the kernel's answer in
-	 * *st and the file's own watch in *tok (tok->wd -1: none), 1 (the
-	 * kernel's lstat failed), or -1 (not asked: ask kernel_lstat).  Then
-	 * shared_file_put offers what the cache kept.  No lock held. */
+	 * *st and what may be offered in *tok (the file's own watch, or
+	 * else its name), 1 (the kernel's lstat failed), or -1 (not asked:
+	 * ask kernel_lstat).  Then shared_file_put offers it, if the cache
+	 * kept the attributes.  No lock held. */
 	int (*shared_file_ask)(const struct dcache_listing *t, const char *path, const char *name,
 			       size_t len, struct stat *st, struct dcache_file_tok *tok);
 	void (*shared_file_put)(const struct dcache_listing *t, const char *name, size_t len,

@@ -820,7 +820,7 @@ int dc_populate_rcu(struct miss *m)
 	case MISS_ATTR: {
 		struct dentry *d = m->d;
 		struct dcache_listing ticket;
-		struct dcache_file_tok tok = { -1, 0 };
+		struct dcache_file_tok tok = { -1, 0, 0 };
 		unsigned int seq, pgen, dgen;
 		unsigned long agen;
 		bool shared = false, shared_file = false, keep;
@@ -895,8 +895,9 @@ int dc_populate_rcu(struct miss *m)
 				attr_store(d, &st);
 				STORE_RELAXED(d->flags, d->flags | D_ATTR);
 				d_write_end(d);
-				/* Kept, so fit to share: one link, not racy. */
-				if (tok.wd >= 0 && dc_ops->shared_file_put)
+				/* Kept, so fit to share: one link, not racy,
+				 * on d's device. */
+				if ((tok.wd >= 0 || tok.name) && dc_ops->shared_file_put)
 					dc_ops->shared_file_put(&ticket, d->name, d->namelen, &tok, &st);
 			}
 			if (m->answer) {

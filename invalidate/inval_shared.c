@@ -2,9 +2,9 @@
 /*
  * inval_shared.c - the session's shared entries as the cache's ops: listings,
  * directory watches, what names are, directories' and regular files'
- * attributes and who may search them (cache/dcache_arena.c; doc/session.md, "Phase 2: shared
- * entries"), each taken or offered under a ticket of this process's
- * instance.  Split from inval.c, whose locks and invariants hold here (I1-I4
+ * attributes and who may search them (cache/dcache_arena.c; doc/session.md,
+ * "Phase 2: shared entries"), each taken or offered under a ticket of this
+ * process's instance.  Split from inval.c, whose locks and invariants hold here (I1-I4
  * at the top of inval_fds.c): the ops run under the dcache mutex unless said
  * otherwise, and take fd_mutex only through queued_locked().
  */
@@ -246,7 +246,7 @@ static void shared_search_put(const struct dcache_listing *t)
  * session_wd_foreign), and the watcher bumps its generation for each.
  *
  * Rent or buy: a file's watch is made by the second process that asks for
- * its attributes (the first offers its name: ENT_NAME), and its answer
+ * its attributes (the first offers its name: ENT_NAME, once it keeps the attributes), and its answer
  * serves the third and later ones.
  *
  * The ask: add the watch through the name (not following a last symlink),
@@ -258,11 +258,11 @@ static void shared_search_put(const struct dcache_listing *t)
  * at the lstat than at the watch, it changed after that sample, and its
  * event (queued before the lstat) bumps the directory's generation, which
  * voids the entry as any later change would.  The answer is the kernel's
- * lstat either way; it is offered only if the cache keeps it (one link,
- * not racy: dcache_populate.c, MISS_ATTR).  Past the session's file watch
- * numbers (dcache_arena_file_watch_ok), or with the watch refused (ENOSPC:
- * the user's max_user_watches), nothing is
- * offered, and later asks go to lstat.
+ * lstat either way; it, or the name, is offered only if the cache keeps it
+ * (one link, not racy, on the directory's device: dcache_populate.c,
+ * MISS_ATTR).  Past the session's file watch numbers
+ * (dcache_arena_file_watch_ok), or with the watch refused (ENOSPC: the
+ * user's max_user_watches), no attributes are offered.
  */
 #define FILE_WATCH_MASK (IN_ATTRIB | IN_MODIFY | IN_MOVE_SELF | IN_DELETE_SELF)
 
@@ -291,6 +291,7 @@ static int shared_file_ask(const struct dcache_listing *t, const char *path, con
 	bool known;
 
 	tok->wd = -1;
+	tok->name = 0;
 	if (!a || ifd < 0)
 		return -1;
 	/* Rent or buy: a file no other process has named yet gets no watch
@@ -314,9 +315,8 @@ static int shared_file_ask(const struct dcache_listing *t, const char *path, con
 	}
 	if (!S_ISREG(st->st_mode) || st->st_nlink != 1)
 		tok->wd = -1;
-	else if (!known)
-		(void)dcache_arena_put_name(a, t->wd, t->gen, name, len, DT_REG, (uint64_t)st->st_dev,
-					    (uint64_t)st->st_ino, NULL, 0);
+	else
+		tok->name = !known;
 	return 0;
 }
 
@@ -327,6 +327,9 @@ static void shared_file_put(const struct dcache_listing *t, const char *name, si
 
 	if (a && tok->wd >= 0)
 		(void)dcache_arena_put_file(a, t->wd, t->gen, name, len, tok->wd, tok->gen, st);
+	else if (a && tok->name)
+		(void)dcache_arena_put_name(a, t->wd, t->gen, name, len, DT_REG, (uint64_t)st->st_dev,
+					    (uint64_t)st->st_ino, NULL, 0);
 }
 
 /*
