@@ -246,8 +246,8 @@ static void shared_search_put(const struct dcache_listing *t)
  * session_wd_foreign), and the watcher bumps its generation for each.
  *
  * Rent or buy: a file's watch is made by the second process that asks for
- * its attributes (the first offers its name: ENT_NAME, once it keeps the attributes), and its answer
- * serves the third and later ones.
+ * its attributes (the first offers its name, ENT_NAME, once it keeps the
+ * attributes), and its answer serves the third and later ones.
  *
  * The ask: add the watch through the name (not following a last symlink),
  * sample the watch's generation, lstat the name.  A change of the watched
