@@ -604,9 +604,12 @@ int dcache_arena_get_search(const void *mem, int wd, uint64_t cred);
 /* Let file watches numbered below n (0: none) vouch for shared attributes.
  * The watcher, after dcache_arena_format. */
 void dcache_arena_set_file_wds(void *mem, uint32_t n);
-/* Whether file watch `fwd` may be used (-1: whether one may be made now);
- * a number at or past the limit ends file watches for the session.  Any
- * thread of an attached process. */
+/* Whether a file watch may be made now (numbers given, none past them
+ * yet).  Any thread of an attached process. */
+int dcache_arena_file_watches_on(const void *mem);
+/* Whether file watch `fwd` may vouch for attributes; a number at or past
+ * the limit ends file watches for the session.  Any thread of an attached
+ * process. */
 int dcache_arena_file_watch_ok(void *mem, int fwd);
 /* Publish that entry `name` of directory `wd` (asked after wd's generation
  * was `gen`) is the regular file of one link `st` (its fstat), watched as

@@ -882,15 +882,21 @@ void dcache_arena_set_file_wds(void *mem, uint32_t n)
 	__atomic_store_n(&((struct arena_hdr *)mem)->file_wds, n, __ATOMIC_RELAXED);
 }
 
+int dcache_arena_file_watches_on(const void *mem)
+{
+	const struct arena_hdr *a = mem;
+
+	return __atomic_load_n(&a->file_wds, __ATOMIC_RELAXED) > 0 &&
+	       !__atomic_load_n(&a->file_off, __ATOMIC_RELAXED);
+}
+
 int dcache_arena_file_watch_ok(void *mem, int fwd)
 {
 	struct arena_hdr *a = mem;
 	uint32_t n = __atomic_load_n(&a->file_wds, __ATOMIC_RELAXED);
 
-	if (__atomic_load_n(&a->file_off, __ATOMIC_RELAXED))
+	if (fwd < 0 || !dcache_arena_file_watches_on(a))
 		return 0;
-	if (fwd < 0 || n == 0)
-		return fwd < 0 && n > 0;
 	if ((uint32_t)fwd < n && (uint32_t)fwd < DCACHE_ARENA_FILE_WDS)
 		return 1;
 	__atomic_store_n(&a->file_off, 1, __ATOMIC_RELAXED);

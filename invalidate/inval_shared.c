@@ -261,7 +261,7 @@ static void shared_search_put(const struct dcache_listing *t)
  * lstat either way; it, or the name, is offered only if the cache keeps it
  * (one link, not racy, on the directory's device: dcache_populate.c,
  * MISS_ATTR).  Past the session's file watch numbers
- * (dcache_arena_file_watch_ok), or with the watch refused (ENOSPC: the
+ * (dcache_arena_file_watches_on), or with the watch refused (ENOSPC: the
  * user's max_user_watches), no attributes are offered.
  */
 #define FILE_WATCH_MASK (IN_ATTRIB | IN_MODIFY | IN_MOVE_SELF | IN_DELETE_SELF)
@@ -300,7 +300,7 @@ static int shared_file_ask(const struct dcache_listing *t, const char *path, con
 	 * for its attributes watches it, and every later one takes them. */
 	known = dcache_arena_get_name(a, t->wd, name, len, &type, &dev, &ino, tg, 0, &tl) == 0 &&
 		type == DT_REG;
-	if (known && !atomic_load(&file_watches_off) && dcache_arena_file_watch_ok(a, -1)) {
+	if (known && !atomic_load(&file_watches_off) && dcache_arena_file_watches_on(a)) {
 		fwd = (int)syscall(SYS_inotify_add_watch, ifd, path, FILE_WATCH_MASK | IN_DONT_FOLLOW);
 		if (fwd < 0 && errno == ENOSPC)
 			atomic_store(&file_watches_off, 1);

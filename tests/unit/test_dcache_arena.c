@@ -318,12 +318,12 @@ static void test_dcache_arena_file_attributes_valid_until_its_directory_or_its_o
 
 	(void)state;
 	/* No file watch numbers given (the watcher's RCUWALK_SHARED_FILES=0). */
-	assert_int_equal(dcache_arena_file_watch_ok(a, -1), 0);
+	assert_int_equal(dcache_arena_file_watches_on(a), 0);
 	assert_int_equal(dcache_arena_put_file(a, 9, dcache_arena_gen(a, 9), "f.h", 3, 40,
 					       dcache_arena_gen(a, 40), &in),
 			 -ERANGE);
 	dcache_arena_set_file_wds(a, 100);
-	assert_int_equal(dcache_arena_file_watch_ok(a, -1), 1);
+	assert_int_equal(dcache_arena_file_watches_on(a), 1);
 	assert_int_equal(dcache_arena_get_file(a, 9, "f.h", 3, &out), -ENOENT);
 	assert_int_equal(dcache_arena_put_file(a, 9, dcache_arena_gen(a, 9), "f.h", 3, 40,
 					       dcache_arena_gen(a, 40), &in),
@@ -380,7 +380,7 @@ static void test_dcache_arena_file_attributes_valid_until_its_directory_or_its_o
 	assert_int_equal(dcache_arena_put_file(a, 9, dcache_arena_gen(a, 9), "k", 1, 100,
 					       dcache_arena_gen(a, 100), &in),
 			 -ERANGE);
-	assert_int_equal(dcache_arena_file_watch_ok(a, -1), 0);
+	assert_int_equal(dcache_arena_file_watches_on(a), 0);
 	assert_int_equal(dcache_arena_file_watch_ok(a, 43), 0);
 	munmap(a, DCACHE_ARENA_SIZE);
 }
