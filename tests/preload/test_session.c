@@ -1498,6 +1498,30 @@ static int helper_euid(const char *base)
 	return reap(pid);
 }
 
+/* Spawn helper `child` (base, the wait in ms) in rounds until field of the
+ * RCUWALK_STATS records (each child's is written when it exits) exceeds
+ * `above`, at least `min` rounds, at most `max`: the rounds run, or -1 (a
+ * child failed).  Which child takes a shared entry is a timing (a record
+ * published during its lookups keeps it from offering), so the wait for the
+ * watcher's publishing doubles every 4 rounds (20 ms on), for a loaded
+ * machine where 20 ms is not enough. */
+static int rounds_until(const char *child, const char *base, const char *field, long long above,
+			int min, int max)
+{
+	const char *stats = getenv("RCUWALK_STATS");
+	char n[16];
+	int round;
+
+	for (round = 0; round < max; round++) {
+		if (round >= min && stats && stats_field(stats, field) > above)
+			break;
+		snprintf(n, sizeof(n), "%d", 20 << (round / 4));
+		if (reap(spawn_helper(child, base, n)) != 0)
+			return -1;
+	}
+	return round;
+}
+
 /* A file whose name a child took from the shared entries (typed, never
  * lstat'ed: D_LISTED), then access()ed: the access needs its lstat, which
  * must come from the kernel once, not be answered from the shared entries
@@ -1507,8 +1531,7 @@ static int helper_euid(const char *base)
 
 static int helper_relist(const char *base)
 {
-	char d[PLEN], p[PLEN], n[16];
-	const char *stats = getenv("RCUWALK_STATS");
+	char d[PLEN], p[PLEN];
 	FILE *out;
 	int round;
 
@@ -1518,17 +1541,11 @@ static int helper_relist(const char *base)
 	snprintf(p, sizeof(p), "%s/f", d);
 	if (raw_write_file(p, 1, 0) != 0)
 		FAIL("relist: create");
-	/* Rounds until a child has taken d/f's name (each child's record is
-	 * written when it exits), at least 4, at most RELIST_ROUNDS; the wait
-	 * for the watcher's publishing doubles every 4 rounds (20 ms to
-	 * 320 ms), for a loaded machine where 20 ms is not enough. */
-	for (round = 0; round < RELIST_ROUNDS; round++) {
-		if (round >= 4 && stats && stats_field(stats, "names_shared") >= 1)
-			break;
-		snprintf(n, sizeof(n), "%d", 20 << (round / 4));
-		if (reap(spawn_helper("relist-child", base, n)) != 0)
-			FAIL("relist: child %d failed", round);
-	}
+	/* Rounds until a child has taken d/f's name: at least 4, at most
+	 * RELIST_ROUNDS (the wait 20 to 160 ms). */
+	round = rounds_until("relist-child", base, "names_shared", 0, 4, RELIST_ROUNDS);
+	if (round < 0)
+		FAIL("relist: a child failed");
 	snprintf(p, sizeof(p), "%s/rounds", base);
 	out = fopen(p, "w");
 	if (!out || fprintf(out, "%d\n", round) < 0 || fclose(out) != 0)
@@ -1611,7 +1628,7 @@ static int file_attrs_change(const char *base, int step)
 
 static int helper_file_attrs(const char *base)
 {
-	char p[PLEN], n[16], s[4];
+	char p[PLEN], s[4];
 	const char *stats = getenv("RCUWALK_STATS");
 	long long before = 0, now;
 
@@ -1627,19 +1644,13 @@ static int helper_file_attrs(const char *base)
 	if (!stats)
 		FAIL("file attrs: no RCUWALK_STATS");
 	for (int step = 0; step < FILE_ATTR_STEPS; step++) {
-		int k;
+		int k = rounds_until("file-attrs-child", base, "files_shared", before, 1,
+				     FILE_ATTR_TRIES + 1);
 
-		/* The wait for the watcher's publishing doubles every 4
-		 * tries (20 to 160 ms), for a loaded machine. */
-		for (k = 0; k < FILE_ATTR_TRIES; k++) {
-			snprintf(n, sizeof(n), "%d", 20 << (k / 4));
-			if (reap(spawn_helper("file-attrs-child", base, n)) != 0)
-				FAIL("file attrs: child %d of step %d failed", k, step);
-			now = stats_field(stats, "files_shared");
-			if (now > before)
-				break;
-		}
-		if (k == FILE_ATTR_TRIES)
+		if (k < 0)
+			FAIL("file attrs: a child failed before step %d", step);
+		now = stats_field(stats, "files_shared");
+		if (now <= before)
 			FAIL("file attrs: no child took f.h's attributes before step %d", step);
 		before = now;
 		snprintf(s, sizeof(s), "%d", step);
