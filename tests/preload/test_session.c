@@ -1598,7 +1598,7 @@ static int helper_relist_child(const char *base, int wait_ms)
  * child makes the change behind the shim and is waited for; then a new
  * child's stat must be the kernel's. */
 #define FILE_ATTR_STEPS 6
-#define FILE_ATTR_TRIES 12
+#define FILE_ATTR_TRIES 24 /* the wait 20 ms to 640 ms: CI's two suites at once */
 
 static int file_attrs_change(const char *base, int step)
 {
