@@ -107,6 +107,7 @@
 #include "inval.h"
 #include "inval_int.h"
 #include "session.h"
+#include "watch_limit.h"
 
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | \
 		    IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF | \
@@ -453,7 +454,8 @@ static void session_mounts_locked(void)
 }
 
 /* The budget: RCUWALK_WATCH_BUDGET, or by default a quarter of the user's
- * max_user_watches (doc/coherence.md).  Under fd_mutex. */
+ * watch limit as it applies here (watch_limit.h: the user namespace's own
+ * where lower; doc/coherence.md).  Under fd_mutex. */
 static unsigned long watch_budget_locked(void)
 {
 	long cfg;
@@ -464,17 +466,10 @@ static unsigned long watch_budget_locked(void)
 	if (cfg >= 0) {
 		budget = (unsigned long)cfg;
 	} else {
-		char buf[32];
-		long n = 0;
-		int f = (int)syscall(SYS_openat, AT_FDCWD, "/proc/sys/fs/inotify/max_user_watches",
-				     O_RDONLY | O_CLOEXEC);
+		unsigned long l = inval_watch_limit();
 
-		if (f >= 0) {
-			n = syscall(SYS_read, f, buf, sizeof(buf) - 1);
-			syscall(SYS_close, f);
-		}
-		buf[n > 0 ? n : 0] = '\0';
-		budget = strtoul(buf, NULL, 10) / 4; /* 0 (no /proc): the kernel's limit only */
+		/* 0 (no /proc): the kernel's limit only */
+		budget = l / 4 ? l / 4 : l ? 1 : 0;
 	}
 	budget_known = 1;
 	return budget;

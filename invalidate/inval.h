@@ -44,8 +44,8 @@ void inval_drain(void);
 void inval_session_env(const char *dir, const char *fds);
 
 /* The watch budget: at most n directory watches (0 = no limit of our own,
- * only the kernel's; n < 0 = the default, a quarter of
- * /proc/sys/fs/inotify/max_user_watches, read when the first watch is made).
+ * only the kernel's; n < 0 = the default, a quarter of the user's watch
+ * limit here, read when the first watch is made: watch_limit.h).
  * Over it, watch_dir answers -ENOSPC.  Call before the first watch. */
 void inval_set_watch_budget(long n);
 

@@ -74,6 +74,7 @@
 #include "dcache.h"
 #include "inval.h"
 #include "ring.h"
+#include "watch_limit.h"
 #include "watcher_int.h"
 
 /*
@@ -224,32 +225,22 @@ static void make_arena(struct watcher *w)
 }
 
 /* How many watch numbers may vouch for files' shared attributes
- * (dcache_arena.c, A9): a quarter of the user's max_user_watches, which
+ * (dcache_arena.c, A9): a quarter of the user's watch limit here
+ * (watch_limit.h: the user namespace's own where lower), which
  * directory watches and the user's other programs share, at most
  * DCACHE_ARENA_FILE_WDS; 0 (none) where it cannot be read, or with
  * RCUWALK_SHARED_FILES=0 in the environment (for comparisons). */
 static uint32_t file_watch_numbers(void)
 {
 	const char *e = getenv("RCUWALK_SHARED_FILES");
-	char buf[32];
-	long n = -1;
-	int fd;
+	unsigned long n;
 
 	if (e && !strcmp(e, "0"))
 		return 0;
-	fd = open("/proc/sys/fs/inotify/max_user_watches", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t r = read(fd, buf, sizeof(buf) - 1);
-
-		if (r > 0) {
-			buf[r] = '\0';
-			n = strtol(buf, NULL, 10);
-		}
-		close(fd);
-	}
-	if (n <= 0)
+	n = inval_watch_limit();
+	if (!n)
 		return 0;
-	return n / 4 < (long)DCACHE_ARENA_FILE_WDS ? (uint32_t)(n / 4) : DCACHE_ARENA_FILE_WDS;
+	return n / 4 < DCACHE_ARENA_FILE_WDS ? (uint32_t)(n / 4) : DCACHE_ARENA_FILE_WDS;
 }
 
 /* The arena's memory, a chunk ahead of the processes' takes (dcache_arena.c,

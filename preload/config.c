@@ -983,8 +983,8 @@ DCACHE_START_TEXT void preload_init(void)
 	/* RCUWALK_STRICT=1: before every cached answer, one poll() asks
 	 * whether inotify events or a mount table change are pending, and
 	 * applies them first.  RCUWALK_WATCH_BUDGET=N: at most N directory
-	 * watches (default a quarter of max_user_watches; 0 = only the
-	 * kernel's limit). */
+	 * watches (default a quarter of the user's watch limit here:
+	 * invalidate/watch_limit.h; 0 = only the kernel's limit). */
 	preload_strict = env_on(env[ENV_STRICT]);
 	s = env[ENV_WATCH_BUDGET];
 	if (s && *s >= '0' && *s <= '9')

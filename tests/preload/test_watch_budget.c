@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -199,6 +200,44 @@ static int walk_main(char **argv)
 	return g_mismatches ? 3 : 0;
 }
 
+/* --userns LIMIT DIR: in a new user namespace (this process's ids mapped
+ * to themselves) whose own inotify watch limit (user.max_inotify_watches) is
+ * LIMIT, exec --walk DIR.  Raw system calls: the shim writes no statistics
+ * record for this exec, and sees none of it.  Exit 77 where user namespaces
+ * are refused (a container's seccomp profile, user.max_user_namespaces 0). */
+static int write_raw(const char *path, const char *s)
+{
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC, 0);
+	long n = (long)strlen(s), w;
+
+	if (fd < 0)
+		return -1;
+	w = syscall(SYS_write, fd, s, n);
+	syscall(SYS_close, fd);
+	return w == n ? 0 : -1;
+}
+
+static int userns_main(char **argv)
+{
+	char map[64];
+	char *const args[] = { argv[0], (char *)"--walk", argv[3], NULL };
+	long uid = syscall(SYS_geteuid), gid = syscall(SYS_getegid);
+
+	if (syscall(SYS_unshare, CLONE_NEWUSER) != 0)
+		return 77;
+	snprintf(map, sizeof(map), "%ld %ld 1", uid, uid);
+	if (write_raw("/proc/self/uid_map", map))
+		return 8;
+	if (write_raw("/proc/self/setgroups", "deny"))
+		return 8;
+	snprintf(map, sizeof(map), "%ld %ld 1", gid, gid);
+	if (write_raw("/proc/self/gid_map", map) ||
+	    write_raw("/proc/sys/user/max_inotify_watches", argv[2]))
+		return 8;
+	syscall(SYS_execve, "/proc/self/exe", args, environ);
+	return 9;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The tests */
 
@@ -264,19 +303,23 @@ static void print_phase(const char *what, const struct phase *p)
 	print_message("%s:%s\n", what, line);
 }
 
-/* Run --walk in DIR with RCUWALK_WATCH_BUDGET=budget (NULL: the default);
- * returns the number of records read into ph. */
-static int run_walk(const char *name, const char *budget, struct phase *ph, int max)
+/* Run --walk in DIR with RCUWALK_WATCH_BUDGET=budget (NULL: the default),
+ * in a user namespace of watch limit ns_limit if not NULL (-1 where user
+ * namespaces are refused); returns the number of records read into ph. */
+static int run_walk_ns(const char *name, const char *budget, const char *ns_limit,
+		       struct phase *ph, int max)
 {
 	char dir[PLEN], stats[PLEN], se[PLEN + 16], be[64];
 	const char *extra[] = { se, "RCUWALK_RACY_MS=0", budget ? be : NULL, NULL };
-	const char *args[] = { "--walk", dir, NULL };
+	const char *walk[] = { "--walk", dir, NULL }, *ns[] = { "--userns", ns_limit, dir, NULL };
 	int status, n;
 
 	assert_int_equal(helper_paths(name, dir, NULL, stats, se, sizeof(se)), 0);
 	if (budget)
 		snprintf(be, sizeof(be), "RCUWALK_WATCH_BUDGET=%s", budget);
-	status = spawn_self_wait("test_watch_budget", args, env_with(extra), 120);
+	status = spawn_self_wait("test_watch_budget", ns_limit ? ns : walk, env_with(extra), 120);
+	if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		return -1;
 	if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 3)
 		fail_msg("answers through the shim differ from the kernel's (see above)");
 	assert_int_equal(status, 0);
@@ -294,6 +337,11 @@ static int run_walk(const char *name, const char *budget, struct phase *ph, int 
 					 ph[i].v[F_pass_warmup]);
 	}
 	return n;
+}
+
+static int run_walk(const char *name, const char *budget, struct phase *ph, int max)
+{
+	return run_walk_ns(name, budget, NULL, ph, max);
 }
 
 /* Budget 3: "/", "/tmp" and the scratch directory are watched, nothing
@@ -354,10 +402,32 @@ static void test_watch_budget_is_given_back_when_a_watched_directory_goes(void *
 	assert_true(ph[1].v[F_hits] >= 9);
 }
 
+/* A sandbox: a user namespace whose own watch limit (40) is below the
+ * initial namespace's max_user_watches.  The kernel refuses the user's 41st
+ * watch there, so the default budget must be a quarter of 40: a quarter of
+ * max_user_watches would let the walk take all 40 and leave the user's
+ * other programs in the sandbox none. */
+static void test_watch_budget_default_is_a_quarter_of_the_user_namespace_limit(void **state)
+{
+	struct phase ph[4];
+	int n;
+
+	(void)state;
+	n = run_walk_ns("uns", NULL, "40", ph, 4);
+	if (n < 0)
+		skip(); /* user namespaces refused here: reported as skipped */
+	assert_int_equal(n, 2);
+	assert_int_equal(ph[0].v[F_watches], 10);
+	assert_true(ph[0].v[F_pass_watch_limit] >= NDIRS * 3 * 10 / 2);
+	assert_true(ph[0].v[F_hits] + ph[0].v[F_neg_hits] > 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--walk"))
 		return walk_main(argv);
+	if (argc == 4 && !strcmp(argv[1], "--userns"))
+		return userns_main(argv);
 	if (!getenv("RCUWALK_TEST_SHIM"))
 		return 77;
 
@@ -365,6 +435,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_watch_budget_3_passes_through_exactly_and_counts),
 		cmocka_unit_test(test_watch_budget_default_caches_the_same_walk),
 		cmocka_unit_test(test_watch_budget_is_given_back_when_a_watched_directory_goes),
+		cmocka_unit_test(test_watch_budget_default_is_a_quarter_of_the_user_namespace_limit),
 	};
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
