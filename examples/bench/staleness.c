@@ -919,7 +919,9 @@ static void rm_rf_scratch(const char *scratch)
 					   "default/c/file", "default/c", "default",
 					   "strict/w/f", "strict/w/g", "strict/w",
 					   "strict/c/file", "strict/c", "strict",
-					   "stats/default", "stats/strict", "stats", NULL };
+					   "stats/default", "stats/strict",
+					   /* the shim's timing samples beside each record */
+					   "stats/default.samples", "stats/strict.samples", "stats", NULL };
 	char p[PATH_MAX];
 
 	for (int i = 0; sub[i]; i++) {
