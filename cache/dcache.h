@@ -245,10 +245,11 @@ struct dcache_ops {
 	void (*shared_search_put)(const struct dcache_listing *t);
 	/* May be NULL.  With a ticket for a directory's watch (listing_ticket,
 	 * taken before the kernel is asked): the attributes of its regular
-	 * file `name` as the session knows them (dcache_arena_get_file: 0 with
-	 * *st, else -1).  No lock needed. */
+	 * file `name` as the session knows them (dcache_arena_get_file), if
+	 * they are of device dev and inode ino (0: any), as the cache's
+	 * dentry knows it: 0 with *st, else -1.  No lock needed. */
 	int (*shared_file_get)(const struct dcache_listing *t, const char *name, size_t len,
-			       struct stat *st);
+			       uint64_t dev, uint64_t ino, struct stat *st);
 	/* May be NULL.  Instead of kernel_lstat(path) of that file where the
 	 * answer may be offered (t->can_put): 0 with the kernel's answer in
 	 * *st and what may be offered in *tok (the file's own watch, or

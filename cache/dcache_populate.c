@@ -858,8 +858,9 @@ int dc_populate_rcu(struct miss *m)
 		if (shared && dc_ops->shared_attr_get(&ticket, &st) == 0 &&
 		    st.st_dev == (dev_t)LOAD_RELAXED(d->dev) && (!d->ino || st.st_ino == d->ino)) {
 			/* the session's answer, as fresh as the watcher's last cycle */
-		} else if (shared_file && dc_ops->shared_file_get(&ticket, d->name, d->namelen, &st) == 0 &&
-			   st.st_dev == (dev_t)LOAD_RELAXED(d->dev) && (!d->ino || st.st_ino == d->ino)) {
+		} else if (shared_file &&
+			   dc_ops->shared_file_get(&ticket, d->name, d->namelen, LOAD_RELAXED(d->dev),
+						   d->ino, &st) == 0) {
 			/* likewise */
 		} else if (shared_file && ticket.can_put && dc_ops->shared_file_ask &&
 			   (r = dc_ops->shared_file_ask(&ticket, path, d->name, d->namelen, &st, &tok)) >= 0) {

@@ -269,12 +269,13 @@ static void shared_search_put(const struct dcache_listing *t)
 static atomic_int file_watches_off; /* this process makes no more (ENOSPC) */
 
 static int shared_file_get(const struct dcache_listing *t, const char *name, size_t len,
-			   struct stat *st)
+			   uint64_t dev, uint64_t ino, struct stat *st)
 {
 	void *a = ticket_arena(t, 0);
 
-	if (!a || dcache_arena_get_file(a, t->wd, name, len, st) != 0 || !ticket_arena(t, 0))
-		return -1;
+	if (!a || dcache_arena_get_file(a, t->wd, name, len, st) != 0 || !ticket_arena(t, 0) ||
+	    (uint64_t)st->st_dev != dev || (ino && (uint64_t)st->st_ino != ino))
+		return -1; /* counted only where taken */
 	atomic_fetch_add_explicit(&st_files_shared, 1, memory_order_relaxed);
 	return 0;
 }
