@@ -468,8 +468,8 @@ static unsigned long watch_budget_locked(void)
 	} else {
 		unsigned long l = inval_watch_limit();
 
-		/* 0 (no /proc): the kernel's limit only */
-		budget = l / 4 ? l / 4 : l ? 1 : 0;
+		/* 0 (no /proc): the kernel's limit only; a limit below 4, 1 */
+		budget = l && l < 4 ? 1 : l / 4;
 	}
 	budget_known = 1;
 	return budget;

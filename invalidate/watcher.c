@@ -237,9 +237,7 @@ static uint32_t file_watch_numbers(void)
 
 	if (e && !strcmp(e, "0"))
 		return 0;
-	n = inval_watch_limit();
-	if (!n)
-		return 0;
+	n = inval_watch_limit(); /* 0: unknown, so none */
 	return n / 4 < DCACHE_ARENA_FILE_WDS ? (uint32_t)(n / 4) : DCACHE_ARENA_FILE_WDS;
 }
 

@@ -3285,7 +3285,8 @@ int main(int argc, char **argv)
 	 * written at exit by each process, so the file must be known at start. */
 	stats = getenv("RCUWALK_STATS");
 	if (!no_shim && !stats && !getenv("RCUWALK_DIFFTEST_REEXEC")) {
-		char tmpl[] = "/tmp/rcuwalk-difftest-stats-XXXXXX", samples[64];
+		char tmpl[] = "/tmp/rcuwalk-difftest-stats-XXXXXX";
+		char samples[sizeof(tmpl) + sizeof(".samples")];
 		int fd = mkstemp(tmpl);
 
 		if (fd < 0)
@@ -3312,10 +3313,8 @@ int main(int argc, char **argv)
 				die("waitpid: %s", strerror(errno));
 		unlink(tmpl);
 		/* and the shim's timing samples beside it (preload/stats.c) */
-		if (strlen(tmpl) + sizeof(".samples") <= sizeof(samples)) {
-			snprintf(samples, sizeof(samples), "%s.samples", tmpl);
-			unlink(samples);
-		}
+		snprintf(samples, sizeof(samples), "%s.samples", tmpl);
+		unlink(samples);
 		return WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
 	}
 	/* Raw: this process forks the runs and must not start the shim's cache

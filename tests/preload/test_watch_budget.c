@@ -405,8 +405,8 @@ static void test_watch_budget_is_given_back_when_a_watched_directory_goes(void *
 /* A sandbox: a user namespace whose own watch limit (40) is below the
  * initial namespace's max_user_watches.  The kernel refuses the user's 41st
  * watch there, so the default budget must be a quarter of 40: a quarter of
- * max_user_watches would let the walk take all 40 and leave the user's
- * other programs in the sandbox none. */
+ * max_user_watches let the walk take 39 (and the kernel refuse 24 more),
+ * leaving the user's other programs in the sandbox none. */
 static void test_watch_budget_default_is_a_quarter_of_the_user_namespace_limit(void **state)
 {
 	struct phase ph[4];
