@@ -81,12 +81,16 @@
 # its own so that it joins no kept session; its /proc schedstat read
 # once the command has ended) and added to every shim round's.  CPU floor =
 # lookup floor + (empty CPU / none CPU - 1), the same goal.
+# A last table counts minor page faults (ru_minflt of the children, the
+# watcher's not included) per run: none, and what empty and shim add, with
+# shim - empty per round.  Counts, unlike times, hardly move with the load:
+# on a VM where a page costs a process 5-15 us they say what the shim costs.
 # Needs gcc, make, strace and python3 (cmake and g++ for fmt, pkg-config and
 # libglib2.0-dev for glib, apt-get and deb-src lines to fetch sources).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-usage() { sed -n '2,77p' "$0"; exit 2; }
+usage() { sed -n '2,89p' "$0"; exit 2; }
 pairs=7 workloads=gen,true,gcc tus=20 shape=40,1000 bdir=$root/build mnt=local
 srcs=${XDG_CACHE_HOME:-/var/tmp}/rcuwalk-floors-src rounds=
 while getopts "n:w:t:g:b:m:s:r:" o; do
@@ -283,7 +287,8 @@ def run(cmd, cwd, prep, env, outputs):
     if r.returncode != 0:
         sys.exit(f"floors.sh: {' '.join(cmd)} failed ({r.returncode}) in {cwd}")
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return t, cpu, digest(cwd, outputs) if outputs else None
+    flt = r1.ru_minflt - r0.ru_minflt
+    return t, cpu, flt, digest(cwd, outputs) if outputs else None
 
 def watcher_cpu(cmd, cwd, prep, outputs):
     # One more shim run whose watcher outlives the command by a second: its
@@ -315,22 +320,24 @@ env_empty = dict(base, LD_PRELOAD=empty)
 ways = ["none", "empty", "shim"]
 started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()); t_start = time.monotonic()
 load0 = loadavg()
-rows = []
+rows = []; faults = []
 def cmd_of(k, cmd):
     return [shim, "--"] + cmd if k == "shim" else cmd
 for w in names:
     label, cmd, cwd, prep, outputs, jobs = table[w]
     tw = time.monotonic()
-    times = {k: [] for k in ways}; cpus = {k: [] for k in ways}; sums = {}
+    times = {k: [] for k in ways}; cpus = {k: [] for k in ways}; flts = {k: [] for k in ways}
+    sums = {}
     # untimed: page cache, the compiler's files, the shim's
     for k in ("none", "shim"):
         run(cmd_of(k, cmd), cwd, prep, base, outputs)
     for r in range(pairs):
         order = ways[r % 3:] + ways[:r % 3]
         for k in order:
-            t, c, d = run(cmd_of(k, cmd), cwd, prep, env_empty if k == "empty" else base, outputs)
+            t, c, f, d = run(cmd_of(k, cmd), cwd, prep, env_empty if k == "empty" else base, outputs)
             times[k].append(t)
             cpus[k].append(c)
+            flts[k].append(f)
             if d: sums.setdefault(d, []).append(f"{k}{r + 1}")
         print(f"  {w} ({mnt}) round {r + 1}: " + ", ".join(f"{k} {times[k][-1]:.3f} s" for k in ways),
               file=sys.stderr)
@@ -367,6 +374,7 @@ for w in names:
     sc = [(s + (wcpu or 0)) / n for s, n in zip(cpus["shim"], cpus["none"])]
     rows.append((w, label, nm, er, sr, lf, lf_hi, pj, int(lk.group(1)), look, look_j, same,
                  cm, ec, sc, wcpu))
+    faults.append((label, flts))
 load1 = loadavg()
 
 def rng(v):
@@ -416,4 +424,18 @@ if mnt == "local":
         wt = f"{wcpu * 1000:.1f}" if wcpu is not None else "not read"
         print(f"| {label} | {cm:.3f} | {wt} | {rng(ec)} | **{rng(sc)}** | {floor:.3f}x "
               f"| {s - floor:+.3f} | {verdict} |")
+print()
+print("Page faults (minor, ru_minflt of the command's processes; the watcher's not counted), "
+      "median (min-max) of the rounds:")
+print()
+print("| workload | none | empty - none | shim - none | shim - empty |")
+print("|---|---:|---:|---:|---:|")
+def frng(v):
+    return f"{median(v):+,.0f} ({min(v):+,.0f} to {max(v):+,.0f})"
+for label, f in faults:
+    en = [e - n for e, n in zip(f["empty"], f["none"])]
+    sn = [s - n for s, n in zip(f["shim"], f["none"])]
+    se = [s - e for s, e in zip(f["shim"], f["empty"])]
+    print(f"| {label} | {median(f['none']):,.0f} ({min(f['none']):,}-{max(f['none']):,}) "
+          f"| {frng(en)} | {frng(sn)} | **{frng(se)}** |")
 PY
