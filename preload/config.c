@@ -772,6 +772,7 @@ DCACHE_START_TEXT __attribute__((noinline)) static void say_exclude_refused(cons
 int preload_enabled DCACHE_START_DATA;
 unsigned long preload_warmup DCACHE_START_DATA;
 unsigned long long preload_warmup_ns DCACHE_START_DATA;
+uint64_t preload_tsc_mult DCACHE_START_DATA;
 int preload_attrs_faked DCACHE_START_DATA;
 int preload_strict DCACHE_START_DATA;
 
@@ -789,7 +790,7 @@ enum {
 	ENV_DISABLE, ENV_EXCLUDE, ENV_STATS, ENV_VERIFY, ENV_VERIFY_LOG, ENV_TEST_CORRUPT,
 	ENV_MAX_MB, ENV_COMPLETE, ENV_COMPLETE_MAX, ENV_RACY_MS, ENV_TTL_MS, ENV_NEG_TTL_MS,
 	ENV_NO_NEGATIVE, ENV_SCRATCH_FULL, ENV_STRICT, ENV_WATCH_BUDGET, ENV_WARMUP,
-	ENV_NAME_INDEX, ENV_SESSION, ENV_SESSION_FDS,
+	ENV_NAME_INDEX, ENV_SESSION, ENV_SESSION_FDS, ENV_TSC_KHZ,
 	ENV_RCUWALK_N, /* the RCUWALK_ names: those above */
 	ENV_LD_PRELOAD = ENV_RCUWALK_N, ENV_FAKEROOTKEY, ENV_PSEUDO_PREFIX,
 	ENV_N
@@ -815,6 +816,7 @@ static const char env_names[ENV_N][24] DCACHE_START_RODATA = {
 	[ENV_NAME_INDEX] = "RCUWALK_NAME_INDEX",
 	[ENV_SESSION] = "RCUWALK_SESSION",
 	[ENV_SESSION_FDS] = "RCUWALK_SESSION_FDS",
+	[ENV_TSC_KHZ] = "RCUWALK_TSC_KHZ",
 	[ENV_LD_PRELOAD] = "LD_PRELOAD",
 	[ENV_FAKEROOTKEY] = "FAKEROOTKEY",
 	[ENV_PSEUDO_PREFIX] = "PSEUDO_PREFIX",
@@ -904,6 +906,31 @@ DCACHE_START_TEXT static int attrs_faked_here(const char *const env[ENV_N])
 
 	return env[ENV_FAKEROOTKEY] || env[ENV_PSEUDO_PREFIX] ||
 	       (p && (has(p, lib_fakeroot) || has(p, lib_pseudo)));
+}
+
+/* RCUWALK_TSC_KHZ's value as preload_tsc_mult (preload.h): ns per tick
+ * times 2^32, from the rate in kHz, which must be digits only, 100 MHz to
+ * 100 GHz; else 0.  By hand: strtoul's page of libc would be a fault of
+ * its own in every process the launcher starts.  x86-64 only. */
+DCACHE_START_TEXT static uint64_t tsc_mult(const char *s)
+{
+#if defined(__x86_64__)
+	uint64_t khz = 0;
+
+	if (!s || !*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || khz > 100000000ULL)
+			return 0;
+		khz = khz * 10 + (uint64_t)(*s - '0');
+	}
+	if (khz < 100000ULL || khz > 100000000ULL)
+		return 0;
+	return (1000000ULL << 32) / khz;
+#else
+	(void)s;
+	return 0;
+#endif
 }
 
 DCACHE_START_TEXT void preload_init(void)
@@ -1042,6 +1069,13 @@ DCACHE_START_TEXT void preload_init(void)
 	dcache_set_ttl((uint64_t)ttl_ms * 1000000ULL, (uint64_t)neg_ttl_ms * 1000000ULL);
 	preload_warmup = warmup;
 	preload_warmup_ns = warmup_ns;
+	/* RCUWALK_TSC_KHZ (set by the launcher: rcuwalk.c, "The TSC's rate"):
+	 * the warm-up times its real calls by the TSC at that rate, not by
+	 * CLOCK_MONOTONIC (shim.h, preload_warm_ns1), so that a process that
+	 * reads no clock of its own touches no page of the vDSO (two page
+	 * faults: 26-50 us a process on this project's VM).  Set before the
+	 * warm-up can time anything (preload_enabled, below). */
+	preload_tsc_mult = tsc_mult(env[ENV_TSC_KHZ]);
 	/* The SIGSEGV/SIGBUS handler that makes a bad pointer the kernel's
 	 * EFAULT (fault.c), before any wrapper reads the program's memory. */
 	preload_fault_init();

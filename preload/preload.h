@@ -52,6 +52,26 @@ static inline long preload_sys(long n, long a1, long a2, long a3, long a4)
 }
 #endif
 
+/*
+ * The time stamp counter, where the warm-up may count by it (x86-64 with an
+ * invariant TSC: the launcher checks, measures its rate and passes it on in
+ * RCUWALK_TSC_KHZ).  One instruction, ~11 ns on this project's VM, and no
+ * page touched: the vDSO's clock_gettime is two page faults in a process
+ * that reads no clock of its own (gcc --version: 26-50 us of its ~2 ms).
+ * 0 where there is none.
+ */
+static inline uint64_t preload_rdtsc(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+#else
+	return 0;
+#endif
+}
+
 /* Read the configuration (RCUWALK_DISABLE, RCUWALK_MAX_MB, RCUWALK_STATS) and
  * wire cache/ and invalidate/ together.  Called once from the constructor;
  * calls that arrive before it pass through. */
@@ -84,6 +104,9 @@ extern int preload_enabled;
  * 0 = no such limit.  Read-only after preload_init(). */
 extern unsigned long preload_warmup;
 extern unsigned long long preload_warmup_ns;
+/* RCUWALK_TSC_KHZ as ns per TSC tick, times 2^32 (0: the warm-up reads
+ * CLOCK_MONOTONIC): set by preload_init() on x86-64 only, read-only after. */
+extern uint64_t preload_tsc_mult;
 
 /* shim.c: dcache_urcu_load() (cache/dcache_urcu.c) with in_shim raised and
  * errno kept (the loader's own opens pass through the wrappers); also the

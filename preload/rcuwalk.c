@@ -43,10 +43,14 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "cost.h"
 #include "inval.h"
 #include "ldlink.h"
+#include "preload.h"
 #include "stats.h"
 
 #define LIBNAME "librcuwalk.so"
@@ -957,6 +961,84 @@ static void start_session(unsigned int keep_s)
 	logmsg("RCUWALK_SESSION=%s RCUWALK_SESSION_FDS=%s", id.dir, id.fds);
 }
 
+/*
+ * The TSC's rate (RCUWALK_TSC_KHZ)
+ * ================================
+ * The shim's warm-up times the real calls of a process's first lookups
+ * (preload/shim.h, preload_warm_ns1).  With CLOCK_MONOTONIC that is the
+ * vDSO: two page faults in every process that reads no clock of its own
+ * (gcc --version, sed, as: 26-50 us of a ~2 ms process on this project's
+ * VM).  The TSC is one instruction and touches nothing, but its rate must
+ * be known, and a process cannot learn it without a clock.  So the launcher
+ * measures it once: a reading of both at its start and one before the exec,
+ * each a TSC read on either side of clock_gettime (taken again if those two
+ * are far apart: preempted), at least TSC_SPAN_NS apart (the second is
+ * taken again until they are: the launcher's own work takes longer, ~0.3-1
+ * ms on this project's VM); and passes it on to the whole tree in kHz,
+ * replacing an inherited value.  Only where the TSC is invariant (CPUID
+ * 0x80000007 EDX bit 8: one rate, whatever the core's frequency or sleep
+ * state); elsewhere the variable is left as it was and the warm-up reads
+ * CLOCK_MONOTONIC.
+ * What the rate decides is a budget (how long lookups pass through before
+ * a process starts its cache), not an answer: a rate off by a few percent,
+ * or a TSC that jumps, moves when a cache starts, never what it says.
+ */
+#define TSC_SPAN_NS 50000LL /* 0.2-0.4% from a reading's ~100-200 ns of spread */
+struct tsc_mark {
+	uint64_t tsc;
+	long long ns;
+};
+
+/* Both clocks, read together; 0 where the TSC is not usable. */
+static int tsc_mark(struct tsc_mark *m)
+{
+#if defined(__x86_64__)
+	unsigned int a, b, c, d;
+
+	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
+		return 0;
+	for (int tries = 0; tries < 4; tries++) {
+		struct timespec t;
+		uint64_t t0 = preload_rdtsc(), t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t1 = preload_rdtsc();
+		if (t1 > t0 && t1 - t0 < 20000) { /* < 10 us at 2 GHz: not preempted */
+			m->tsc = t0 + (t1 - t0) / 2;
+			m->ns = (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+			return 1;
+		}
+	}
+#else
+	(void)m;
+#endif
+	return 0;
+}
+
+/* RCUWALK_TSC_KHZ from the launcher's start (`at`, if measured) to now. */
+static void tsc_export(const struct tsc_mark *at, int measured)
+{
+	struct tsc_mark now;
+	char v[32];
+	unsigned long long khz;
+
+	if (!measured)
+		return;
+	do
+		if (!tsc_mark(&now))
+			return;
+	while (now.ns - at->ns < TSC_SPAN_NS);
+	if (now.tsc <= at->tsc)
+		return;
+	khz = (unsigned long long)((long double)(now.tsc - at->tsc) * 1000000.0L /
+				   (long double)(now.ns - at->ns));
+	if (khz < 100000ULL || khz > 100000000ULL)
+		return; /* as the shim would refuse it (preload/config.c, tsc_mult) */
+	snprintf(v, sizeof(v), "%llu", khz);
+	if (setenv("RCUWALK_TSC_KHZ", v, 1) == 0)
+		logmsg("RCUWALK_TSC_KHZ=%s", v);
+}
+
 int main(int argc, char **argv)
 {
 	const char *stats_file = NULL, *log_file = NULL, *report_file = NULL, *v;
@@ -966,11 +1048,14 @@ int main(int argc, char **argv)
 	unsigned long keep = 0;
 	int keep_given = 0;
 	struct lib lib;
+	struct tsc_mark tsc_start;
+	int tsc_at;
 
 	/* The session's watcher: this program's image, started by the
 	 * launcher (invalidate/watcher_spawn.c, inval_watcher_spawn). */
 	if (argc > 1 && !strcmp(argv[1], INVAL_WATCHER_ARG))
 		return inval_watcher_image(argc, argv);
+	tsc_at = tsc_mark(&tsc_start);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		size_t k;
@@ -1121,6 +1206,7 @@ int main(int argc, char **argv)
 	}
 	if (session)
 		start_session((unsigned int)keep);
+	tsc_export(&tsc_start, tsc_at);
 	if (stats)
 		return run_with_stats(argv + i, stats_file);
 	logmsg("exec %s", argv[i]);

@@ -108,12 +108,13 @@ void *preload_real_sym(void **slot, const char *name)
  * call whose time reaches preload_warmup_ns plus the fork debt (below) ends
  * the warm-up (WARMUP -> LOAD, compare-and-swap).  A wrapper that returns
  * without a real call leaves the clock armed for the next one: a budget, not
- * a measurement, can live with that.  Async-signal-safe: a thread-local flag, the vDSO's
- * clock_gettime and atomics.  Disarmed: one thread-local load per call.
+ * a measurement, can live with that.  Async-signal-safe: a thread-local flag, the
+ * clock (the TSC where the launcher gave its rate, else the vDSO's clock_gettime:
+ * shim.h, preload_warm_ns1) and atomics.  Disarmed: one thread-local load per call.
  */
 __thread int preload_warm_armed __attribute__((tls_model("initial-exec")));
 
-/* The time since t0 (preload_mono_ns1()) as the warm-up counts it: at most a
+/* The time since t0 (preload_warm_ns1()) as the warm-up counts it: at most a
  * quarter of the budget.  The clock is wall time, and a call preempted by
  * the scheduler (a loaded machine, make -j) is not a slow filesystem, nor a
  * fork() a slow one.  A shell's 20 start-up lookups take ~100 us; one of
@@ -122,7 +123,7 @@ __thread int preload_warm_armed __attribute__((tls_model("initial-exec")));
  * full path.  Four slow calls still end it (FUSE, NFS). */
 static unsigned long long warm_clamped_since(unsigned long long t0)
 {
-	unsigned long long now = preload_mono_ns1(), d = now > t0 ? now - t0 : 0;
+	unsigned long long now = preload_warm_ns1(), d = now > t0 ? now - t0 : 0;
 
 	return d > preload_warmup_ns / 4 + 1 ? preload_warmup_ns / 4 + 1 : d;
 }

@@ -118,13 +118,28 @@ static inline unsigned long long preload_mono_ns1(void)
 	return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec + 1;
 }
 
+/* The warm-up's clock, in ns plus 1 (never 0): the TSC at the rate the
+ * launcher measured (preload_tsc_mult), else CLOCK_MONOTONIC.  The source
+ * is chosen once, by preload_init(), before any call is timed, so two
+ * readings always come from the same one.  Async-signal-safe. */
+static inline unsigned long long preload_warm_ns1(void)
+{
+#if defined(__x86_64__)
+	uint64_t m = preload_tsc_mult;
+
+	if (m)
+		return (unsigned long long)(((unsigned __int128)preload_rdtsc() * m) >> 32) + 1;
+#endif
+	return preload_mono_ns1();
+}
+
 /* The start of a timed real call, or 0 if the clock is not armed. */
 static inline unsigned long long preload_warm_clock(void)
 {
 	if (__builtin_expect(!preload_warm_armed, 1))
 		return 0;
 	preload_warm_armed = 0;
-	return preload_mono_ns1();
+	return preload_warm_ns1();
 }
 
 /* A real function's slot, on the start-up data page (DCACHE_START_DATA,

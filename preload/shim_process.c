@@ -1121,7 +1121,7 @@ EXPORT DCACHE_FORK_TEXT pid_t fork(void)
 
 		__atomic_add_fetch(&preload_warm_forks, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&preload_enabled, __ATOMIC_SEQ_CST) == PRELOAD_WARMUP) {
-			unsigned long long t0 = preload_warmup_ns ? preload_mono_ns1() : 0;
+			unsigned long long t0 = preload_warmup_ns ? preload_warm_ns1() : 0;
 
 			pid = CALL_REAL(fork);
 			if (pid == 0) {

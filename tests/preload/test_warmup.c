@@ -505,17 +505,17 @@ struct probe_result {
 
 /* Run a probe with RCUWALK_WARMUP=warmup (NULL: unset, the default), and
  * a second RCUWALK_WARMUP=warmup2 entry after it if warmup2 is not NULL
- * (the first one is the one that counts, as for getenv()). */
-static void run_probe2(const char *name, const char *warmup, const char *warmup2, long a, long b,
-		       struct probe_result *res)
+ * (the first one is the one that counts, as for getenv()); `more`: one more
+ * NAME=VALUE entry, or NULL. */
+static void run_probe3(const char *name, const char *warmup, const char *warmup2, const char *more,
+		       long a, long b, struct probe_result *res)
 {
 	char dir[PLEN], f[PLEN], result[PLEN], stats[PLEN], se[PLEN + 16], we[64], we2[64];
 	char as[32], bs[32], buf[128] = "";
-	const char *extra[] = { se, "RCUWALK_RACY_MS=0", warmup ? we : NULL, warmup2 ? we2 : NULL,
-				NULL };
+	const char *extra[6] = { se, "RCUWALK_RACY_MS=0" };
 	const char *args[] = { "--probe", dir, as, bs, result, NULL };
 	char **env;
-	size_t j = 0;
+	size_t j = 0, k;
 
 	join(dir, g_scratch, name);
 	assert_int_equal(raw_mkdir(dir), 0);
@@ -524,10 +524,13 @@ static void run_probe2(const char *name, const char *warmup, const char *warmup2
 	join(result, dir, "result");
 	join(stats, dir, "stats");
 	snprintf(se, sizeof(se), "RCUWALK_STATS=%s", stats);
+	k = 2; /* extra: NULL-terminated, with only the entries asked for */
+	if (more)
+		extra[k++] = more;
 	if (warmup)
-		snprintf(we, sizeof(we), "RCUWALK_WARMUP=%s", warmup);
+		snprintf(we, sizeof(we), "RCUWALK_WARMUP=%s", warmup), extra[k++] = we;
 	if (warmup2)
-		snprintf(we2, sizeof(we2), "RCUWALK_WARMUP=%s", warmup2);
+		snprintf(we2, sizeof(we2), "RCUWALK_WARMUP=%s", warmup2), extra[k++] = we2;
 	snprintf(as, sizeof(as), "%ld", a);
 	snprintf(bs, sizeof(bs), "%ld", b);
 	env = env_with(extra);
@@ -544,10 +547,17 @@ static void run_probe2(const char *name, const char *warmup, const char *warmup2
 	res->saved = stats_field(stats, "saved");
 	res->lookups = stats_field(stats, "lookups");
 	res->watches = stats_field(stats, "watches");
-	print_message("RCUWALK_WARMUP=%s, %ld + %ld lookups: %d mismatches, inotify instances %d "
+	print_message("RCUWALK_WARMUP=%s%s%s, %ld + %ld lookups: %d mismatches, inotify instances %d "
 		      "then %d; pass_warmup %lld, saved %lld, lookups %lld, watches %lld\n",
-		      warmup ? warmup : "(default)", a, b, res->mismatches, res->before,
-		      res->after, res->pass_warmup, res->saved, res->lookups, res->watches);
+		      warmup ? warmup : "(default)", more ? " " : "", more ? more : "", a, b,
+		      res->mismatches, res->before, res->after, res->pass_warmup, res->saved,
+		      res->lookups, res->watches);
+}
+
+static void run_probe2(const char *name, const char *warmup, const char *warmup2, long a, long b,
+		       struct probe_result *res)
+{
+	run_probe3(name, warmup, warmup2, NULL, a, b, res);
 }
 
 static void run_probe(const char *name, const char *warmup, long a, long b, struct probe_result *res)
@@ -633,6 +643,40 @@ static void test_warmup_time_budget_ends_once_the_lookups_took_it(void **state)
 	assert_true(r.pass_warmup < 50);
 	assert_int_equal(r.lookups, 70);
 	assert_true(r.saved >= 20 - 4);
+}
+
+/* RCUWALK_TSC_KHZ, the TSC's rate as the launcher measures it
+ * (preload/rcuwalk.c, "The TSC's rate"): the warm-up times its real calls by
+ * the TSC at that rate instead of CLOCK_MONOTONIC (preload/shim.h,
+ * preload_warm_ns1).  Given 100 MHz, the slowest rate accepted and 10 times
+ * or more below any x86-64 TSC's, each call counts 10 times its time or
+ * more: 200 lookups (a microsecond or more each) spend a 1 ms budget, which
+ * CLOCK_MONOTONIC counts as ~0.2-0.5 ms.  With a 100 s budget the same rate
+ * starts nothing: the ticks are counted as time, not as more.  A rate the
+ * shim refuses (not digits) leaves CLOCK_MONOTONIC.  x86-64 only. */
+static void test_warmup_time_budget_counts_tsc_ticks_at_the_launchers_rate(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+#if !defined(__x86_64__)
+	skip();
+#endif
+	run_probe3("tsc-slow", "1ms", NULL, "RCUWALK_TSC_KHZ=100000", 200, 10, &r);
+	assert_int_equal(r.mismatches, 0);
+	assert_int_equal(r.before, 1); /* spent within the 200 */
+	assert_true(r.pass_warmup >= 1);
+	assert_true(r.pass_warmup < 200);
+	assert_int_equal(r.lookups, 210);
+	run_probe3("tsc-unspent", "100000ms", NULL, "RCUWALK_TSC_KHZ=100000", 200, 10, &r);
+	assert_int_equal(r.mismatches, 0);
+	assert_int_equal(r.before, 0);
+	assert_int_equal(r.after, 0);
+	assert_int_equal(r.pass_warmup, 210);
+	run_probe3("tsc-refused", "100000ms", NULL, "RCUWALK_TSC_KHZ=2GHz", 20, 10, &r);
+	assert_int_equal(r.mismatches, 0);
+	assert_int_equal(r.after, 0);
+	assert_int_equal(r.pass_warmup, 30);
 }
 
 /* The documented default (README, rcuwalk(1), preload/config.c): 1ms of
@@ -892,6 +936,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_warmup_time_budget_passes_lookups_through_while_unspent),
 		cmocka_unit_test(test_warmup_first_of_two_entries_is_the_one_read),
 		cmocka_unit_test(test_warmup_time_budget_ends_once_the_lookups_took_it),
+		cmocka_unit_test(test_warmup_time_budget_counts_tsc_ticks_at_the_launchers_rate),
 		cmocka_unit_test(test_warmup_default_is_1ms_of_lookups),
 		cmocka_unit_test(test_warmup_fork_during_the_warm_up_then_both_use_the_cache),
 		cmocka_unit_test(test_warmup_fork_child_of_a_running_cache_warms_up_again),
