@@ -1069,16 +1069,19 @@ DCACHE_START_TEXT void preload_init(void)
 	dcache_set_ttl((uint64_t)ttl_ms * 1000000ULL, (uint64_t)neg_ttl_ms * 1000000ULL);
 	preload_warmup = warmup;
 	preload_warmup_ns = warmup_ns;
+	/* The SIGSEGV/SIGBUS handler that makes a bad pointer the kernel's
+	 * EFAULT (fault.c), before any wrapper reads the program's memory. */
+	preload_fault_init();
 	/* RCUWALK_TSC_KHZ (set by the launcher: rcuwalk.c, "The TSC's rate"):
 	 * the warm-up times its real calls by the TSC at that rate, not by
 	 * CLOCK_MONOTONIC (shim.h, preload_warm_ns1), so that a process that
 	 * reads no clock of its own touches no page of the vDSO (two page
-	 * faults: 26-50 us a process on this project's VM).  Set before the
-	 * warm-up can time anything (preload_enabled, below). */
-	preload_tsc_mult = tsc_mult(env[ENV_TSC_KHZ]);
-	/* The SIGSEGV/SIGBUS handler that makes a bad pointer the kernel's
-	 * EFAULT (fault.c), before any wrapper reads the program's memory. */
-	preload_fault_init();
+	 * faults: 26-50 us a process on this project's VM).  Only with the
+	 * fault handler in place (a thread may turn the TSC off: fault.c,
+	 * preload_rdtsc_guarded), and before the warm-up can time anything
+	 * (preload_enabled, below). */
+	if (__atomic_load_n(&preload_uaccess_ready, __ATOMIC_ACQUIRE))
+		preload_tsc_mult = tsc_mult(env[ENV_TSC_KHZ]);
 	__atomic_store_n(&preload_enabled, warmup || warmup_ns ? PRELOAD_WARMUP : PRELOAD_LOAD,
 			 __ATOMIC_RELEASE);
 }

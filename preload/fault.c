@@ -106,6 +106,10 @@ uintptr_t preload_live_stack_max_slow(void)
  *   (v - 0x01..01) & ~v & 0x80..80 has its lowest set bit in the first one.
  * int preload_copy_bytes(void *dst, const void *src, size_t n)
  *   rdi, rsi, rdx: 32 bytes at a time through xmm0/xmm1, then 8, then 1.
+ * uint64_t preload_rdtsc_guarded(void)
+ *   the TSC (preload.h), or -1 (UINT64_MAX) where rdtsc faults: a thread
+ *   that turned it off (prctl PR_SET_TSC, PR_TSC_SIGSEGV) gets a SIGSEGV
+ *   with si_code SI_KERNEL, which fixup() sends to the fault exit.
  * Both leave rsp alone and use only caller-saved registers.
  */
 /* In DCACHE_FORK_TEXT's section (cache/dcache.h): every lookup copies its
@@ -189,6 +193,15 @@ __asm__(".pushsection .text.hot.rcuwalk_fork,\"ax\",@progbits\n"
 	"4:	xorl %eax, %eax\n"
 	"	ret\n"
 	".size preload_copy_bytes, .-preload_copy_bytes\n"
+	".globl preload_rdtsc_guarded\n"
+	".hidden preload_rdtsc_guarded\n"
+	".type preload_rdtsc_guarded,@function\n"
+	"preload_rdtsc_guarded:\n"
+	"	rdtsc\n" /* faults where the thread turned the TSC off */
+	"	shlq $32, %rdx\n"
+	"	orq %rdx, %rax\n"
+	"	ret\n"
+	".size preload_rdtsc_guarded, .-preload_rdtsc_guarded\n"
 	".globl preload_uaccess_end\n"
 	".hidden preload_uaccess_end\n"
 	"preload_uaccess_end:\n"

@@ -53,24 +53,17 @@ static inline long preload_sys(long n, long a1, long a2, long a3, long a4)
 #endif
 
 /*
- * The time stamp counter, where the warm-up may count by it (x86-64 with an
- * invariant TSC: the launcher checks, measures its rate and passes it on in
- * RCUWALK_TSC_KHZ).  One instruction, ~11 ns on this project's VM, and no
- * page touched: the vDSO's clock_gettime is two page faults in a process
- * that reads no clock of its own (gcc --version: 26-50 us of its ~2 ms).
- * 0 where there is none.
+ * The time stamp counter, for the warm-up's clock (shim.h, preload_warm_ns1)
+ * on x86-64, where the launcher measured its rate (RCUWALK_TSC_KHZ).  One
+ * instruction, ~11 ns on this project's VM, and no page touched: the vDSO's
+ * clock_gettime is two page faults in a process that reads no clock of its
+ * own (gcc --version: 26-50 us of its ~2 ms).  In the copy routines' range
+ * (fault.c): where a thread has turned the TSC off (prctl PR_SET_TSC,
+ * PR_TSC_SIGSEGV) the instruction faults, and the handler makes it return
+ * UINT64_MAX instead.  Any thread, async-signal-safe; only once
+ * preload_uaccess_ready is set.
  */
-static inline uint64_t preload_rdtsc(void)
-{
-#if defined(__x86_64__)
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-#else
-	return 0;
-#endif
-}
+uint64_t preload_rdtsc_guarded(void);
 
 /* Read the configuration (RCUWALK_DISABLE, RCUWALK_MAX_MB, RCUWALK_STATS) and
  * wire cache/ and invalidate/ together.  Called once from the constructor;

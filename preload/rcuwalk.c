@@ -45,12 +45,13 @@
 #include <unistd.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include <sys/prctl.h>
+#include <x86intrin.h>
 #endif
 
 #include "cost.h"
 #include "inval.h"
 #include "ldlink.h"
-#include "preload.h"
 #include "stats.h"
 
 #define LIBNAME "librcuwalk.so"
@@ -977,8 +978,10 @@ static void start_session(unsigned int keep_s)
  * ms on this project's VM); and passes it on to the whole tree in kHz,
  * replacing an inherited value.  Only where the TSC is invariant (CPUID
  * 0x80000007 EDX bit 8: one rate, whatever the core's frequency or sleep
- * state); elsewhere the variable is left as it was and the warm-up reads
- * CLOCK_MONOTONIC.
+ * state), and not where the launcher's TSC is turned off (prctl
+ * PR_SET_TSC, inherited); elsewhere the variable is left as it was and the
+ * warm-up reads CLOCK_MONOTONIC.  (A process of the tree that turns its
+ * TSC off later falls back to it: preload/fault.c, preload_rdtsc_guarded.)
  * What the rate decides is a budget (how long lookups pass through before
  * a process starts its cache), not an answer: a rate off by a few percent,
  * or a TSC that jumps, moves when a cache starts, never what it says.
@@ -995,14 +998,19 @@ static int tsc_mark(struct tsc_mark *m)
 #if defined(__x86_64__)
 	unsigned int a, b, c, d;
 
-	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
+	int on = 0;
+
+	/* Not where this thread's TSC is off (inherited PR_TSC_SIGSEGV): rdtsc
+	 * would kill the launcher. */
+	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)) ||
+	    prctl(PR_GET_TSC, &on, 0, 0, 0) != 0 || on != PR_TSC_ENABLE)
 		return 0;
 	for (int tries = 0; tries < 4; tries++) {
 		struct timespec t;
-		uint64_t t0 = preload_rdtsc(), t1;
+		uint64_t t0 = __rdtsc(), t1;
 
 		clock_gettime(CLOCK_MONOTONIC, &t);
-		t1 = preload_rdtsc();
+		t1 = __rdtsc();
 		if (t1 > t0 && t1 - t0 < 20000) { /* < 10 us at 2 GHz: not preempted */
 			m->tsc = t0 + (t1 - t0) / 2;
 			m->ns = (long long)t.tv_sec * 1000000000LL + t.tv_nsec;

@@ -120,15 +120,24 @@ static inline unsigned long long preload_mono_ns1(void)
 
 /* The warm-up's clock, in ns plus 1 (never 0): the TSC at the rate the
  * launcher measured (preload_tsc_mult), else CLOCK_MONOTONIC.  The source
- * is chosen once, by preload_init(), before any call is timed, so two
- * readings always come from the same one.  Async-signal-safe. */
+ * is chosen by preload_init(), before any call is timed, and changes only
+ * if a thread turned the TSC off (prctl PR_SET_TSC): the read that faults
+ * (preload_rdtsc_guarded) turns the TSC off for the whole process, and the
+ * one call timed across the change counts as a slow one (at most a quarter
+ * of the budget: warm_clamped_since) - a budget, not an answer.
+ * Async-signal-safe. */
 static inline unsigned long long preload_warm_ns1(void)
 {
 #if defined(__x86_64__)
-	uint64_t m = preload_tsc_mult;
+	uint64_t m = __atomic_load_n(&preload_tsc_mult, __ATOMIC_RELAXED);
 
-	if (m)
-		return (unsigned long long)(((unsigned __int128)preload_rdtsc() * m) >> 32) + 1;
+	if (m) {
+		uint64_t t = preload_rdtsc_guarded();
+
+		if (__builtin_expect(t != UINT64_MAX, 1))
+			return (unsigned long long)(((unsigned __int128)t * m) >> 32) + 1;
+		__atomic_store_n(&preload_tsc_mult, 0, __ATOMIC_RELAXED);
+	}
 #endif
 	return preload_mono_ns1();
 }
