@@ -997,7 +997,6 @@ static int tsc_mark(struct tsc_mark *m)
 {
 #if defined(__x86_64__)
 	unsigned int a, b, c, d;
-
 	int on = 0;
 
 	/* Not where this thread's TSC is off (inherited PR_TSC_SIGSEGV): rdtsc
