@@ -909,8 +909,8 @@ DCACHE_START_TEXT static int attrs_faked_here(const char *const env[ENV_N])
 }
 
 /* RCUWALK_TSC_KHZ's value as preload_tsc_mult (preload.h): ns per tick
- * times 2^32, from the rate in kHz, which must be digits only, 100 MHz to
- * 100 GHz; else 0.  By hand: strtoul's page of libc would be a fault of
+ * times 2^32, from the rate in kHz, which must be digits only, within
+ * PRELOAD_TSC_KHZ_MIN..MAX; else 0.  By hand: strtoul's page of libc would be a fault of
  * its own in every process the launcher starts.  x86-64 only. */
 DCACHE_START_TEXT static uint64_t tsc_mult(const char *s)
 {
@@ -920,11 +920,11 @@ DCACHE_START_TEXT static uint64_t tsc_mult(const char *s)
 	if (!s || !*s)
 		return 0;
 	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || khz > 100000000ULL)
+		if (*s < '0' || *s > '9' || khz > PRELOAD_TSC_KHZ_MAX)
 			return 0;
 		khz = khz * 10 + (uint64_t)(*s - '0');
 	}
-	if (khz < 100000ULL || khz > 100000000ULL)
+	if (khz < PRELOAD_TSC_KHZ_MIN || khz > PRELOAD_TSC_KHZ_MAX)
 		return 0;
 	return (1000000ULL << 32) / khz;
 #else

@@ -110,7 +110,7 @@ uintptr_t preload_live_stack_max_slow(void)
  *   the TSC (preload.h), or -1 (UINT64_MAX) where rdtsc faults: a thread
  *   that turned it off (prctl PR_SET_TSC, PR_TSC_SIGSEGV) gets a SIGSEGV
  *   with si_code SI_KERNEL, which fixup() sends to the fault exit.
- * Both leave rsp alone and use only caller-saved registers.
+ * All three leave rsp alone and use only caller-saved registers.
  */
 /* In DCACHE_FORK_TEXT's section (cache/dcache.h): every lookup copies its
  * path with them, and a fork child's sigaction() and open() too. */

@@ -57,7 +57,8 @@ static inline long preload_sys(long n, long a1, long a2, long a3, long a4)
  * on x86-64, where the launcher measured its rate (RCUWALK_TSC_KHZ).  One
  * instruction, ~11 ns on this project's VM, and no page touched: the vDSO's
  * clock_gettime is two page faults in a process that reads no clock of its
- * own (gcc --version: 26-50 us of its ~2 ms).  In the copy routines' range
+ * own (26-50 us of a ~2 ms process there; gcc --version 105 faults against
+ * 103).  In the copy routines' range
  * (fault.c): where a thread has turned the TSC off (prctl PR_SET_TSC,
  * PR_TSC_SIGSEGV) the instruction faults, and the handler makes it return
  * UINT64_MAX instead.  Any thread, async-signal-safe; only once
@@ -98,8 +99,12 @@ extern int preload_enabled;
 extern unsigned long preload_warmup;
 extern unsigned long long preload_warmup_ns;
 /* RCUWALK_TSC_KHZ as ns per TSC tick, times 2^32 (0: the warm-up reads
- * CLOCK_MONOTONIC): set by preload_init() on x86-64 only, read-only after. */
+ * CLOCK_MONOTONIC): set by preload_init() on x86-64 only, from a rate
+ * within PRELOAD_TSC_KHZ_MIN..MAX (100 MHz to 100 GHz; the launcher passes
+ * on nothing else); read-only after but for the guarded read's fallback. */
 extern uint64_t preload_tsc_mult;
+#define PRELOAD_TSC_KHZ_MIN 100000ULL
+#define PRELOAD_TSC_KHZ_MAX 100000000ULL
 
 /* shim.c: dcache_urcu_load() (cache/dcache_urcu.c) with in_shim raised and
  * errno kept (the loader's own opens pass through the wrappers); also the

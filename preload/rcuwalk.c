@@ -52,6 +52,7 @@
 #include "cost.h"
 #include "inval.h"
 #include "ldlink.h"
+#include "preload.h"
 #include "stats.h"
 
 #define LIBNAME "librcuwalk.so"
@@ -992,18 +993,27 @@ struct tsc_mark {
 	long long ns;
 };
 
-/* Both clocks, read together; 0 where the TSC is not usable. */
-static int tsc_mark(struct tsc_mark *m)
+/* Whether this thread may read an invariant TSC (CPUID 0x80000007 EDX bit
+ * 8), not turned off for it (an inherited PR_TSC_SIGSEGV: rdtsc would kill
+ * the launcher).  Asked once, before the first mark. */
+static int tsc_usable(void)
 {
 #if defined(__x86_64__)
 	unsigned int a, b, c, d;
 	int on = 0;
 
-	/* Not where this thread's TSC is off (inherited PR_TSC_SIGSEGV): rdtsc
-	 * would kill the launcher. */
-	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)) ||
-	    prctl(PR_GET_TSC, &on, 0, 0, 0) != 0 || on != PR_TSC_ENABLE)
-		return 0;
+	return __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)) &&
+	       prctl(PR_GET_TSC, &on, 0, 0, 0) == 0 && on == PR_TSC_ENABLE;
+#else
+	return 0;
+#endif
+}
+
+/* Both clocks, read together (tsc_usable() said yes); 0 if every try was
+ * preempted between its two TSC reads. */
+static int tsc_mark(struct tsc_mark *m)
+{
+#if defined(__x86_64__)
 	for (int tries = 0; tries < 4; tries++) {
 		struct timespec t;
 		uint64_t t0 = __rdtsc(), t1;
@@ -1039,8 +1049,8 @@ static void tsc_export(const struct tsc_mark *at, int measured)
 		return;
 	khz = (unsigned long long)((long double)(now.tsc - at->tsc) * 1000000.0L /
 				   (long double)(now.ns - at->ns));
-	if (khz < 100000ULL || khz > 100000000ULL)
-		return; /* as the shim would refuse it (preload/config.c, tsc_mult) */
+	if (khz < PRELOAD_TSC_KHZ_MIN || khz > PRELOAD_TSC_KHZ_MAX)
+		return; /* the shim would refuse it */
 	snprintf(v, sizeof(v), "%llu", khz);
 	if (setenv("RCUWALK_TSC_KHZ", v, 1) == 0)
 		logmsg("RCUWALK_TSC_KHZ=%s", v);
@@ -1062,7 +1072,7 @@ int main(int argc, char **argv)
 	 * launcher (invalidate/watcher_spawn.c, inval_watcher_spawn). */
 	if (argc > 1 && !strcmp(argv[1], INVAL_WATCHER_ARG))
 		return inval_watcher_image(argc, argv);
-	tsc_at = tsc_mark(&tsc_start);
+	tsc_at = tsc_usable() && tsc_mark(&tsc_start);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		size_t k;
