@@ -293,6 +293,7 @@ static __attribute__((noinline)) void stat_pass_why(void)
 	static const unsigned char why_stat[] = {
 		[PASS_WHY_WATCH] = DCACHE_STAT_PASS_WATCH, [PASS_WHY_FS] = DCACHE_STAT_PASS_FS,
 		[PASS_WHY_ATTR] = DCACHE_STAT_PASS_ATTR, [PASS_WHY_RACY] = DCACHE_STAT_PASS_RACY,
+		[PASS_WHY_RENT] = DCACHE_STAT_PASS_RENT,
 	};
 	unsigned char why = tls_pass_why;
 
@@ -336,6 +337,7 @@ void dcache_stats_sum(struct dcache_stats *out)
 	out->pass_fs = c[DCACHE_STAT_PASS_FS];
 	out->pass_attr = c[DCACHE_STAT_PASS_ATTR];
 	out->pass_racy = c[DCACHE_STAT_PASS_RACY];
+	out->pass_rent = c[DCACHE_STAT_PASS_RENT];
 	out->index_hits = c[DCACHE_STAT_INDEX];
 	out->prefix_hits = c[DCACHE_STAT_PREFIX];
 	out->shared_path_hits = c[DCACHE_STAT_SPATH];

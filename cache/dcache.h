@@ -298,6 +298,8 @@ struct dcache_stats {
 				 * an excluded directory, or one that cannot be watched */
 	uint64_t pass_attr;     /* of passthrough: attributes never kept (st_nlink > 1, FIFOs...) */
 	uint64_t pass_racy;     /* of passthrough: mtime/ctime too recent (RCUWALK_RACY_MS) */
+	uint64_t pass_rent;     /* of passthrough: below a directory not watched yet, within
+				 * its first lookups (dcache_set_dir_rent) */
 	uint64_t index_hits;    /* walks the path index resolved in one step (whole name
 				 * to final dentry); their answers count as hits/neg_hits */
 	uint64_t prefix_hits;   /* walks begun at the index entry of their name's directory
@@ -320,6 +322,7 @@ enum dcache_stat_id {
 	DCACHE_STAT_PASS_FS,    /* likewise: uncached filesystem, excluded or unwatchable dir */
 	DCACHE_STAT_PASS_ATTR,  /* likewise: attributes never kept (hard links, FIFOs, devices) */
 	DCACHE_STAT_PASS_RACY,  /* likewise: racy timestamps, the kernel's answer not kept */
+	DCACHE_STAT_PASS_RENT,  /* likewise: a directory's first lookups (dcache_set_dir_rent) */
 	DCACHE_STAT_INDEX,      /* a walk resolved by the path index */
 	DCACHE_STAT_PREFIX,     /* a walk begun at its directory prefix's index entry */
 	DCACHE_STAT_SPATH,      /* a lookup answered by the shared path table */
@@ -353,6 +356,13 @@ void dcache_set_scratch(int on);
  * ttl_ns, absent names neg_ttl_ns (0 = never cached there).  Default 1 s,
  * 1 s.  Call before lookups, with dcache_init. */
 void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns);
+
+/* Directory rent: a directory this process would have to watch itself (no
+ * watch of it to take from the session; not a TTL filesystem's) is watched
+ * only at the (lookups + 1)-th lookup of a name in it; the first `lookups`
+ * pass through (DCACHE_STAT_PASS_RENT).  0: at the first, as before.  Call
+ * before lookups, with dcache_init. */
+void dcache_set_dir_rent(unsigned int lookups);
 
 /* Complete-directory policy: after `probes` names were found absent in a
  * directory (0 = never; doubled each time it was complete before), read its
@@ -508,7 +518,7 @@ void dcache_stat_inc(enum dcache_stat_id id);
  * DCACHE_STAT_PASS.  Any thread; writes thread-local memory only. */
 void dcache_stat_add(enum dcache_stat_id id, uint64_t n);
 /* Whether this thread's last lookup that passed through was counted under a
- * reason of the cache's own (DCACHE_STAT_PASS_WATCH/_FS/_ATTR/_RACY).  Any
+ * reason of the cache's own (DCACHE_STAT_PASS_WATCH/_FS/_ATTR/_RACY/_RENT).  Any
  * thread; reads thread-local memory only. */
 int dcache_last_pass_classified(void);
 /* Whether this thread's last lookup asked the kernel to fill the cache (a

@@ -269,6 +269,8 @@ struct dir_state {
 	unsigned short neg_probes;  /* negative answers fetched since it was last complete */
 	unsigned short pos_probes;  /* unknown names found present since then */
 	unsigned short completions; /* times it was made complete (backs off the policy) */
+	unsigned short rent;        /* its lookups passed through unwatched: dcache_populate.c,
+				     * "Directory rent"; under dcache_mutex */
 	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
 	bool names_only;            /* its watch was asked for names only (a scratch
 				     * directory): no attribute or write event about its
@@ -474,8 +476,8 @@ extern __thread unsigned char tls_pass_why __attribute__((tls_model("initial-exe
 /* Why the walk passes through at d, for the statistics: tls_pass_why is
  * PASS_WHY_WATCH (no watch for lack of budget), PASS_WHY_FS (D_NOCACHE:
  * uncached filesystem, excluded or unwatchable directory), PASS_WHY_ATTR
- * (D_NOATTR) or PASS_WHY_RACY (set by dc_populate_rcu). */
-enum { PASS_WHY_NONE, PASS_WHY_WATCH, PASS_WHY_FS, PASS_WHY_ATTR, PASS_WHY_RACY };
+ * (D_NOATTR), PASS_WHY_RACY or PASS_WHY_RENT (both set by dc_populate_rcu). */
+enum { PASS_WHY_NONE, PASS_WHY_WATCH, PASS_WHY_FS, PASS_WHY_ATTR, PASS_WHY_RACY, PASS_WHY_RENT };
 #define NOTE_PASS_WHY(d)                                                               \
 	do {                                                                          \
 		unsigned int f_ = d_flags(d);                                         \

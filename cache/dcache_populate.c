@@ -63,6 +63,31 @@ static uint64_t dc_ttl_ns = 1000000000ULL;
 static uint64_t dc_neg_ttl_ns = 1000000000ULL;
 static bool dc_no_negative DCACHE_START_DATA;
 static bool dc_scratch = true; /* dcache_set_scratch() */
+
+/*
+ * Directory rent (dcache_set_dir_rent).  Caching the names of a directory
+ * costs this process a watch (inotify_add_watch: about a raw lookup's time),
+ * then a few lstats and, after dc_complete_probes absent names, its listing
+ * (an open, two getdents, a close) and a dentry per name: several raw
+ * lookups' worth, which only later lookups in that directory pay back.  A
+ * tree whose directories are each asked a few names (a monorepo's leaves,
+ * every name a process's first) never pays it back: 3-4x the raw lookup a
+ * stat at 20,000 leaves (doc/benchmarks.md, "Scale").  So, as a ski rental,
+ * a directory that would need a watch of our own is rented first: the first
+ * dc_dir_rent lookups of a name in it pass through (the kernel's answer, as
+ * with no cache), counted in its dir_state under dcache_mutex, and the next
+ * one buys it.  Nothing below a rented directory is cached (it has no watch:
+ * the invariant above), so renting changes no answer.  Not rented: a
+ * directory whose watch the session has (taking it costs an arena look-up),
+ * and TTL filesystems' (no inotify coherence to buy; their lookups are the
+ * slow ones a cache is for).
+ */
+static unsigned int dc_dir_rent;
+
+void dcache_set_dir_rent(unsigned int lookups)
+{
+	dc_dir_rent = lookups;
+}
 #define MAX_EXCLUDES DCACHE_MAX_EXCLUDES
 static char *dc_exclude[MAX_EXCLUDES];
 static size_t dc_exclude_len[MAX_EXCLUDES];
@@ -190,12 +215,14 @@ static bool dir_attr_watched_locked(const struct dentry *d)
 }
 
 /* Make sure directory d is watched.  Under dcache_mutex and rcu_read_lock().
- * Returns false (and marks d D_NOCACHE) if it cannot be.  In a session, the
+ * Returns false (and marks d D_NOCACHE) if it cannot be; false also, marking
+ * nothing, while `rent` (a lookup of a name in d) and d is rented ("Directory
+ * rent").  In a session, the
  * watch of a name another process watched comes from the shared arena
  * (dcache_arena.c, ENT_WATCH; ops->shared_watch); a watch this process adds
  * is offered there, with the parent's ticket taken before watch_dir() binds
  * the name (doc/session.md). */
-static bool ensure_watch_locked(struct dentry *d, const char *dpath)
+static bool ensure_watch_locked(struct dentry *d, const char *dpath, bool rent)
 {
 	struct dentry *p = d->parent;
 	struct dcache_listing ticket;
@@ -225,6 +252,11 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath)
 			goto watched;
 		}
 		offer = ticket.can_put;
+	}
+	if (rent && d->dir->rent < dc_dir_rent && !(d->flags & D_TTL)) {
+		d->dir->rent++; /* "Directory rent": pass through, buy later */
+		tls_pass_why = PASS_WHY_RENT;
+		return false;
 	}
 	names_only = scratch_locked(d, dpath);
 	wd = dc_ops->watch_dir(dpath, names_only);
@@ -570,7 +602,7 @@ int dc_populate_rcu(struct miss *m)
 			STORE_RELAXED(p->flags, p->flags | D_NOCACHE); /* the user said so */
 			d_write_end(p);
 		}
-		if ((p->flags & D_DEAD) || !ensure_watch_locked(p, path)) {
+		if ((p->flags & D_DEAD) || !ensure_watch_locked(p, path, true)) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
 		}
@@ -774,7 +806,7 @@ int dc_populate_rcu(struct miss *m)
 		pthread_mutex_lock(&dcache_mutex);
 		full = parent_watched_in_full_locked(d);
 		if ((d->flags & D_DEAD) ||
-		    (!full && (!ensure_watch_locked(d, path) || d->dir->names_only))) {
+		    (!full && (!ensure_watch_locked(d, path, false) || d->dir->names_only))) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
 		}
@@ -830,7 +862,7 @@ int dc_populate_rcu(struct miss *m)
 		 * moves its mtime/nlink, and dc_drop_attr_locked() has nothing to drop
 		 * yet, so d_seq does not move): sample both generations. */
 		pthread_mutex_lock(&dcache_mutex);
-		if ((d->flags & D_DEAD) || (d->type == D_DIR && !ensure_watch_locked(d, path))) {
+		if ((d->flags & D_DEAD) || (d->type == D_DIR && !ensure_watch_locked(d, path, false))) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;
 		}
@@ -927,7 +959,7 @@ int dc_populate_rcu(struct miss *m)
 		pthread_mutex_lock(&dcache_mutex);
 		full = parent_watched_in_full_locked(d);
 		if ((d->flags & D_DEAD) ||
-		    (!full && (d->type != D_DIR || !ensure_watch_locked(d, path) ||
+		    (!full && (d->type != D_DIR || !ensure_watch_locked(d, path, false) ||
 			       d->dir->names_only))) {
 			pthread_mutex_unlock(&dcache_mutex);
 			return DCACHE_PASS;

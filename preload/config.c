@@ -767,6 +767,12 @@ DCACHE_START_TEXT __attribute__((noinline)) static void say_exclude_refused(cons
  * the ~0.3 ms of 84c74ff's estimate (doc/benchmarks.md, "Stop 31"). */
 #define PRELOAD_WARMUP_DEFAULT_US 1000
 
+/* RCUWALK_DIR_RENT's default: the lookups of names in a directory that pass
+ * through before this process watches it (cache/dcache_populate.c,
+ * "Directory rent"), about what buying it costs in raw lookups: a watch, an
+ * lstat or two, a listing (open, two getdents, close). */
+#define PRELOAD_DIR_RENT_DEFAULT 4
+
 /* Set by preload_init(); read by every wrapper (shim.c).  On the start-up
  * data page: every process writes them. */
 int preload_enabled DCACHE_START_DATA;
@@ -790,7 +796,7 @@ enum {
 	ENV_DISABLE, ENV_EXCLUDE, ENV_STATS, ENV_VERIFY, ENV_VERIFY_LOG, ENV_TEST_CORRUPT,
 	ENV_MAX_MB, ENV_COMPLETE, ENV_COMPLETE_MAX, ENV_RACY_MS, ENV_TTL_MS, ENV_NEG_TTL_MS,
 	ENV_NO_NEGATIVE, ENV_SCRATCH_FULL, ENV_STRICT, ENV_WATCH_BUDGET, ENV_WARMUP,
-	ENV_NAME_INDEX, ENV_SESSION, ENV_SESSION_FDS, ENV_TSC_KHZ,
+	ENV_NAME_INDEX, ENV_SESSION, ENV_SESSION_FDS, ENV_TSC_KHZ, ENV_DIR_RENT,
 	ENV_RCUWALK_N, /* the RCUWALK_ names: those above */
 	ENV_LD_PRELOAD = ENV_RCUWALK_N, ENV_FAKEROOTKEY, ENV_PSEUDO_PREFIX,
 	ENV_N
@@ -817,6 +823,7 @@ static const char env_names[ENV_N][24] DCACHE_START_RODATA = {
 	[ENV_SESSION] = "RCUWALK_SESSION",
 	[ENV_SESSION_FDS] = "RCUWALK_SESSION_FDS",
 	[ENV_TSC_KHZ] = "RCUWALK_TSC_KHZ",
+	[ENV_DIR_RENT] = "RCUWALK_DIR_RENT",
 	[ENV_LD_PRELOAD] = "LD_PRELOAD",
 	[ENV_FAKEROOTKEY] = "FAKEROOTKEY",
 	[ENV_PSEUDO_PREFIX] = "PSEUDO_PREFIX",
@@ -937,7 +944,7 @@ DCACHE_START_TEXT void preload_init(void)
 {
 	const char *env[ENV_N], *s;
 	size_t max_bytes = 0;
-	unsigned int probes = 2, max_entries = 10000, nexclude = 0;
+	unsigned int probes = 2, max_entries = 10000, nexclude = 0, rent = PRELOAD_DIR_RENT_DEFAULT;
 	long long racy_ns = 2000000000LL;
 	unsigned long warmup = 0;
 	unsigned long long warmup_ns = PRELOAD_WARMUP_DEFAULT_US * 1000ULL;
@@ -985,6 +992,16 @@ DCACHE_START_TEXT void preload_init(void)
 	s = env[ENV_COMPLETE_MAX];
 	if (s && *s)
 		max_entries = (unsigned int)strtoul(s, NULL, 10);
+	/* RCUWALK_DIR_RENT=N: a directory this process would have to watch
+	 * itself is watched at the (N+1)-th lookup of a name in it; the first N
+	 * pass through (cache/dcache_populate.c, "Directory rent"; 0 = at the
+	 * first).  At most 65535. */
+	s = env[ENV_DIR_RENT];
+	if (s && *s >= '0' && *s <= '9') {
+		unsigned long n = strtoul(s, NULL, 10);
+
+		rent = n > 65535 ? 65535 : (unsigned int)n;
+	}
 	/* RCUWALK_RACY_MS: attributes of files changed this recently are not
 	 * kept (default 2000, 0 = off).  RCUWALK_NO_NEGATIVE=1: absent names are
 	 * never cached. */
@@ -1061,6 +1078,7 @@ DCACHE_START_TEXT void preload_init(void)
 	if (dcache_set_policy(racy_ns, no_negative, (const char *const *)excludes, nexclude) != 0)
 		return; /* an exclusion we could not honour: stay pass-through */
 	dcache_set_completion(probes, max_entries);
+	dcache_set_dir_rent(rent);
 	dcache_set_scratch(scratch);
 	/* RCUWALK_NAME_INDEX=1: whole names get path-index entries of their
 	 * own, at their second walk.  Off by default: directory prefixes only

@@ -154,6 +154,10 @@ static void usage(FILE *f)
 		"                   default 1ms; 0: cache from the first lookup);\n"
 		"                   a fork() child's too, its cache emptied by the fork;\n"
 		"                   each fork() meanwhile adds its own time to T\n"
+		"  --dir-rent=N     a directory is watched at the (N+1)-th lookup of a name\n"
+		"                   in it; its first N pass through (RCUWALK_DIR_RENT;\n"
+		"                   default 4, 0: at the first; not for a directory the\n"
+		"                   session watches already, nor on NFS/FUSE)\n"
 		"  --stats[=FILE]   after the command ends, print one summary of every process\n"
 		"                   of its tree that ran the shim, to stderr or to FILE\n"
 		"                   (per-process records via RCUWALK_STATS; if RCUWALK_STATS\n"
@@ -553,6 +557,8 @@ static void print_summary(FILE *f, const struct summary *s, const struct run_inf
 	LINE("  pass_warmup", v[F_pass_warmup], "", "a process's lookups in its warm-up (cache not started)");
 	LINE("  pass_watch_limit", v[F_pass_watch_limit], "",
 	     "below a directory left unwatched: watch budget or inotify limits");
+	LINE("  pass_rent", v[F_pass_rent], "",
+	     "a directory's first lookups, before it is worth a watch (--dir-rent)");
 	LINE("misses", v[F_misses], "", "kernel asked to fill the cache (one lstat/access each)");
 	LINE("invalidations", v[F_invalidations], "", "cached entries dropped on change events");
 	LINE("watches", v[F_watches], "", "inotify watches held at exit (one inotify_add_watch each)");
@@ -834,6 +840,7 @@ static const struct envopt {
 	{ "--strict", "RCUWALK_STRICT", OPT_FLAG, 0 },
 	{ "--watch-budget", "RCUWALK_WATCH_BUDGET", OPT_NUM, INT_MAX },
 	{ "--warmup", "RCUWALK_WARMUP", OPT_NUM_OR_TIME, INT_MAX },
+	{ "--dir-rent", "RCUWALK_DIR_RENT", OPT_NUM, 65535 },
 };
 #define NENVOPTS (sizeof(envopts) / sizeof(envopts[0]))
 

@@ -178,6 +178,7 @@ struct counters {
 	uint64_t pass[PRELOAD_PASS_N_];
 	struct dcache_stats dc;
 	uint64_t events, watch_fail, overflows, mismatches, pass_watch, pass_fs, pass_attr, pass_racy;
+	uint64_t pass_rent;
 	uint64_t listings_shared, watches_shared, names_shared, files_shared, searches_shared, paths_shared;
 	uint64_t fs_shared;
 	uint64_t start_ns;
@@ -194,6 +195,7 @@ static void snapshot(struct counters *c)
 	c->pass_fs = c->dc.pass_fs;
 	c->pass_attr = c->dc.pass_attr;
 	c->pass_racy = c->dc.pass_racy;
+	c->pass_rent = c->dc.pass_rent;
 	inval_stats_get(&is);
 	c->events = is.events;
 	c->listings_shared = is.listings_shared;
@@ -312,16 +314,18 @@ void preload_write_record(const char *end)
 		/* Of the cache's passes: watch-limited ones (counted by the
 		 * cache), opens (by the wrappers, never watch-limited ones). */
 		/* The cache's own reasons, in field order: watch limit, fs,
-		 * attr, racy.  It counts a reason after the pass itself, so a
-		 * concurrent snapshot may see a reason behind, never ahead;
-		 * clamping each to what is left keeps the sum exact. */
-		uint64_t why[4] = { delta(now.pass_watch, base.pass_watch),
+		 * attr, racy, then rent (the record's last field).  It counts
+		 * a reason after the pass itself, so a concurrent snapshot may
+		 * see a reason behind, never ahead; clamping each to what is
+		 * left keeps the sum exact. */
+		uint64_t why[5] = { delta(now.pass_watch, base.pass_watch),
 				    delta(now.pass_fs, base.pass_fs),
 				    delta(now.pass_attr, base.pass_attr),
-				    delta(now.pass_racy, base.pass_racy) };
+				    delta(now.pass_racy, base.pass_racy),
+				    delta(now.pass_rent, base.pass_rent) };
 		uint64_t classified = 0;
 
-		for (int k = 0; k < 4; k++) {
+		for (int k = 0; k < 5; k++) {
 			if (why[k] > pass_cache_all - classified)
 				why[k] = pass_cache_all - classified;
 			classified += why[k];
@@ -366,6 +370,7 @@ void preload_write_record(const char *end)
 		v[n++] = delta(now.start_ns, base.start_ns);
 		v[n++] = delta(now.dc.index_hits, base.dc.index_hits);
 		v[n++] = delta(now.dc.prefix_hits, base.dc.prefix_hits);
+		v[n++] = why[4];
 	}
 	/* An exec record only if this image's own calls counted something
 	 * (lookups, misses); what the inotify thread counts meanwhile (events,

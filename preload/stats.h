@@ -87,7 +87,11 @@
  *                 whole name to its final dentry (dcache_stats); counted in
  *                 hits/neg_hits too
  *   prefix_hits   walks begun at the index entry of their name's directory
- *                 prefix (dcache_walk.c, "Prefix"); appended last
+ *                 prefix (dcache_walk.c, "Prefix")
+ *   pass_rent     lookups passed through because the directory of the name
+ *                 was not watched yet, within its first RCUWALK_DIR_RENT
+ *                 lookups (cache/dcache_populate.c, "Directory rent").  A
+ *                 pass_* reason of the cache's own; appended last
  *
  * end= says which end of the process image wrote it:
  *   dtor  exit() or return from main (the library destructor)
@@ -131,7 +135,7 @@
 	X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy)    \
 	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared)    \
 	X(files_shared) X(searches_shared) X(paths_shared) X(path_hits_shared) X(fs_shared) X(fill_ns) \
-	X(start_ns) X(index_hits) X(prefix_hits)
+	X(start_ns) X(index_hits) X(prefix_hits) X(pass_rent)
 
 #define RCUWALK_RECORD_PID_DIGITS 10
 #define RCUWALK_RECORD_NUM_DIGITS 20

@@ -222,7 +222,7 @@ static int count_substr(const char *hay, const char *needle)
 	X(watches) X(watch_fail) X(events) X(overflows) X(mismatches) X(pass_watch_limit) X(pass_fs) X(pass_attr) X(pass_racy) \
 	X(pass_warmup) X(listings_shared) X(watches_shared) X(names_shared) X(files_shared) X(searches_shared) \
 	X(paths_shared) X(path_hits_shared) X(fs_shared) X(fill_ns) X(start_ns) X(index_hits)   \
-	X(prefix_hits)
+	X(prefix_hits) X(pass_rent)
 enum {
 #define X(n) I_##n,
 	FIELDS(X)
@@ -1853,7 +1853,7 @@ static void test_stats_make_tree_summary_equals_sum_of_process_records(void **st
 					 recs[i].v[I_pass_write] + recs[i].v[I_pass_early] +
 					 recs[i].v[I_pass_watch_limit] + recs[i].v[I_pass_fs] +
 					 recs[i].v[I_pass_attr] + recs[i].v[I_pass_racy] +
-					 recs[i].v[I_pass_warmup]);
+					 recs[i].v[I_pass_warmup] + recs[i].v[I_pass_rent]);
 	}
 	summary = slurp(sum, NULL);
 	fprintf(stderr, "%d records; the launcher's summary:\n%s", n, summary);

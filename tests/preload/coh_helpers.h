@@ -372,7 +372,7 @@ static inline pid_t spawn_self(const char *name, const char *const *args, char *
  * (-1 if the file has no record). */
 static inline long long stats_field(const char *file, const char *name)
 {
-	static char buf[1 << 20]; /* ~900 records of 1,158 bytes */
+	static char buf[1 << 20]; /* ~880 records of 1,189 bytes */
 	char key[64];
 	long fd = syscall(SYS_openat, AT_FDCWD, file, O_RDONLY | O_CLOEXEC, 0), n;
 	long long sum = 0;

@@ -957,6 +957,54 @@ static void test_dcache_stats_count_hits_misses_and_negative_hits(void **state)
 	assert_int_equal(c.misses, b.misses + 1); /* only the first "g" */
 }
 
+/* Directory rent (dcache_populate.c): a directory not watched yet is
+ * watched only at the fourth lookup of a name in it with a rent of 3; the
+ * first three pass through (counted as pass_rent), asking the kernel
+ * nothing and caching nothing below it; from the fourth on, the cache
+ * answers, the kernel's answers.  With a rent of 0 (this binary's default),
+ * the first lookup watches it. */
+static void test_dcache_dir_rent_first_lookups_pass_through_then_it_is_watched(void **state)
+{
+	struct dcache_stats a, b, c;
+	unsigned long w0, c0;
+	struct stat st;
+
+	x_mkdir(P("d"));
+	x_mkdir(P("e"));
+	x_file(P("d/f"), 3);
+	assert_int_equal(SAME(P("d"), Q_STAT), 0); /* its parent watched, d known */
+	assert_int_equal(SAME(P("e"), Q_STAT), 0);
+	dcache_set_dir_rent(3);
+	dcache_stats_sum(&a);
+	w0 = t_watch_calls;
+	c0 = t_kernel_calls;
+	assert_int_equal(lookup(P("d/x"), Q_STAT, &st), DCACHE_PASS);
+	assert_int_equal(lookup(P("d/f"), Q_STAT, &st), DCACHE_PASS);
+	assert_int_equal(lookup(P("d/x"), Q_LSTAT, &st), DCACHE_PASS);
+	dcache_stats_sum(&b);
+	assert_int_equal(b.pass_rent, a.pass_rent + 3);
+	assert_int_equal(b.passthrough, a.passthrough + 3);
+	assert_int_equal(t_watch_calls, w0); /* rented: no watch */
+	calls_equal(c0, 0);                  /* and no kernel call of the cache's */
+	/* The fourth buys it: watched, then answered as the kernel answers. */
+	assert_int_equal(SAME(P("d/f"), Q_STAT), 0);
+	assert_int_equal(t_watch_calls, w0 + 1);
+	assert_int_equal(SAME(P("d/x"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("d/f/"), Q_STAT), ENOTDIR);
+	dcache_stats_sum(&c);
+	assert_int_equal(c.pass_rent, b.pass_rent);
+	/* Each directory pays its own rent; 0 rents none. */
+	assert_int_equal(lookup(P("e/x"), Q_STAT, &st), DCACHE_PASS);
+	dcache_set_dir_rent(0);
+	assert_int_equal(SAME(P("e/x"), Q_STAT), ENOENT);
+	assert_int_equal(t_watch_calls, w0 + 2);
+	/* Renting changed no answer: the kernel's, before and after a change. */
+	x_file(P("d/x"), 5);
+	inval_drain();
+	assert_int_equal(SAME_ST(P("d/x"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 5);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Invalidation                                                             */
 
@@ -3006,6 +3054,7 @@ int main(void)
 		T(test_dcache_stat_miss_of_final_object_asks_kernel_once),
 		T(test_dcache_negative_dentry_answers_paths_below_without_kernel),
 		T(test_dcache_stats_count_hits_misses_and_negative_hits),
+		T(test_dcache_dir_rent_first_lookups_pass_through_then_it_is_watched),
 		T(test_dcache_event_child_entry_kills_negative),
 		T(test_dcache_write_event_again_in_one_batch_asks_once),
 		T(test_dcache_mkdir_replaces_negative_and_children_resolve),
