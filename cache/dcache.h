@@ -357,11 +357,11 @@ void dcache_set_scratch(int on);
  * 1 s.  Call before lookups, with dcache_init. */
 void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns);
 
-/* Directory rent: a directory this process would have to watch itself (no
- * watch of it to take from the session; not a TTL filesystem's) is watched
- * only at the (lookups + 1)-th lookup of a name in it; the first `lookups`
- * pass through (DCACHE_STAT_PASS_RENT).  0: at the first, as before.  Call
- * before lookups, with dcache_init. */
+/* Directory rent: a directory not watched yet (not a TTL filesystem's) is
+ * watched, by this process or from the session, only at the (lookups + 1)-th
+ * lookup of a name in it; the first `lookups` pass through
+ * (DCACHE_STAT_PASS_RENT).  0: at the first, as before.  Call before
+ * lookups, with dcache_init. */
 void dcache_set_dir_rent(unsigned int lookups);
 
 /* Complete-directory policy: after `probes` names were found absent in a

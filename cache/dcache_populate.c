@@ -66,21 +66,24 @@ static bool dc_scratch = true; /* dcache_set_scratch() */
 
 /*
  * Directory rent (dcache_set_dir_rent).  Caching the names of a directory
- * costs this process a watch (inotify_add_watch: about a raw lookup's time),
- * then a few lstats and, after dc_complete_probes absent names, its listing
- * (an open, two getdents, a close) and a dentry per name: several raw
+ * costs this process a watch (inotify_add_watch, or the session's taken from
+ * the arena), then an lstat or a shared entry per name it meets and, after
+ * dc_complete_probes absent names, its listing (an open, two getdents and a
+ * close, or the session's copied) and a dentry per listed name: several raw
  * lookups' worth, which only later lookups in that directory pay back.  A
  * tree whose directories are each asked a few names (a monorepo's leaves,
- * every name a process's first) never pays it back: 3-4x the raw lookup a
- * stat at 20,000 leaves (doc/benchmarks.md, "Scale").  So, as a ski rental,
- * a directory that would need a watch of our own is rented first: the first
- * dc_dir_rent lookups of a name in it pass through (the kernel's answer, as
- * with no cache), counted in its dir_state under dcache_mutex, and the next
- * one buys it.  Nothing below a rented directory is cached (it has no watch:
- * the invariant above), so renting changes no answer.  Not rented: a
- * directory whose watch the session has (taking it costs an arena look-up),
- * and TTL filesystems' (no inotify coherence to buy; their lookups are the
- * slow ones a cache is for).
+ * every name a process's first) never pays it back: 3.7x the wall of the
+ * same lookups without a cache at 100,000 leaves (doc/benchmarks-by-stop.md,
+ * "Stop 43").  So, as a ski rental, a directory not yet watched is rented
+ * first: the first dc_dir_rent lookups of a name in it pass through (the
+ * kernel's answer, as with no cache), counted in its dir_state under
+ * dcache_mutex, and the next one buys it.  Nothing below a rented directory
+ * is cached (it has no watch: the invariant above), so renting changes no
+ * answer.  In a session too, though another process's watch would cost no
+ * system call: the names still cost their fills, and later processes that
+ * bought every directory the session knew at once were the slowest (2.3x
+ * against 1.6x).  Not rented: TTL filesystems' directories (no inotify
+ * coherence to buy; their lookups are the slow ones a cache is for).
  */
 static unsigned int dc_dir_rent;
 
@@ -243,6 +246,13 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath, bool rent)
 		dc_bytes += sizeof(*ds); /* d_bytes(d) counts it from now on */
 		STORE_RELEASE(d->dir, ds);
 	}
+	/* "Directory rent": pass through, buy later (before the session's
+	 * watch is looked for: a shared watch is a purchase too). */
+	if (rent && d->dir->rent < dc_dir_rent && !(d->flags & D_TTL)) {
+		d->dir->rent++;
+		tls_pass_why = PASS_WHY_RENT;
+		return false;
+	}
 	if (p && p != d && d->namelen && !(d->flags & D_TTL) && !(p->flags & D_DEAD) &&
 	    (pwd = d_wd(p)) >= 0 && dc_ops->shared_watch && dc_ops->listing_ticket &&
 	    dc_ops->listing_ticket(pwd, &ticket) == 1) {
@@ -252,11 +262,6 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath, bool rent)
 			goto watched;
 		}
 		offer = ticket.can_put;
-	}
-	if (rent && d->dir->rent < dc_dir_rent && !(d->flags & D_TTL)) {
-		d->dir->rent++; /* "Directory rent": pass through, buy later */
-		tls_pass_why = PASS_WHY_RENT;
-		return false;
 	}
 	names_only = scratch_locked(d, dpath);
 	wd = dc_ops->watch_dir(dpath, names_only);

@@ -41,6 +41,12 @@
 # differing answer there passes only if that name changed within BOUND_MS
 # (doc/coherence.md, clause 4).  The writer puts the tree back at its end.
 #
+# Then (static session only) the same checkers, each alone under `rcuwalk
+# --disable` (no cache: libc's calls, the kernel's first look at each name),
+# and each process's wall time against its no-cache run: the baseline.  A
+# checker's raw_ns is not one (the kernel's second look, right after the
+# shim's).
+#
 # Figures: the sum of the checkers' RCUWALK_STATS records (hits, negative
 # hits, shared path answers, pass-throughs by reason), the checkers' own
 # lines (mismatches, ns per call through the shim and raw, peak RSS, the
@@ -199,6 +205,36 @@ session() {
     }' "$out" "$stats"
 }
 
-[ "$static" = 1 ] && session static 1 0
+# nocache SEED0: the static session's checkers again, each alone under
+# `rcuwalk --disable` (the library loaded, every call passed to libc: no
+# cache), JOBS at a time: what the same first lookups cost without a cache.
+# A checker's raw_ns is the kernel's second look at each name (made right
+# after the shim's, its dentries warm), so it is not the baseline; this
+# run's shim_ns (libc's call, the kernel's first look) and wall are.
+# Printed beside the static session's, with the wall ratio per seed.
+nocache() {
+  local s0=$1 out=$tmp/nocache.out
+  seq "$s0" $((s0 + procs - 1)) | RCUWALK_STATS= xargs -P "$jobs" -I{} "$shim" --disable -- \
+    "$scale" check -r "$tree" -d "$dirs" -f "$files" -n "$lookups" -s {} >"$out" 2>/dev/null || {
+    echo "scale.sh: the no-cache run failed" >&2; fail=1; return; }
+  awk -v quiet="$quiet" '
+    function kv(line, key) {
+      if (match(line, " " key "=[^ ]*")) return substr(line, RSTART + length(key) + 2, RLENGTH - length(key) - 2)
+      return ""
+    }
+    FNR == 1 { file++ }
+    /^rcuwalk-scale / && file == 1 { none[kv($0, "seed")] = kv($0, "wall_ms"); nns[kv($0, "seed")] = kv($0, "shim_ns") }
+    /^rcuwalk-scale / && file == 2 { shim[kv($0, "seed")] = kv($0, "wall_ms"); sns[kv($0, "seed")] = kv($0, "shim_ns") }
+    END {
+      n = 0
+      for (s in none) if (s in shim) { r[++n] = shim[s] / none[s]; line[n] = sprintf("    seed %s: %s ms (%s ns a stat), no cache %s ms (%s ns): %.2fx", s, shim[s], sns[s], none[s], nns[s], shim[s] / none[s]) }
+      for (i = 2; i <= n; i++) { v = r[i]; l = line[i]; for (j = i - 1; j >= 1 && r[j] > v; j--) { r[j + 1] = r[j]; line[j + 1] = line[j] } r[j + 1] = v; line[j + 1] = l }
+      if (!n) { print "  no cache: no seed to compare"; exit }
+      printf "  against no cache (each checker alone under rcuwalk --disable): wall ratio per process %.2fx (median; %.2fx-%.2fx)\n", r[int((n + 1) / 2)], r[1], r[n]
+      if (quiet != 1) for (i = 1; i <= n; i++) print line[i]
+    }' "$out" "$tmp/static.out"
+}
+
+[ "$static" = 1 ] && session static 1 0 && nocache 1
 [ "$mut" = 1 ] && session mutating 101 1
 exit "$fail"

@@ -770,7 +770,8 @@ DCACHE_START_TEXT __attribute__((noinline)) static void say_exclude_refused(cons
 /* RCUWALK_DIR_RENT's default: the lookups of names in a directory that pass
  * through before this process watches it (cache/dcache_populate.c,
  * "Directory rent"), about what buying it costs in raw lookups: a watch, an
- * lstat or two, a listing (open, two getdents, close). */
+ * lstat or two, a listing (open, two getdents, close).  8 did no better at
+ * scale, 16 cost the demo build 2% (doc/benchmarks-by-stop.md, "Stop 43"). */
 #define PRELOAD_DIR_RENT_DEFAULT 4
 
 /* Set by preload_init(); read by every wrapper (shim.c).  On the start-up
@@ -992,9 +993,8 @@ DCACHE_START_TEXT void preload_init(void)
 	s = env[ENV_COMPLETE_MAX];
 	if (s && *s)
 		max_entries = (unsigned int)strtoul(s, NULL, 10);
-	/* RCUWALK_DIR_RENT=N: a directory this process would have to watch
-	 * itself is watched at the (N+1)-th lookup of a name in it; the first N
-	 * pass through (cache/dcache_populate.c, "Directory rent"; 0 = at the
+	/* RCUWALK_DIR_RENT=N: a directory is watched at the (N+1)-th lookup of
+	 * a name in it; the first N pass through (cache/dcache_populate.c, "Directory rent"; 0 = at the
 	 * first).  At most 65535. */
 	s = env[ENV_DIR_RENT];
 	if (s && *s >= '0' && *s <= '9') {

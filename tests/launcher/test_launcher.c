@@ -811,6 +811,78 @@ static void test_launcher_passes_on_the_tsc_rate_it_measured(void **state)
 	}
 }
 
+/* --dir-rent=N (cache/dcache_populate.c, "Directory rent"): in a session,
+ * processes rent the directories on their way, N lookups each at most (the
+ * launcher passes the option on: the ctest environment's RCUWALK_DIR_RENT=0
+ * is overridden), so at least two records count pass_rent >= 3 (two shells
+ * test 30 names each, a third searches PATH); then the cache answers (hits).
+ * Every answer is the kernel's: each shell prints which of its 30 names
+ * exist, as the tree says.  --dir-rent=0: nothing rented. */
+static void test_launcher_dir_rent_passes_a_directorys_first_lookups_through(void **state)
+{
+	char d[PLEN], f[PLEN], sum[PLEN], opt[PLEN + 16], script[4 * PLEN + 32], want[64] = "";
+	char recf[PLEN], recenv[PLEN + 16];
+	char *argv[] = { (char *)g_launcher, opt, "--warmup=0", NULL, "--", "sh", "-c", script, NULL };
+	const char *env[] = { recenv, NULL };
+	struct rec recs[16];
+	char *text;
+	struct run r;
+
+	(void)state;
+	sp(d, "%s/rent", g_scratch);
+	assert_int_equal(mkdir(d, 0755), 0);
+	for (int i = 0; i < 5; i += 2) {
+		sp(f, "%s/n%d", d, i);
+		close(open(f, O_CREAT | O_WRONLY, 0644));
+	}
+	for (int i = 0; i < 30; i++)
+		strcat(want, i % 5 % 2 == 0 ? "1" : "0");
+	sp(f, "%s/rent.sh", g_scratch);
+	{
+		FILE *sh = fopen(f, "w");
+
+		assert_non_null(sh);
+		fputs("for i in $(seq 0 29); do [ -e \"$1/n$((i % 5))\" ] && printf 1 || printf 0; done; echo\n",
+		      sh);
+		fclose(sh);
+	}
+	snprintf(script, sizeof(script), "sh '%s' '%s'; sh '%s' '%s'", f, d, f, d);
+	for (int k = 0; k < 2; k++) {
+		long long rent, hits;
+
+		int n, renters = 0;
+
+		sp(sum, "%s/rent.summary", g_scratch);
+		snprintf(opt, sizeof(opt), "--stats=%s", sum);
+		sp(recf, "%s/rent.records", g_scratch);
+		snprintf(recenv, sizeof(recenv), "RCUWALK_STATS=%s", recf);
+		argv[3] = k ? "--dir-rent=0" : "--dir-rent=3";
+		run(argv, env, &r);
+		assert_int_equal(r.status, 0);
+		print_message("--dir-rent=%d: %s", k ? 0 : 3, r.out);
+		assert_int_equal(strncmp(r.out, want, 30), 0);
+		assert_int_equal(r.out[30], '\n');
+		assert_int_equal(strncmp(r.out + 31, want, 30), 0);
+		text = slurp(sum, NULL);
+		rent = summary_value(text, "pass_rent");
+		hits = summary_value(text, "hits") + summary_value(text, "neg_hits");
+		n = read_recs(recf, recs, 16);
+		for (int i = 0; i < n && i < 16; i++)
+			renters += recs[i].v[I_pass_rent] >= 3;
+		print_message("pass_rent %lld (%d of %d records at least 3), hits + neg_hits %lld\n",
+			      rent, renters, n, hits);
+		if (k)
+			assert_int_equal(rent, 0);
+		else
+			assert_true(renters >= 2); /* both rent.sh shells, at least */
+		assert_true(hits > 0);
+		free(text);
+		unlink(sum);
+		unlink(recf);
+		run_free(&r);
+	}
+}
+
 /* Whether directory `d` holds an entry whose name starts with `prefix`. */
 static int has_entry(const char *d, const char *prefix)
 {
@@ -2213,6 +2285,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_launcher_warmup_takes_a_count_or_a_time),
 		cmocka_unit_test(test_launcher_session_is_the_default_and_no_session_opts_out),
 		cmocka_unit_test(test_launcher_passes_on_the_tsc_rate_it_measured),
+		cmocka_unit_test(test_launcher_dir_rent_passes_a_directorys_first_lookups_through),
 		cmocka_unit_test(test_launcher_session_memory_refused_is_a_log_line_not_a_fault),
 		cmocka_unit_test(test_launcher_session_refused_where_its_directory_is_not_ours),
 		cmocka_unit_test(test_launcher_verify_sets_verify_and_its_log_file),
