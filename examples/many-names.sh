@@ -44,17 +44,18 @@
 # Then one run of the shim mode under `rcuwalk --stats` says how many of its
 # lookups were answered from the cache.  Local disk only.  The environment's
 # RCUWALK_* variables are dropped, but RCUWALK_SHARED_FILES (=0: no file's
-# attributes shared, for comparisons).
+# attributes shared) and RCUWALK_DIR_RENT (=0: no directory rented), for
+# comparisons.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 rounds=7 bdir=$root/build
 while getopts "n:b:" o; do
   case $o in
-    n) rounds=$OPTARG;; b) bdir=$(cd "$OPTARG" && pwd);; *) sed -n '2,47p' "$0"; exit 2;;
+    n) rounds=$OPTARG;; b) bdir=$(cd "$OPTARG" && pwd);; *) sed -n '2,48p' "$0"; exit 2;;
   esac
 done
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || { sed -n '2,47p' "$0"; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { sed -n '2,48p' "$0"; exit 2; }
 shim=$bdir/preload/rcuwalk many=$bdir/examples/rcuwalk_many
 [ -x "$shim" ] || { echo "many-names.sh: build rcuwalk first ($shim)" >&2; exit 2; }
 [ -x "$many" ] || { echo "many-names.sh: build rcuwalk_many first ($many)" >&2; exit 2; }
@@ -83,7 +84,7 @@ rounds, shim, many, lst, commit, cmdline = sys.argv[1:7]
 rounds = int(rounds)
 base = dict(os.environ)
 for v in [k for k in base if k == "LD_PRELOAD" or
-          (k.startswith("RCUWALK_") and k != "RCUWALK_SHARED_FILES")]:
+          (k.startswith("RCUWALK_") and k not in ("RCUWALK_SHARED_FILES", "RCUWALK_DIR_RENT"))]:
     del base[v]
 sh2 = f"'{many}' -p 1 '{lst}' >/dev/null; '{many}' -p 3 '{lst}'"
 sh3 = f"'{many}' -p 1 '{lst}' >/dev/null; " + sh2

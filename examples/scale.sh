@@ -43,9 +43,10 @@
 #
 # Then (static session only) the same checkers, each alone under `rcuwalk
 # --disable` (no cache: libc's calls, the kernel's first look at each name),
-# and each process's wall time against its no-cache run: the baseline.  A
-# checker's raw_ns is not one (the kernel's second look, right after the
-# shim's).
+# and each process's wall time against its no-cache run: the baseline (run
+# once before the session too, uncounted, so that both find the kernel's
+# caches warm).  A checker's raw_ns is not one (the kernel's second look,
+# right after the shim's).
 #
 # Figures: the sum of the checkers' RCUWALK_STATS records (hits, negative
 # hits, shared path answers, pass-throughs by reason), the checkers' own
@@ -205,18 +206,22 @@ session() {
     }' "$out" "$stats"
 }
 
-# nocache SEED0: the static session's checkers again, each alone under
-# `rcuwalk --disable` (the library loaded, every call passed to libc: no
-# cache), JOBS at a time: what the same first lookups cost without a cache.
-# A checker's raw_ns is the kernel's second look at each name (made right
-# after the shim's, its dentries warm), so it is not the baseline; this
-# run's shim_ns (libc's call, the kernel's first look) and wall are.
-# Printed beside the static session's, with the wall ratio per seed.
+# nocache SEED0 [warm]: the static session's checkers again, each alone
+# under `rcuwalk --disable` (the library loaded, every call passed to libc:
+# no cache), JOBS at a time: what the same first lookups cost without a
+# cache.  A checker's raw_ns is the kernel's second look at each name (made
+# right after the shim's, its dentries warm), so it is not the baseline;
+# this run's shim_ns (libc's call, the kernel's first look) and wall are.
+# Run once before the session, not counted ("warm": the kernel's dentries
+# and directory blocks read in, as the session's own run leaves them for
+# the counted one), and once after it, printed beside the session's with
+# the wall ratio per seed.
 nocache() {
   local s0=$1 out=$tmp/nocache.out
   seq "$s0" $((s0 + procs - 1)) | RCUWALK_STATS= xargs -P "$jobs" -I{} "$shim" --disable -- \
     "$scale" check -r "$tree" -d "$dirs" -f "$files" -n "$lookups" -s {} >"$out" 2>/dev/null || {
     echo "scale.sh: the no-cache run failed" >&2; fail=1; return; }
+  [ "${2:-}" = warm ] && return
   awk -v quiet="$quiet" '
     function kv(line, key) {
       if (match(line, " " key "=[^ ]*")) return substr(line, RSTART + length(key) + 2, RLENGTH - length(key) - 2)
@@ -235,6 +240,6 @@ nocache() {
     }' "$out" "$tmp/static.out"
 }
 
-[ "$static" = 1 ] && session static 1 0 && nocache 1
+[ "$static" = 1 ] && nocache 1 warm && session static 1 0 && nocache 1
 [ "$mut" = 1 ] && session mutating 101 1
 exit "$fail"
