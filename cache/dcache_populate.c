@@ -72,7 +72,7 @@ static bool dc_scratch = true; /* dcache_set_scratch() */
  * close, or the session's copied) and a dentry per listed name: several raw
  * lookups' worth, which only later lookups in that directory pay back.  A
  * tree whose directories are each asked a few names (a monorepo's leaves,
- * every name a process's first) never pays it back: 3.7x the wall of the
+ * every name a process's first) never pays it back: 3.3x the wall of the
  * same lookups without a cache at 100,000 leaves (doc/benchmarks-by-stop.md,
  * "Stop 43").  So, as a ski rental, a directory not yet watched is rented
  * first: the first dc_dir_rent lookups of a name in it pass through (the
@@ -220,11 +220,10 @@ static bool dir_attr_watched_locked(const struct dentry *d)
 /* Make sure directory d is watched.  Under dcache_mutex and rcu_read_lock().
  * Returns false (and marks d D_NOCACHE) if it cannot be; false also, marking
  * nothing, while `rent` (a lookup of a name in d) and d is rented ("Directory
- * rent").  In a session, the
- * watch of a name another process watched comes from the shared arena
- * (dcache_arena.c, ENT_WATCH; ops->shared_watch); a watch this process adds
- * is offered there, with the parent's ticket taken before watch_dir() binds
- * the name (doc/session.md). */
+ * rent").  In a session, the watch of a name another process watched comes
+ * from the shared arena (dcache_arena.c, ENT_WATCH; ops->shared_watch); a
+ * watch this process adds is offered there, with the parent's ticket taken
+ * before watch_dir() binds the name (doc/session.md). */
 static bool ensure_watch_locked(struct dentry *d, const char *dpath, bool rent)
 {
 	struct dentry *p = d->parent;

@@ -994,8 +994,8 @@ DCACHE_START_TEXT void preload_init(void)
 	if (s && *s)
 		max_entries = (unsigned int)strtoul(s, NULL, 10);
 	/* RCUWALK_DIR_RENT=N: a directory is watched at the (N+1)-th lookup of
-	 * a name in it; the first N pass through (cache/dcache_populate.c, "Directory rent"; 0 = at the
-	 * first).  At most 65535. */
+	 * a name in it; the first N pass through (cache/dcache_populate.c,
+	 * "Directory rent"; 0 = at the first).  At most 65535. */
 	s = env[ENV_DIR_RENT];
 	if (s && *s >= '0' && *s <= '9') {
 		unsigned long n = strtoul(s, NULL, 10);
