@@ -86,10 +86,60 @@ static bool dc_scratch = true; /* dcache_set_scratch() */
  * coherence to buy; their lookups are the slow ones a cache is for).
  */
 static unsigned int dc_dir_rent;
+static unsigned int dc_rent_shift; /* under dcache_mutex: "The rent adapts" */
 
 void dcache_set_dir_rent(unsigned int lookups)
 {
 	dc_dir_rent = lookups;
+	dc_rent_shift = 0; /* "The rent adapts", from the rent given */
+}
+
+/*
+ * The rent adapts to what buying earns.  A thread counts its rent decisions
+ * (lookups of a name in a directory not watched yet: those rented and the
+ * one that buys); every RENT_WINDOW of them it compares its answers from the
+ * cache since the last such look (hits and negative hits, a miss's answer
+ * included) with its misses and rented lookups since: fewer than twice as
+ * many, and the process's rent doubles (at most RENT_SHIFT_MAX times: 1,024
+ * lookups for the default 4); more than eight times as many, and it halves
+ * back.  A process that asks each name of many directories once (the scale
+ * tree) soon passes nearly everything through, as with no cache; one whose
+ * directories answer again and again (a compiler's) keeps the rent given: a
+ * cc1 makes ~50-300 rent decisions, never a window.  The shift is changed
+ * under dcache_mutex (the caller's) and read there; the window is the
+ * thread's own (its stat block's counters, which a fork child may find
+ * reset: a window whose counters went back is only restarted).
+ */
+#define RENT_WINDOW 512
+#define RENT_SHIFT_MAX 8
+static __thread unsigned int tls_rent_n __attribute__((tls_model("initial-exec")));
+static __thread uint64_t tls_rent_a0 __attribute__((tls_model("initial-exec")));
+static __thread uint64_t tls_rent_m0 __attribute__((tls_model("initial-exec")));
+
+static unsigned int rent_now_locked(void)
+{
+	struct stat_block *b = tls_stats;
+	unsigned long r;
+
+	if (!dc_dir_rent)
+		return 0;
+	if (++tls_rent_n >= RENT_WINDOW && b) {
+		uint64_t a = b->c[DCACHE_STAT_HIT] + b->c[DCACHE_STAT_NEG_HIT];
+		uint64_t m = b->c[DCACHE_STAT_MISS] + b->c[DCACHE_STAT_PASS_RENT];
+		uint64_t da = a - tls_rent_a0, dm = m - tls_rent_m0;
+
+		if (a < tls_rent_a0 || m < tls_rent_m0)
+			; /* counters reset (a fork child's): a new window only */
+		else if (da < 2 * dm && dc_rent_shift < RENT_SHIFT_MAX)
+			dc_rent_shift++;
+		else if (da > 8 * dm && dc_rent_shift > 0)
+			dc_rent_shift--;
+		tls_rent_a0 = a;
+		tls_rent_m0 = m;
+		tls_rent_n = 0;
+	}
+	r = (unsigned long)dc_dir_rent << dc_rent_shift;
+	return r > 65535 ? 65535 : (unsigned int)r;
 }
 #define MAX_EXCLUDES DCACHE_MAX_EXCLUDES
 static char *dc_exclude[MAX_EXCLUDES];
@@ -247,7 +297,7 @@ static bool ensure_watch_locked(struct dentry *d, const char *dpath, bool rent)
 	}
 	/* "Directory rent": pass through, buy later (before the session's
 	 * watch is looked for: a shared watch is a purchase too). */
-	if (rent && d->dir->rent < dc_dir_rent && !(d->flags & D_TTL)) {
+	if (rent && d->dir->rent < rent_now_locked() && !(d->flags & D_TTL)) {
 		d->dir->rent++;
 		tls_pass_why = PASS_WHY_RENT;
 		return false;

@@ -1005,6 +1005,67 @@ static void test_dcache_dir_rent_first_lookups_pass_through_then_it_is_watched(v
 	assert_int_equal(st.st_size, 5);
 }
 
+/* The rent adapts (dcache_populate.c, "Directory rent"): a thread whose
+ * window of 512 rent decisions (lookups in directories not watched yet)
+ * brought fewer than twice as many answers from the cache as misses and
+ * rented lookups doubles the rent; one with more than eight times as many
+ * halves it back.  With a rent of 1: fresh directories asked one name until
+ * the cache answers (a rented lookup, then a miss: ~2 decisions and one
+ * answer each) double it within 300 directories, so that a fresh one passes
+ * twice; then windows with 40 cached answers for each decision bring it back
+ * to one pass.  Every answer is the kernel's. */
+static int passes_until_answered(const char *dir)
+{
+	struct stat st;
+	char p[PATH_MAX];
+	int n = 0;
+
+	snprintf(p, sizeof(p), "%s/x", dir);
+	while (lookup(p, Q_STAT, &st) == DCACHE_PASS && n < 100)
+		n++;
+	return SAME(p, Q_STAT) == ENOENT ? n : -1;
+}
+
+static void test_dcache_dir_rent_doubles_while_buying_earns_nothing_then_comes_back(void **state)
+{
+	struct stat st;
+	char name[64];
+	int first = -1, doubled_at = -1, back_at = -1, k = 0;
+
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "a%03d", i);
+		x_mkdir(P("%s", name));
+	}
+	assert_int_equal(SAME(P("a000"), Q_STAT), 0); /* the test dir bought */
+	dcache_set_dir_rent(1);
+	for (int i = 0; i < 300 && doubled_at < 0; i++) {
+		int n = passes_until_answered(P("a%03d", i));
+
+		if (i == 0)
+			first = n;
+		if (n == 2)
+			doubled_at = i;
+	}
+	for (int w = 0; w < 12 && doubled_at >= 0 && back_at < 0; w++) {
+		for (int i = 0; i < 300; i++, k++) {
+			snprintf(name, sizeof(name), "c%05d", k);
+			x_mkdir(P("%s", name));
+			while (lookup(P("%s/x", name), Q_STAT, &st) == DCACHE_PASS)
+				for (int j = 0; j < 40; j++)
+					(void)lookup(P("a%03d/x", j), Q_STAT, &st);
+		}
+		x_mkdir(P("d%d", w));
+		if (passes_until_answered(P("d%d", w)) == 1)
+			back_at = w;
+	}
+	dcache_set_dir_rent(0); /* before any assertion: the next tests rent nothing */
+	print_message("rent 1: first directory %d pass(es); doubled at directory %d; back after "
+		      "window %d\n", first, doubled_at, back_at);
+	assert_int_equal(first, 1);
+	assert_true(doubled_at > 0);
+	assert_true(back_at >= 0);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Invalidation                                                             */
 
@@ -3055,6 +3116,7 @@ int main(void)
 		T(test_dcache_negative_dentry_answers_paths_below_without_kernel),
 		T(test_dcache_stats_count_hits_misses_and_negative_hits),
 		T(test_dcache_dir_rent_first_lookups_pass_through_then_it_is_watched),
+		T(test_dcache_dir_rent_doubles_while_buying_earns_nothing_then_comes_back),
 		T(test_dcache_event_child_entry_kills_negative),
 		T(test_dcache_write_event_again_in_one_batch_asks_once),
 		T(test_dcache_mkdir_replaces_negative_and_children_resolve),
