@@ -105,7 +105,9 @@ void dcache_set_dir_rent(unsigned int lookups)
  * back.  A process that asks each name of many directories once (the scale
  * tree) soon passes nearly everything through, as with no cache; one whose
  * directories answer again and again (a compiler's) keeps the rent given: a
- * cc1 makes ~50-300 rent decisions, never a window.  The shift is changed
+ * cc1 of the generated project makes ~600 rent decisions (478 rented, the
+ * buys), so one window, with 30,000-35,000 answers against ~770 misses and
+ * rented lookups.  The shift is changed
  * under dcache_mutex (the caller's) and read there; the window is the
  * thread's own (its stat block's counters, which a fork child may find
  * reset: a window whose counters went back is only restarted).

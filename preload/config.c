@@ -918,8 +918,8 @@ DCACHE_START_TEXT static int attrs_faked_here(const char *const env[ENV_N])
 
 /* RCUWALK_TSC_KHZ's value as preload_tsc_mult (preload.h): ns per tick
  * times 2^32, from the rate in kHz, which must be digits only, within
- * PRELOAD_TSC_KHZ_MIN..MAX; else 0.  By hand: strtoul's page of libc would be a fault of
- * its own in every process the launcher starts.  x86-64 only. */
+ * PRELOAD_TSC_KHZ_MIN..MAX; else 0.  By hand: strtoul's page of libc would
+ * be a fault of its own in every process the launcher starts.  x86-64 only. */
 DCACHE_START_TEXT static uint64_t tsc_mult(const char *s)
 {
 #if defined(__x86_64__)
