@@ -521,6 +521,11 @@ void dcache_stat_add(enum dcache_stat_id id, uint64_t n);
  * reason of the cache's own (DCACHE_STAT_PASS_WATCH/_FS/_ATTR/_RACY/_RENT).  Any
  * thread; reads thread-local memory only. */
 int dcache_last_pass_classified(void);
+/* 1 if this thread is in an idle spell (its recent lookups found next to
+ * nothing cached: dcache_populate.c, "Idle spells"): this lookup is counted
+ * as passed through (DCACHE_STAT_PASS_RENT) and the caller asks the kernel;
+ * else 0.  Any thread, before dcache_lookup*; thread-local memory only. */
+int dcache_idle_pass(void);
 /* Whether this thread's last lookup asked the kernel to fill the cache (a
  * miss) before it answered.  Any thread; reads thread-local memory only. */
 int dcache_last_lookup_filled(void);

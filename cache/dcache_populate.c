@@ -87,11 +87,20 @@ static bool dc_scratch = true; /* dcache_set_scratch() */
  */
 static unsigned int dc_dir_rent;
 static unsigned int dc_rent_shift; /* under dcache_mutex: "The rent adapts" */
+static __thread unsigned int tls_rent_n __attribute__((tls_model("initial-exec")));
+static __thread uint64_t tls_rent_a0 __attribute__((tls_model("initial-exec")));
+static __thread uint64_t tls_rent_m0 __attribute__((tls_model("initial-exec")));
+static void rent_counts(const struct stat_block *b, uint64_t *a, uint64_t *m);
+static __thread unsigned int tls_idle_exp __attribute__((tls_model("initial-exec"))); /* "Idle spells" */
 
 void dcache_set_dir_rent(unsigned int lookups)
 {
 	dc_dir_rent = lookups;
 	dc_rent_shift = 0; /* "The rent adapts", from the rent given */
+	/* The caller's window and "Idle spells" start afresh too. */
+	tls_idle_left = tls_idle_exp = tls_rent_n = 0;
+	if (tls_stats)
+		rent_counts(tls_stats, &tls_rent_a0, &tls_rent_m0);
 }
 
 /*
@@ -114,9 +123,58 @@ void dcache_set_dir_rent(unsigned int lookups)
  */
 #define RENT_WINDOW 512
 #define RENT_SHIFT_MAX 8
-static __thread unsigned int tls_rent_n __attribute__((tls_model("initial-exec")));
-static __thread uint64_t tls_rent_a0 __attribute__((tls_model("initial-exec")));
-static __thread uint64_t tls_rent_m0 __attribute__((tls_model("initial-exec")));
+
+/*
+ * Idle spells.  A rented lookup still walks to the directory it rents, then
+ * rebuilds its name and takes dcache_mutex to count the rent: ~1 us a lookup
+ * where the kernel's own answer over a cold monorepo-sized tree takes 5-7
+ * (scale.sh: 1.13x the no-cache wall with the rent adapted).  So a thread
+ * whose window found under one cached answer in IDLE_RATIO misses and rented
+ * lookups stops walking: its next tls_idle_left lookups pass through at the
+ * door (dcache_idle_pass(), the shim's, before anything else of the cache's;
+ * dcache_lookup_len() and drive_lookup() for other callers), counted as
+ * rented, then a window of walks looks again.  Each spell is twice the last
+ * (IDLE_MIN lookups, at most IDLE_MIN << IDLE_EXP_MAX); a window with more
+ * than 2 answers a miss starts the next at IDLE_MIN again.  A pass-through
+ * is the kernel's answer, so a spell changes no answer; it forgoes the
+ * thread's cached answers, which its window found next to none (a cc1's has
+ * 40 per miss).  Thread-local, as the window is: no lock, nothing shared
+ * written; a fork child keeps its parent's spell, an exec ends it.
+ */
+#define IDLE_RATIO 16
+#define IDLE_MIN 4096
+#define IDLE_EXP_MAX 4
+__thread unsigned int tls_idle_left __attribute__((tls_model("initial-exec")));
+
+/* The window's counters now, from the thread's stat block. */
+static void rent_counts(const struct stat_block *b, uint64_t *a, uint64_t *m)
+{
+	*a = b->c[DCACHE_STAT_HIT] + b->c[DCACHE_STAT_NEG_HIT];
+	*m = b->c[DCACHE_STAT_MISS] + b->c[DCACHE_STAT_PASS_RENT];
+}
+
+int dcache_idle_pass(void)
+{
+	if (caa_likely(!tls_idle_left))
+		return 0;
+	dc_idle_pass();
+	dcache_stat_inc(DCACHE_STAT_PASS);
+	return 1;
+}
+
+void dc_idle_pass(void)
+{
+	struct stat_block *b = tls_stats;
+
+	tls_pass_why = PASS_WHY_RENT;
+	if (--tls_idle_left || !b)
+		return;
+	/* The spell's last lookup: a fresh window follows, without its
+	 * pass-throughs. */
+	rent_counts(b, &tls_rent_a0, &tls_rent_m0);
+	tls_rent_m0++; /* this one, counted by the caller */
+	tls_rent_n = 0;
+}
 
 static unsigned int rent_now_locked(void)
 {
@@ -126,16 +184,27 @@ static unsigned int rent_now_locked(void)
 	if (!dc_dir_rent)
 		return 0;
 	if (++tls_rent_n >= RENT_WINDOW && b) {
-		uint64_t a = b->c[DCACHE_STAT_HIT] + b->c[DCACHE_STAT_NEG_HIT];
-		uint64_t m = b->c[DCACHE_STAT_MISS] + b->c[DCACHE_STAT_PASS_RENT];
-		uint64_t da = a - tls_rent_a0, dm = m - tls_rent_m0;
+		uint64_t a, m, da, dm;
 
+		rent_counts(b, &a, &m);
+		da = a - tls_rent_a0;
+		dm = m - tls_rent_m0;
 		if (a < tls_rent_a0 || m < tls_rent_m0)
 			; /* counters reset (a fork child's): a new window only */
-		else if (da < 2 * dm && dc_rent_shift < RENT_SHIFT_MAX)
-			dc_rent_shift++;
-		else if (da > 8 * dm && dc_rent_shift > 0)
-			dc_rent_shift--;
+		else {
+			if (da < 2 * dm && dc_rent_shift < RENT_SHIFT_MAX)
+				dc_rent_shift++;
+			else if (da > 8 * dm && dc_rent_shift > 0)
+				dc_rent_shift--;
+			/* "Idle spells" */
+			if (da * IDLE_RATIO < dm) {
+				tls_idle_left = IDLE_MIN << tls_idle_exp;
+				if (tls_idle_exp < IDLE_EXP_MAX)
+					tls_idle_exp++;
+			} else if (da > 2 * dm) {
+				tls_idle_exp = 0;
+			}
+		}
 		tls_rent_a0 = a;
 		tls_rent_m0 = m;
 		tls_rent_n = 0;

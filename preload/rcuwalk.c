@@ -558,7 +558,7 @@ static void print_summary(FILE *f, const struct summary *s, const struct run_inf
 	LINE("  pass_watch_limit", v[F_pass_watch_limit], "",
 	     "below a directory left unwatched: watch budget or inotify limits");
 	LINE("  pass_rent", v[F_pass_rent], "",
-	     "a directory's first lookups, before it is worth a watch (--dir-rent)");
+	     "a directory's first lookups before it is worth a watch; idle spells (--dir-rent)");
 	LINE("misses", v[F_misses], "", "kernel asked to fill the cache (one lstat/access each)");
 	LINE("invalidations", v[F_invalidations], "", "cached entries dropped on change events");
 	LINE("watches", v[F_watches], "", "inotify watches held at exit (one inotify_add_watch each)");

@@ -521,6 +521,8 @@ static int try_cache(const struct kpath *kp, unsigned int q, int amode, struct s
 		count_unusable();
 		return 0;
 	}
+	if (dcache_idle_pass())
+		return 0; /* the cache finds next to nothing cached: the kernel */
 	/* Here, once the cache is in use: the warm-up pays nothing for it. */
 	if ((q & DCACHE_Q_ACCESS) && !preload_access_as_lookup()) {
 		preload_count_pass(PRELOAD_PASS_FORM);

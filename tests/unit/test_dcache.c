@@ -1067,6 +1067,85 @@ static void test_dcache_dir_rent_doubles_while_buying_earns_nothing_then_comes_b
 	assert_true(back_at >= 0);
 }
 
+/* Idle spells (dcache_populate.c): a window of 512 rent decisions with
+ * under one cached answer in 16 misses and rented lookups sends the thread
+ * into a spell of 4,096 lookups (IDLE_MIN) that pass through before the
+ * walk, even a name the cache holds, counted as rented and asking the
+ * kernel nothing of the cache's own; the next bad window's spell is twice
+ * as long; a window with more than two answers a miss starts the next spell
+ * at 4,096 again.  A fresh directory asked one name is one rent decision. */
+static int g_fresh;
+
+static void rent_decisions(int n, int answers_each)
+{
+	struct stat st;
+
+	for (int i = 0; i < n; i++, g_fresh++) {
+		x_mkdir(P("s%05d", g_fresh));
+		assert_int_equal(lookup(P("s%05d/x", g_fresh), Q_STAT, &st), DCACHE_PASS);
+		for (int j = 0; j < answers_each; j++)
+			assert_int_equal(lookup(P("known"), Q_STAT, &st), 0);
+		x_rmdir(P("s%05d", g_fresh)); /* its dentry goes: this binary's 1 MiB */
+	}
+	inval_drain();
+}
+
+static int spell_length(void)
+{
+	struct stat st;
+	struct dcache_stats a, b;
+	unsigned long c0 = t_kernel_calls;
+	int n = 0;
+
+	dcache_stats_sum(&a);
+	while (lookup(P("known"), Q_STAT, &st) == DCACHE_PASS && n < 100000)
+		n++;
+	dcache_stats_sum(&b);
+	calls_equal(c0, 0); /* the caller asks the kernel, not the cache */
+	assert_int_equal(b.pass_rent - a.pass_rent, n);
+	assert_int_equal(b.hits - a.hits, 1); /* the lookup after the spell */
+	return n;
+}
+
+static void test_dcache_idle_spell_passes_through_before_the_walk_and_doubles(void **state)
+{
+	struct stat st;
+	int spell[4];
+
+	(void)state;
+	g_fresh = 0;
+	x_file(P("known"), 3);
+	assert_int_equal(SAME(P("known"), Q_STAT), 0);
+	assert_int_equal(lookup(P("known"), Q_STAT, &st), 0); /* cached */
+	dcache_set_dir_rent(1);
+	rent_decisions(512, 0); /* nothing answered: a spell */
+	spell[0] = spell_length();
+	rent_decisions(512, 0); /* again: twice as long */
+	spell[1] = spell_length();
+	rent_decisions(512, 8); /* 8 answers a decision (2 misses): no spell; reset */
+	assert_int_equal(lookup(P("known"), Q_STAT, &st), 0);
+	rent_decisions(512, 0);
+	spell[2] = spell_length();
+	rent_decisions(400, 0); /* less than a window: no spell */
+	spell[3] = 0;
+	while (lookup(P("known"), Q_STAT, &st) == DCACHE_PASS && spell[3] < 100000)
+		spell[3]++;
+	dcache_set_dir_rent(0); /* before any assertion: the next tests rent nothing */
+	print_message("spells: %d, %d; after a good window %d; within a window %d\n", spell[0],
+		      spell[1], spell[2], spell[3]);
+	assert_int_equal(spell[0], 4096);
+	assert_int_equal(spell[1], 8192);
+	assert_int_equal(spell[2], 4096);
+	assert_int_equal(spell[3], 0);
+	/* Renting and spells changed no answer. */
+	assert_int_equal(SAME(P("known"), Q_STAT), 0);
+	x_mkdir(P("s00000"));
+	assert_int_equal(SAME(P("s00000"), Q_STAT), 0);
+	x_rmdir(P("s00000"));
+	assert_int_equal(SAME(P("s00000/x"), Q_STAT), ENOENT);
+	assert_int_equal(SAME(P("s00000"), Q_STAT), ENOENT);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Invalidation                                                             */
 
@@ -3118,6 +3197,7 @@ int main(void)
 		T(test_dcache_stats_count_hits_misses_and_negative_hits),
 		T(test_dcache_dir_rent_first_lookups_pass_through_then_it_is_watched),
 		T(test_dcache_dir_rent_doubles_while_buying_earns_nothing_then_comes_back),
+		T(test_dcache_idle_spell_passes_through_before_the_walk_and_doubles),
 		T(test_dcache_event_child_entry_kills_negative),
 		T(test_dcache_write_event_again_in_one_batch_asks_once),
 		T(test_dcache_mkdir_replaces_negative_and_children_resolve),
