@@ -521,10 +521,31 @@ void dc_uncomplete_locked(struct dentry *dir)
 	if (!(dir->flags & D_COMPLETE))
 		return;
 	/* The bump also retires every path-index entry that answers ENOENT
-	 * from this listing (PIDX_ABSENT: see dcache_pidx.c). */
+	 * from this listing (PIDX_ABSENT: see dcache_pidx.c).  The listing
+	 * goes inside it: a reader that read it (or found it gone) sees the
+	 * bump before it answers. */
 	d_write_begin_attr(dir);
 	STORE_RELAXED(dir->flags, dir->flags & ~D_COMPLETE);
+	dc_listing_drop_locked(dir->dir);
 	d_write_end(dir);
+}
+
+static void free_listing_rcu(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct dir_listing, rcu));
+}
+
+/* Detach ds's listing, if any, and free it after a grace period.  Under
+ * dcache_mutex, inside a d_seq write section of its directory. */
+void dc_listing_drop_locked(struct dir_state *ds)
+{
+	struct dir_listing *l = ds->listing;
+
+	if (!l)
+		return;
+	STORE_RELAXED(ds->listing, NULL);
+	dc_bytes -= l->bytes;
+	call_rcu(&l->rcu, free_listing_rcu);
 }
 
 
@@ -551,6 +572,8 @@ void dc_kill_one_locked(struct dentry *d)
 	dc_kill_children_locked(d);
 	d_write_begin(d);
 	STORE_RELAXED(d->flags, d->flags | D_DEAD);
+	if (d_dir(d))
+		dc_listing_drop_locked(d->dir); /* a complete directory's */
 	d_write_end(d);
 	cds_lfht_del(dc_table, &d->hnode);
 	cds_list_del(&d->sibling);
@@ -648,19 +671,22 @@ struct dentry *dc_d_alloc(struct dentry *parent, const char *name, size_t len,
  * kernel's answer to a lookup begun before the listing, its creation's event
  * still queued) is hashed inside a write section of the directory: the
  * path index's entries that answer ENOENT from that listing die with it
- * (dcache_pidx.c, PIDX_ABSENT).  A placeholder's replacement (same name)
- * and a negative entry change no answer. */
+ * (dcache_pidx.c, PIDX_ABSENT).  A placeholder's replacement (same name),
+ * a name of the directory's listing hashed at its first lookup and a
+ * negative entry change no answer. */
 void dc_d_hash_locked(struct dentry *d)
 {
 	struct dentry *p = d->parent;
+	unsigned long h = d_hash_value(d);
 	bool appears = (p->flags & D_COMPLETE) && d->type != D_NEG &&
-		       !dc_d_lookup_rcu(dc_table, p, d->name, d->namelen);
+		       !dc_d_lookup_hash_rcu(dc_table, p, d->name, d->namelen, h) &&
+		       !(p->dir->listing && listing_find(p->dir->listing, h, d->name, d->namelen));
 
 	d_publish(d);
 	if (appears)
 		d_write_begin_attr(p);
-	dir_bloom_add(p->dir, d_hash_value(d)); /* watched: p has its dir_state */
-	cds_lfht_add(dc_table, d_hash_value(d), &d->hnode);
+	dir_bloom_add(p->dir, h); /* watched: p has its dir_state */
+	cds_lfht_add(dc_table, h, &d->hnode);
 	if (appears)
 		d_write_end(p);
 	cds_list_add_tail(&d->sibling, &d->parent->dir->children); /* watched: it has one */

@@ -74,13 +74,15 @@ static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
 			answered = r >= 0;
 			break;
 		}
-		tls_populated = true;
+		if (m.kind != MISS_LISTED) /* a listed name's hashing asks nothing */
+			tls_populated = true;
 		t0 = now_fine();
 		r = dc_populate_rcu(&m);
 		if (r != 0)
 			break; /* DCACHE_PASS, or a kernel answer that is not cached */
 		fill_ns += now_fine() - t0;
-		dcache_stat_inc(DCACHE_STAT_MISS);
+		if (m.kind != MISS_LISTED)
+			dcache_stat_inc(DCACHE_STAT_MISS);
 	}
 	rcu_read_unlock();
 	if (fill_ns)
@@ -363,6 +365,20 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
 			complete = 0;
 		d = dc_d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
+		if (!d && complete) {
+			const struct dir_listing *l = LOAD_ACQUIRE(LOAD_ACQUIRE(cur->dir)->listing);
+
+			if (!l || listing_find(l, name_hash(cur, name, len), name, len)) {
+				/* Listed, not hashed yet: hash it (no kernel). */
+				if (d_seq_retry(cur, cur_seq))
+					return WALK_RETRY;
+				m->kind = MISS_LISTED;
+				m->d = cur;
+				m->name = name;
+				m->len = len;
+				return WALK_MISS;
+			}
+		}
 		if (!d) {
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;

@@ -271,6 +271,13 @@ struct dir_state {
 	unsigned short completions; /* times it was made complete (backs off the policy) */
 	unsigned short rent;        /* its lookups passed through unwatched: dcache_populate.c,
 				     * "Directory rent"; under dcache_mutex */
+	/* While D_COMPLETE: the names of its listing (struct dir_listing), of
+	 * which only those looked up are hashed.  Set (release) before
+	 * D_COMPLETE; detached, in a d_seq write section, with it
+	 * (dc_uncomplete_locked) or with the directory (dc_kill_one_locked),
+	 * and freed after a grace period.  Readers load it after seeing
+	 * D_COMPLETE (acquire) and check d_seq after reading it. */
+	struct dir_listing *listing;
 	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
 	bool names_only;            /* its watch was asked for names only (a scratch
 				     * directory): no attribute or write event about its
@@ -284,6 +291,52 @@ struct dir_state {
 	 * under the mutex, where the bits are exact). */
 	uint64_t bloom[DIR_BLOOM_BITS / 64];
 };
+
+/*
+ * A complete directory's listing (complete_dir_rcu): immutable once
+ * published.  An open-addressed table of slot[mask + 1] (at most half full):
+ * fingerprint (name_hash() >> 32) << 32 | (offset of the name's record + 1),
+ * 0 empty; then the records: the type it is hashed as (D_DIR, D_REG or
+ * D_UNK), the length, the name.  A name of a complete directory is absent
+ * iff neither the table nor its listing has it; a listed name is hashed at
+ * its first lookup (MISS_LISTED), exactly as the listing would have hashed
+ * it: so a cc1 that asks ~100 of a session's 2,700 listed names makes ~100
+ * dentries, not 2,700.
+ */
+struct dir_listing {
+	struct rcu_head rcu;
+	size_t bytes;      /* counted in dc_bytes while attached */
+	uint64_t t0;       /* when it was read (now_coarse): D_TTL expiry of its names */
+	uint32_t mask;
+	uint32_t count;
+	uint64_t slot[];   /* then the records */
+};
+
+#define LISTING_REC_TYPE 0
+#define LISTING_REC_LEN 1
+#define LISTING_REC_NAME 2
+
+/* The record of `name` (hash h in its directory) in l, or NULL.  Readers
+ * under rcu_read_lock(), and the writer. */
+static inline const unsigned char *listing_find(const struct dir_listing *l, unsigned long h,
+						const char *name, size_t len)
+{
+	const unsigned char *recs = (const unsigned char *)&l->slot[l->mask + 1];
+	uint64_t fp = (uint64_t)(uint32_t)((uint64_t)h >> 32);
+
+	for (uint32_t i = (uint32_t)h & l->mask;; i = (i + 1) & l->mask) {
+		uint64_t v = l->slot[i];
+		const unsigned char *r;
+
+		if (!v)
+			return NULL;
+		if (v >> 32 != fp)
+			continue;
+		r = recs + (uint32_t)v - 1;
+		if (r[LISTING_REC_LEN] == len && memcmp(r + LISTING_REC_NAME, name, len) == 0)
+			return r;
+	}
+}
 
 /* d's dir_state: NULL for a directory never watched and for anything else.
  * Under dcache_mutex (readers load d->dir themselves, of a D_DIR). */
@@ -700,6 +753,9 @@ void dc_evict_locked(void);
 struct dentry *dc_d_alloc(struct dentry *parent, const char *name, size_t len,
 			  unsigned char type, const char *link, size_t linklen);
 void dc_d_hash_locked(struct dentry *d);
+/* Detach a complete directory's listing (struct dir_listing); freed after a
+ * grace period.  Under dcache_mutex, in a d_seq write section of it. */
+void dc_listing_drop_locked(struct dir_state *ds);
 /* After insertions made without dc_d_hash_locked().  Under dcache_mutex. */
 void dc_note_growth_locked(void);
 /* Deferred work ("Threads we do not start"), when dc_maint is set.  No lock
@@ -722,7 +778,7 @@ static inline bool dc_ensure_table(void)
 /* The walk (dcache_walk.c) and the miss path (dcache_populate.c) */
 
 enum miss_kind { MISS_NONE, MISS_CHILD, MISS_SEARCH, MISS_ATTR, MISS_ACCESS, MISS_CWD,
-		 MISS_STATX, MISS_EXPIRED };
+		 MISS_STATX, MISS_EXPIRED, MISS_LISTED };
 
 /* What walk_absent_fast() (dcache_walk.c) read of a name's directory prefix
  * before it handed the name to the walk: the walk's first attempt uses it in

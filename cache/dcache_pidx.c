@@ -229,6 +229,27 @@ static unsigned int pidx_victim(struct pidx_map *x, const struct pidx_set *set, 
 
 /* Way w's slot, handing it the next free one at its first fill (*fresh);
  * NULL when none is left (threads that raced for one way each took one). */
+/*
+ * Slots are handed out in order (x->next), 16 to a page, each page first
+ * touched by its first slot's fill: a fault per 16 names, ~35 in a cc1 of
+ * the generated project (perf, page-faults, 12-07), ~10 us each on this
+ * project's VM against ~1 us a page populated in one call.  So the thread
+ * that takes slot n, a multiple of PIDX_AHEAD, populates the pages of slots
+ * n to n + PIDX_AHEAD - 1 (32 KiB) before writing it: one madvise() per 128
+ * names.  Only that thread (fetch_add hands n out once); another thread's
+ * write meanwhile faults its page as before, and populating a page already
+ * there does nothing.  Before Linux 5.14: EINVAL, faulted as touched.
+ */
+#define PIDX_AHEAD 128
+
+static void populate_ahead(struct pidx_map *x, unsigned int n)
+{
+	uintptr_t a = (uintptr_t)&x->slot[n] & ~(uintptr_t)4095;
+	uintptr_t e = (uintptr_t)&x->slot[n + PIDX_AHEAD <= PIDX_SLOTS ? n + PIDX_AHEAD : PIDX_SLOTS];
+
+	(void)madvise((void *)a, e - a, PIDX_MADV_POPULATE_WRITE);
+}
+
 static struct pidx_slot *way_slot_get(struct pidx_map *x, struct pidx_set *set, unsigned int w,
 				      bool *fresh)
 {
@@ -241,6 +262,8 @@ static struct pidx_slot *way_slot_get(struct pidx_map *x, struct pidx_set *set, 
 	n = __atomic_fetch_add(&x->next, 1, __ATOMIC_RELAXED);
 	if (n >= PIDX_SLOTS)
 		return NULL;
+	if (n % PIDX_AHEAD == 0)
+		populate_ahead(x, n);
 	mine = (uint16_t)(n + 1);
 	if (!__atomic_compare_exchange_n(&set->slot[w], &i, mine, false, __ATOMIC_RELAXED,
 					 __ATOMIC_RELAXED))

@@ -451,7 +451,7 @@ static bool excluded(const char *dir, size_t len)
 struct name_buf {
 	const struct dentry *p;
 	char *buf;
-	size_t len, cap, count, bytes;
+	size_t len, cap, count;
 };
 
 /* A record: the name's hash in p (name_hash(), unaligned: read it with
@@ -494,7 +494,6 @@ static int name_buf_add_typed(void *arg, const char *name, size_t len, unsigned 
 	nb->buf[nb->len + NB_NAME + len] = '\0';
 	nb->len += NB_REC(len);
 	nb->count++;
-	nb->bytes += sizeof(struct dentry) + len + 1;
 	return 0;
 }
 
@@ -510,10 +509,96 @@ static unsigned char listed_type(unsigned char dt)
 	return dt == DT_DIR ? D_DIR : dt == DT_REG ? D_REG : D_UNK;
 }
 
+/* p's listing as a struct dir_listing (dcache_int.h), or NULL (no memory,
+ * a name too long).  No lock needed: nothing shared is read or written. */
+static struct dir_listing *listing_build(const struct name_buf *nb, uint64_t t0)
+{
+	size_t slots = 8, bytes, len = 0, recs = 0;
+	struct dir_listing *l;
+	unsigned char *r;
+
+	while (slots < 2 * nb->count)
+		slots *= 2;
+	for (size_t off = 0; off < nb->len; off += NB_REC(len)) {
+		len = strlen(nb->buf + off + NB_NAME);
+		if (len > NAME_MAX)
+			return NULL; /* not a name this kernel lists */
+		recs += LISTING_REC_NAME + len;
+	}
+	if (slots > UINT32_MAX / 2 || recs >= UINT32_MAX)
+		return NULL;
+	bytes = sizeof(*l) + slots * sizeof(l->slot[0]) + recs;
+	l = calloc(1, bytes);
+	if (!l)
+		return NULL;
+	l->bytes = bytes;
+	l->t0 = t0;
+	l->mask = (uint32_t)(slots - 1);
+	l->count = (uint32_t)nb->count;
+	r = (unsigned char *)&l->slot[slots];
+	recs = 0;
+	for (size_t off = 0; off < nb->len; off += NB_REC(len)) {
+		const char *nm = nb->buf + off + NB_NAME;
+		unsigned long h = nb_hash(nb->buf + off);
+		uint32_t i = (uint32_t)h & l->mask;
+
+		len = strlen(nm);
+		if (listing_find(l, h, nm, len))
+			continue; /* listed twice (a directory changed mid-read): once */
+		r[recs + LISTING_REC_TYPE] = listed_type((unsigned char)nb->buf[off + NB_TYPE]);
+		r[recs + LISTING_REC_LEN] = (unsigned char)len;
+		memcpy(r + recs + LISTING_REC_NAME, nm, len);
+		while (l->slot[i])
+			i = (i + 1) & l->mask;
+		l->slot[i] = (uint64_t)(uint32_t)((uint64_t)h >> 32) << 32 | (recs + 1);
+		recs += LISTING_REC_NAME + len;
+	}
+	return l;
+}
+
 /*
- * Make directory p complete: read its listing and hash every name in it (as
- * D_UNK placeholders where not known yet), then set D_COMPLETE, so that any
- * other name is answered ENOENT without the kernel.  Under rcu_read_lock(),
+ * Hash the listed name `name` of complete directory p as the listing says
+ * it is (MISS_LISTED): a D_DIR or D_REG whose type the listing op vouched
+ * for, else a D_UNK placeholder.  Under dcache_mutex and rcu_read_lock().
+ * Returns false if p is no longer complete, or the name no longer listed
+ * (the walk starts over and sees why).  A name already hashed: true.  No
+ * d_seq bump: a listed name was never absent (dc_d_hash_locked()).
+ */
+static bool listed_hash_locked(struct dentry *p, const char *name, size_t len)
+{
+	unsigned long h = name_hash(p, name, len);
+	const struct dir_listing *l;
+	const unsigned char *rec;
+	unsigned char type;
+	struct dentry *d;
+
+	if ((p->flags & (D_DEAD | D_COMPLETE)) != D_COMPLETE || !(l = p->dir->listing) ||
+	    !(rec = listing_find(l, h, name, len)))
+		return false;
+	if (dir_bloom_maybe(p->dir, h) && dc_d_lookup_hash_rcu(dc_table, p, name, len, h))
+		return true;
+	type = rec[LISTING_REC_TYPE];
+	d = dc_d_alloc(p, name, len, type, NULL, 0);
+	if (!d)
+		return false;
+	d->flags = p->flags & D_TTL;
+	d->expires = l->t0 + dc_ttl_ns;
+	/* Not a mount point (the op checked): p's filesystem. */
+	if (type != D_UNK)
+		d->dev = p->dev;
+	if (type == D_DIR)
+		d->flags |= D_MODEQ; /* scratch or not: asked if watched */
+	if (type == D_REG) /* its attributes are asked later, or never */
+		d->flags |= p->dir->names_only ? D_NOATTR : D_LISTED;
+	dc_d_hash_locked(d);
+	return true;
+}
+
+/*
+ * Make directory p complete: read its listing and keep it (struct
+ * dir_listing), then set D_COMPLETE, so that any name neither hashed nor
+ * listed is answered ENOENT without the kernel; a listed name is hashed at
+ * its first lookup (listed_hash_locked()).  Under rcu_read_lock(),
  * not under the mutex.  As for every insertion, p is watched and p->dir_gen
  * sampled before the kernel is asked; an event on p meanwhile (create, delete,
  * move) changes dir_gen and the listing is thrown away.
@@ -521,6 +606,7 @@ static unsigned char listed_type(unsigned char dt)
 static void complete_dir_rcu(struct dentry *p, const char *dpath)
 {
 	struct name_buf nb = { .p = p };
+	struct dir_listing *l;
 	struct dcache_listing ticket;
 	unsigned int gen;
 	uint64_t t0;
@@ -550,11 +636,12 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 						 name_buf_add_typed, &nb);
 	else
 		r = dc_ops->kernel_listdir(dpath, dc_complete_max, name_buf_add, &nb);
+	l = r >= 0 ? listing_build(&nb, t0) : NULL;
 	pthread_mutex_lock(&dcache_mutex);
 	if (r == -E2BIG || r == -EOPNOTSUPP) {
 		p->dir->no_complete = true; /* too big to list, or names fold case */
-	} else if (r >= 0 && !(p->flags & (D_DEAD | D_COMPLETE)) && p->dir->dir_gen == gen &&
-		   dc_bytes + nb.bytes <= dc_max_bytes / 2) {
+	} else if (l && !(p->flags & (D_DEAD | D_COMPLETE)) && p->dir->dir_gen == gen &&
+		   dc_bytes + l->bytes <= dc_max_bytes / 2) {
 		bool conflict = false;
 		size_t len = 0;
 
@@ -562,8 +649,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 		 * queued.  Leave completion to a later probe.  A name whose two
 		 * bloom bits are not both set has no hashed child (struct
 		 * dir_state.bloom, exact under the mutex): in a directory listed
-		 * soon after its first probes, most names need no table lookup,
-		 * here or below. */
+		 * soon after its first probes, most names need no table lookup. */
 		for (size_t off = 0; off < nb.len; off += NB_REC(len)) {
 			const char *nm = nb.buf + off + NB_NAME;
 			unsigned long h = nb_hash(nb.buf + off);
@@ -577,42 +663,15 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 				break;
 			}
 		}
-		for (size_t off = 0; !conflict && off < nb.len; off += NB_REC(len)) {
-			const char *nm = nb.buf + off + NB_NAME;
-			unsigned char type = listed_type((unsigned char)nb.buf[off + NB_TYPE]);
-			unsigned long h = nb_hash(nb.buf + off);
-			struct dentry *d;
-
-			len = strlen(nm);
-			if (len > NAME_MAX ||
-			    (dir_bloom_maybe(p->dir, h) && dc_d_lookup_hash_rcu(dc_table, p, nm, len, h)))
-				continue;
-			d = dc_d_alloc(p, nm, len, type, NULL, 0);
-			if (!d) {
-				conflict = true;
-				break;
-			}
-			d->flags = p->flags & D_TTL;
-			d->expires = t0 + dc_ttl_ns;
-			/* Not a mount point (the op checked): p's filesystem. */
-			if (type != D_UNK)
-				d->dev = p->dev;
-			if (type == D_DIR)
-				d->flags |= D_MODEQ; /* scratch or not: asked if watched */
-			if (type == D_REG) /* its attributes are asked later, or never */
-				d->flags |= p->dir->names_only ? D_NOATTR : D_LISTED;
-			d_publish(d);
-			dir_bloom_add(p->dir, h);
-			cds_lfht_add(dc_table, h, &d->hnode);
-			cds_list_add_tail(&d->sibling, &p->dir->children);
-			cds_list_add_tail(&d->lru, &dc_lru);
-			dc_bytes += d_bytes(d);
-			dc_count++;
-		}
 		if (!conflict) {
+			/* The names are hashed at their first lookups
+			 * (MISS_LISTED, listed_hash_locked()), not here. */
 			STORE_RELAXED(p->dir->complete_until,
 				      t0 + (dc_neg_ttl_ns < dc_ttl_ns ? dc_neg_ttl_ns : dc_ttl_ns));
-			/* Release: the entries above are visible to whoever sees it. */
+			STORE_RELEASE(p->dir->listing, l);
+			dc_bytes += l->bytes;
+			l = NULL;
+			/* Release: the listing is visible to whoever sees it. */
 			STORE_RELEASE(p->flags, p->flags | D_COMPLETE);
 			if (p->dir->completions < USHRT_MAX)
 				p->dir->completions++;
@@ -624,6 +683,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 			dc_evict_locked();
 	}
 	pthread_mutex_unlock(&dcache_mutex);
+	free(l); /* not attached */
 	free(nb.buf);
 }
 
@@ -697,6 +757,12 @@ int dc_populate_rcu(struct miss *m)
 		return DCACHE_PASS;
 	}
 
+	if (m->kind == MISS_LISTED) {
+		pthread_mutex_lock(&dcache_mutex);
+		(void)listed_hash_locked(m->d, m->name, m->len);
+		pthread_mutex_unlock(&dcache_mutex);
+		return 0; /* walk again: it finds the name, or that p changed */
+	}
 	n = dc_d_path_rcu(m->d, path, sizeof(path));
 	if (n == -EAGAIN)
 		return 0; /* walk again; it will see the change */

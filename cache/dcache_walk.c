@@ -236,6 +236,18 @@ static inline size_t pfx_split(const char *path, size_t plen, size_t *lc)
 /* "Absent prefixes" (dc_walk_rcu): the prefix entry pd, as of ps, says the
  * prefix's last component is absent, so is every name under it: ENOENT,
  * or WALK_RETRY if pd moved. */
+/* Is `name` (hash h) in the listing of complete directory ds?  Under
+ * rcu_read_lock(), after D_COMPLETE was seen (acquire); the caller checks
+ * the directory's d_seq after.  A listing gone meanwhile (NULL) says "yes":
+ * the caller's MISS_LISTED then finds out under the mutex. */
+static inline bool listed_rcu(const struct dir_state *ds, unsigned long h, const char *name,
+			      size_t len)
+{
+	const struct dir_listing *l = LOAD_ACQUIRE(ds->listing);
+
+	return !l || listing_find(l, h, name, len);
+}
+
 static inline int pfx_absent(struct dentry *pd, unsigned int ps)
 {
 	if (d_seq_retry(pd, ps))
@@ -430,6 +442,8 @@ prefix_only:
 		size_t len;
 		bool last;
 		unsigned int complete;
+		unsigned long h;
+		const struct dir_state *ds;
 		struct dentry *d;
 		unsigned int s;
 
@@ -517,17 +531,24 @@ prefix_only:
 		if (complete && (d_flags(cur) & D_TTL) &&
 		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
 			complete = 0; /* the listing is too old: ask about this name */
-		{
-			/* A name the directory's bloom lacks is not in the table
-			 * (struct dir_state.bloom): no table lookup. */
-			unsigned long h = name_hash(cur, name, len);
-			const struct dir_state *ds = cur->type == D_DIR ? LOAD_ACQUIRE(cur->dir) : NULL;
-
-			d = ds && !dir_bloom_maybe(ds, h)
-				    ? NULL
-				    : dc_d_lookup_hash_rcu(LOAD_ACQUIRE(dc_table), cur, name, len, h);
-		}
+		/* A name the directory's bloom lacks is not in the table (struct
+		 * dir_state.bloom): no table lookup. */
+		h = name_hash(cur, name, len);
+		ds = cur->type == D_DIR ? LOAD_ACQUIRE(cur->dir) : NULL;
+		d = ds && !dir_bloom_maybe(ds, h)
+			    ? NULL
+			    : dc_d_lookup_hash_rcu(LOAD_ACQUIRE(dc_table), cur, name, len, h);
 		if (!d) {
+			if (complete && ds && listed_rcu(ds, h, name, len)) {
+				/* Listed, not hashed yet: hash it (no kernel). */
+				if (d_seq_retry(cur, cur_seq))
+					return WALK_RETRY;
+				m->kind = MISS_LISTED;
+				m->d = cur;
+				m->name = name;
+				m->len = len;
+				return WALK_MISS;
+			}
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
 			if (complete) {
@@ -783,7 +804,8 @@ static inline int walk_absent_fast(const char *path, size_t plen, struct pfx_hin
 	h = name_hash(pd, name, len);
 	ds = LOAD_ACQUIRE(pd->dir);
 	if (!ds || (dir_bloom_maybe(ds, h) &&
-		    dc_d_lookup_hash_rcu(LOAD_ACQUIRE(dc_table), pd, name, len, h)))
+		    dc_d_lookup_hash_rcu(LOAD_ACQUIRE(dc_table), pd, name, len, h)) ||
+	    listed_rcu(ds, h, name, len))
 		goto walk;
 	if (d_seq_retry(pd, ps))
 		goto walk;
@@ -863,7 +885,8 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 			}
 			if (r != WALK_MISS)
 				break;
-			tls_populated = true;
+			if (m.kind != MISS_LISTED) /* a listed name's hashing asks nothing */
+				tls_populated = true;
 			t0 = now_fine();
 			r = dc_populate_rcu(&m);
 			fill_ns += now_fine() - t0;
@@ -888,7 +911,8 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 				kernel_answered = r > 0;
 				break;
 			}
-			dcache_stat_inc(DCACHE_STAT_MISS);
+			if (m.kind != MISS_LISTED)
+				dcache_stat_inc(DCACHE_STAT_MISS);
 			r = DCACHE_PASS; /* unless a later attempt answers */
 		}
 		if (r < 0)

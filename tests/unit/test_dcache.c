@@ -1670,6 +1670,50 @@ static void complete_dir(const char *dir)
 	assert_int_equal(t_list_calls - l0, 1);
 }
 
+/* A complete directory keeps its listing and hashes a listed name only at
+ * its first lookup (dcache_populate.c, listed_hash_locked()): listing 201
+ * names makes no dentry for them; an absent name is ENOENT from the listing
+ * with no kernel call; a listed file, then a listed directory on the way to
+ * an absent name, each hash one dentry and answer as the kernel does; a
+ * name removed takes the listing with the directory's completeness. */
+static void test_dcache_complete_directory_hashes_listed_names_at_first_lookup(void **state)
+{
+	struct stat st;
+	unsigned long k0;
+	size_t n0, n1;
+
+	(void)state;
+	x_mkdir(P("d"));
+	for (int i = 0; i < 200; i++)
+		x_file(P("d/f%03d", i), (size_t)i);
+	x_mkdir(P("d/sub"));
+	inval_drain();
+	n0 = dcache_count();
+	complete_dir("d");
+	n1 = dcache_count();
+	print_message("dentries: %zu before the listing, %zu after\n", n0, n1);
+	assert_true(n1 - n0 < 64); /* the probes' negatives, not 201 names */
+	k0 = t_kernel_calls;
+	assert_int_equal(lookup(P("d/never"), Q_STAT, &st), ENOENT);
+	assert_int_equal(lookup(P("d/never/below"), Q_LSTAT, &st), ENOENT);
+	calls_equal(k0, 0);
+	assert_int_equal(dcache_count(), n1);
+	assert_int_equal(SAME_ST(P("d/f007"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 7);
+	assert_int_equal(dcache_count(), n1 + 1);
+	assert_int_equal(SAME(P("d/f007/"), Q_STAT), ENOTDIR);
+	assert_int_equal(SAME(P("d/sub/absent"), Q_STAT), ENOENT);
+	assert_true(dcache_count() >= n1 + 2);
+	assert_int_equal(SAME(P("d/sub"), Q_STAT), 0);
+	/* A listed name removed: ENOENT, as the kernel says; the others stay. */
+	x_unlink(P("d/f010"));
+	inval_drain();
+	assert_int_equal(SAME(P("d/f010"), Q_STAT), ENOENT);
+	assert_int_equal(SAME_ST(P("d/f011"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 11);
+	assert_int_equal(SAME(P("d/never"), Q_STAT), ENOENT);
+}
+
 static void test_dcache_complete_directory_answers_unseen_absent_name_without_kernel(void **state)
 {
 	struct stat st;
@@ -3226,6 +3270,7 @@ int main(void)
 		T(test_dcache_racy_fresh_file_attributes_are_answered_not_kept),
 		T(test_dcache_no_negative_asks_kernel_for_every_absent_name),
 		T(test_dcache_excluded_directory_passes_through),
+		T(test_dcache_complete_directory_hashes_listed_names_at_first_lookup),
 		T(test_dcache_complete_directory_answers_unseen_absent_name_without_kernel),
 		T(test_dcache_complete_directory_placeholders_resolve_links_and_dirs),
 		T(test_dcache_complete_directory_sees_create_unlink_and_renames),
