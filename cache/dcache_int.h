@@ -282,13 +282,15 @@ struct dir_state {
 	bool names_only;            /* its watch was asked for names only (a scratch
 				     * directory): no attribute or write event about its
 				     * entries reaches us; set with wd, under dcache_mutex */
-	/* Which names may be hashed here: two bits of name_hash() (dir_bloom_*)
-	 * for every child ever hashed in it, set under dcache_mutex before the
-	 * child is added to the table, never cleared while the directory lives.
-	 * A name whose bits are not both set is not in the table: the walk skips
-	 * the table's lookup (a compiler's names are mostly absent ones), and so
-	 * does a listing's insertion for the names it brings (complete_dir_rcu,
-	 * under the mutex, where the bits are exact). */
+	/* Which names may be hashed or listed here: two bits of name_hash()
+	 * (dir_bloom_*) for every child ever hashed in it and every name of its
+	 * listings, set under dcache_mutex before the child is added to the
+	 * table or before D_COMPLETE is set (release), never cleared while the
+	 * directory lives.  A name whose bits are not both set is neither in the
+	 * table nor in the listing: the walk skips both lookups (a compiler's
+	 * names are mostly absent ones), and so does a listing's check of the
+	 * names it brings (complete_dir_rcu, under the mutex, where the bits
+	 * are exact). */
 	uint64_t bloom[DIR_BLOOM_BITS / 64];
 };
 

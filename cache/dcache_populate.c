@@ -665,7 +665,14 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 		}
 		if (!conflict) {
 			/* The names are hashed at their first lookups
-			 * (MISS_LISTED, listed_hash_locked()), not here. */
+			 * (MISS_LISTED, listed_hash_locked()), not here; their
+			 * bloom bits are set now, so that a name whose bits are
+			 * not both set is neither hashed nor listed: the walk
+			 * answers it ENOENT without looking at the listing. */
+			for (size_t off = 0; off < nb.len; off += NB_REC(len)) {
+				len = strlen(nb.buf + off + NB_NAME);
+				dir_bloom_add(p->dir, nb_hash(nb.buf + off));
+			}
 			STORE_RELAXED(p->dir->complete_until,
 				      t0 + (dc_neg_ttl_ns < dc_ttl_ns ? dc_neg_ttl_ns : dc_ttl_ns));
 			STORE_RELEASE(p->dir->listing, l);

@@ -444,6 +444,7 @@ prefix_only:
 		unsigned int complete;
 		unsigned long h;
 		const struct dir_state *ds;
+		bool maybe;
 		struct dentry *d;
 		unsigned int s;
 
@@ -535,11 +536,12 @@ prefix_only:
 		 * dir_state.bloom): no table lookup. */
 		h = name_hash(cur, name, len);
 		ds = cur->type == D_DIR ? LOAD_ACQUIRE(cur->dir) : NULL;
-		d = ds && !dir_bloom_maybe(ds, h)
-			    ? NULL
-			    : dc_d_lookup_hash_rcu(LOAD_ACQUIRE(dc_table), cur, name, len, h);
+		maybe = !ds || dir_bloom_maybe(ds, h);
+		d = maybe ? dc_d_lookup_hash_rcu(LOAD_ACQUIRE(dc_table), cur, name, len, h) : NULL;
 		if (!d) {
-			if (complete && ds && listed_rcu(ds, h, name, len)) {
+			/* A complete directory's listed names are in its bloom
+			 * too (complete_dir_rcu). */
+			if (complete && maybe && ds && listed_rcu(ds, h, name, len)) {
 				/* Listed, not hashed yet: hash it (no kernel). */
 				if (d_seq_retry(cur, cur_seq))
 					return WALK_RETRY;
@@ -804,8 +806,8 @@ static inline int walk_absent_fast(const char *path, size_t plen, struct pfx_hin
 	h = name_hash(pd, name, len);
 	ds = LOAD_ACQUIRE(pd->dir);
 	if (!ds || (dir_bloom_maybe(ds, h) &&
-		    dc_d_lookup_hash_rcu(LOAD_ACQUIRE(dc_table), pd, name, len, h)) ||
-	    listed_rcu(ds, h, name, len))
+		    (dc_d_lookup_hash_rcu(LOAD_ACQUIRE(dc_table), pd, name, len, h) ||
+		     listed_rcu(ds, h, name, len))))
 		goto walk;
 	if (d_seq_retry(pd, ps))
 		goto walk;
