@@ -72,8 +72,9 @@
  *  A directory's watch, generations, completion state and children list live
  *    in its struct dir_state (d->dir), made before its first watch and freed
  *    with the dentry: a watched directory, and so every hashed dentry's
- *    parent, has one.  Readers use only its complete_until, after seeing
- *    D_COMPLETE (acquire), which is set only on a watched directory.
+ *    parent, has one.  Readers use only its complete_until, its listing and
+ *    its bloom, after seeing D_COMPLETE (acquire), which is set only on a
+ *    watched directory, after the listing and its names' bloom bits.
  *  Every hashed dentry is on its parent's children list: killing a directory
  *    kills its subtree.
  *

@@ -174,7 +174,8 @@ enum d_type { D_NEG = 0, D_DIR, D_REG, D_LNK, D_OTHER, D_UNK };
 			     * socket or device: reads and writes through them move
 			     * their times without any inotify event; a stat that
 			     * attr_fits() refuses) */
-#define D_COMPLETE  0x10u /* directory: every name in it is hashed; others are absent */
+#define D_COMPLETE  0x10u /* directory: every name in it is hashed or listed (dir->listing);
+                            * others are absent */
 #define D_TTL       0x20u /* on a filesystem others change behind this kernel: expires */
 #define D_NOWATCH   0x40u /* with D_NOCACHE: no watch because of a watch limit or budget */
 #define D_LISTED    0x80u /* regular file typed from a listing, never lstat'ed: its

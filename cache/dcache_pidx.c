@@ -62,10 +62,13 @@
  *       event still queued; or a session's shared answer):
  *       dc_d_hash_locked() hashes a new positive name of a complete
  *       directory inside a write section of it;
- *     . a listing (complete_dir_rcu) hashes names only into a directory
- *       not complete, and setting D_COMPLETE creates no entry: an entry
- *       needs D_COMPLETE seen, and D_COMPLETE is never cleared but by
- *       dc_uncomplete_locked() (d_seq bumped);
+ *     . a listing (complete_dir_rcu) is kept only by a directory not
+ *       complete, and setting D_COMPLETE creates no entry: an entry needs
+ *       D_COMPLETE seen, and D_COMPLETE is never cleared but by
+ *       dc_uncomplete_locked() (d_seq bumped), which drops the listing;
+ *       a listed name hashed at its first lookup (MISS_LISTED) never
+ *       answered ENOENT, so it appears in nothing an entry says, and the
+ *       walk looks in the listing before it indexes an absent name;
  *     . TTL filesystems, where a listing expires (complete_until) without
  *       any write: not indexed (a walk through a D_TTL dentry fills
  *       nothing, nor one that ends in a D_TTL directory);
@@ -227,8 +230,6 @@ static unsigned int pidx_victim(struct pidx_map *x, const struct pidx_set *set, 
 	return tls_victim++ % PIDX_WAYS;
 }
 
-/* Way w's slot, handing it the next free one at its first fill (*fresh);
- * NULL when none is left (threads that raced for one way each took one). */
 /*
  * Slots are handed out in order (x->next), 16 to a page, each page first
  * touched by its first slot's fill: a fault per 16 names, ~35 in a cc1 of
@@ -250,6 +251,8 @@ static void populate_ahead(struct pidx_map *x, unsigned int n)
 	(void)madvise((void *)a, e - a, PIDX_MADV_POPULATE_WRITE);
 }
 
+/* Way w's slot, handing it the next free one at its first fill (*fresh);
+ * NULL when none is left (threads that raced for one way each took one). */
 static struct pidx_slot *way_slot_get(struct pidx_map *x, struct pidx_set *set, unsigned int w,
 				      bool *fresh)
 {

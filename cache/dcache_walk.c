@@ -32,8 +32,9 @@
  *  The path index: dc_tree_gen is sampled before the root or the cwd is read
  *    (dcache_pidx.c, "Why an entry is exact"); an ENOENT from a complete
  *    listing is indexed against the directory's d_seq sampled before
- *    D_COMPLETE was read and checked after the lookup that failed, so a
- *    name hashed into it or its completeness lost since shows.
+ *    D_COMPLETE was read and checked after the lookups that failed (the
+ *    table's and the listing's), so a name hashed into it or its
+ *    completeness (and listing) lost since shows.
  * The walk writes nothing shared but a dentry's CLOCK bit (set only when
  * clear) and path-index slots (lock-free; its first fill maps the index); it
  * never takes dcache_mutex.
@@ -233,9 +234,6 @@ static inline size_t pfx_split(const char *path, size_t plen, size_t *lc)
 	return k;
 }
 
-/* "Absent prefixes" (dc_walk_rcu): the prefix entry pd, as of ps, says the
- * prefix's last component is absent, so is every name under it: ENOENT,
- * or WALK_RETRY if pd moved. */
 /* Is `name` (hash h) in the listing of complete directory ds?  Under
  * rcu_read_lock(), after D_COMPLETE was seen (acquire); the caller checks
  * the directory's d_seq after.  A listing gone meanwhile (NULL) says "yes":
@@ -248,6 +246,9 @@ static inline bool listed_rcu(const struct dir_state *ds, unsigned long h, const
 	return !l || listing_find(l, h, name, len);
 }
 
+/* "Absent prefixes" (dc_walk_rcu): the prefix entry pd, as of ps, says the
+ * prefix's last component is absent, so is every name under it: ENOENT,
+ * or WALK_RETRY if pd moved. */
 static inline int pfx_absent(struct dentry *pd, unsigned int ps)
 {
 	if (d_seq_retry(pd, ps))
