@@ -532,7 +532,8 @@ int dcache_last_lookup_filled(void);
 /* Sum every thread's counters into *out (racy snapshot).  Any thread. */
 void dcache_stats_sum(struct dcache_stats *out);
 
-/* Bytes the cache currently holds for dentries and attributes. */
+/* Bytes the cache currently holds for dentries, attributes and complete
+ * directories' listings. */
 size_t dcache_memory_bytes(void);
 /* Number of hashed dentries (positive and negative). */
 size_t dcache_count(void);
