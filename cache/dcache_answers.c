@@ -365,20 +365,9 @@ static int realpath_attempt(const char *path, void *ctx, struct miss *m)
 		    ttl_passed(LOAD_RELAXED(LOAD_ACQUIRE(cur->dir)->complete_until), &now))
 			complete = 0;
 		d = dc_d_lookup_rcu(LOAD_ACQUIRE(dc_table), cur, name, len);
-		if (!d && complete) {
-			const struct dir_listing *l = LOAD_ACQUIRE(LOAD_ACQUIRE(cur->dir)->listing);
-
-			if (!l || listing_find(l, name_hash(cur, name, len), name, len)) {
-				/* Listed, not hashed yet: hash it (no kernel). */
-				if (d_seq_retry(cur, cur_seq))
-					return WALK_RETRY;
-				m->kind = MISS_LISTED;
-				m->d = cur;
-				m->name = name;
-				m->len = len;
-				return WALK_MISS;
-			}
-		}
+		if (!d && complete &&
+		    listed_rcu(LOAD_ACQUIRE(cur->dir), name_hash(cur, name, len), name, len))
+			return miss_listed(m, cur, cur_seq, name, len);
 		if (!d) {
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;

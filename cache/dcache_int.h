@@ -839,6 +839,33 @@ struct miss {
 #define POP_ANSWERED (-4) /* dc_populate_rcu(): m->st is the answer, not cached */
 #define POP_MISS_ANSWERED (-5) /* dc_populate_rcu(): cached, and m->err / m->st answer */
 
+/* Is `name` (hash h) in the listing of complete directory ds?  Under
+ * rcu_read_lock(), after D_COMPLETE was seen (acquire); the caller checks
+ * the directory's d_seq after.  A listing gone meanwhile (NULL) says "yes":
+ * the caller's MISS_LISTED then finds out under the mutex. */
+static inline bool listed_rcu(const struct dir_state *ds, unsigned long h, const char *name,
+			      size_t len)
+{
+	const struct dir_listing *l = LOAD_ACQUIRE(ds->listing);
+
+	return !l || listing_find(l, h, name, len);
+}
+
+/* A listed name of complete directory d not hashed yet (listed_rcu()):
+ * WALK_RETRY if d moved since seq, else the MISS_LISTED that hashes it as
+ * listed (dc_populate_rcu(), no kernel call). */
+static inline int miss_listed(struct miss *m, struct dentry *d, unsigned int seq,
+			      const char *name, size_t len)
+{
+	if (d_seq_retry(d, seq))
+		return WALK_RETRY;
+	m->kind = MISS_LISTED;
+	m->d = d;
+	m->name = name;
+	m->len = len;
+	return WALK_MISS;
+}
+
 /* Has a D_TTL deadline passed?  *now is read from the clock on first use. */
 static inline bool ttl_passed(uint64_t deadline, uint64_t *now)
 {

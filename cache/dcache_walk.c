@@ -234,18 +234,6 @@ static inline size_t pfx_split(const char *path, size_t plen, size_t *lc)
 	return k;
 }
 
-/* Is `name` (hash h) in the listing of complete directory ds?  Under
- * rcu_read_lock(), after D_COMPLETE was seen (acquire); the caller checks
- * the directory's d_seq after.  A listing gone meanwhile (NULL) says "yes":
- * the caller's MISS_LISTED then finds out under the mutex. */
-static inline bool listed_rcu(const struct dir_state *ds, unsigned long h, const char *name,
-			      size_t len)
-{
-	const struct dir_listing *l = LOAD_ACQUIRE(ds->listing);
-
-	return !l || listing_find(l, h, name, len);
-}
-
 /* "Absent prefixes" (dc_walk_rcu): the prefix entry pd, as of ps, says the
  * prefix's last component is absent, so is every name under it: ENOENT,
  * or WALK_RETRY if pd moved. */
@@ -542,16 +530,8 @@ prefix_only:
 		if (!d) {
 			/* A complete directory's listed names are in its bloom
 			 * too (complete_dir_rcu). */
-			if (complete && maybe && ds && listed_rcu(ds, h, name, len)) {
-				/* Listed, not hashed yet: hash it (no kernel). */
-				if (d_seq_retry(cur, cur_seq))
-					return WALK_RETRY;
-				m->kind = MISS_LISTED;
-				m->d = cur;
-				m->name = name;
-				m->len = len;
-				return WALK_MISS;
-			}
+			if (complete && maybe && ds && listed_rcu(ds, h, name, len))
+				return miss_listed(m, cur, cur_seq, name, len);
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
 			if (complete) {
