@@ -92,6 +92,7 @@ static __thread uint64_t tls_rent_a0 __attribute__((tls_model("initial-exec")));
 static __thread uint64_t tls_rent_m0 __attribute__((tls_model("initial-exec")));
 static void rent_counts(const struct stat_block *b, uint64_t *a, uint64_t *m);
 static __thread unsigned int tls_idle_exp __attribute__((tls_model("initial-exec"))); /* "Idle spells" */
+static __thread bool tls_idle_ended __attribute__((tls_model("initial-exec")));
 
 void dcache_set_dir_rent(unsigned int lookups)
 {
@@ -129,17 +130,24 @@ void dcache_set_dir_rent(unsigned int lookups)
  * rebuilds its name and takes dcache_mutex to count the rent: ~1 us a lookup
  * where the kernel's own answer over a cold monorepo-sized tree takes 5-7
  * (scale.sh: 1.13x the no-cache wall with the rent adapted).  So a thread
- * whose window found under one cached answer in IDLE_RATIO misses and rented
- * lookups stops walking: its next tls_idle_left lookups pass through at the
- * door (dcache_idle_pass(), the shim's, before anything else of the cache's;
+ * whose rent has doubled to its most (dc_rent_shift == RENT_SHIFT_MAX: 8
+ * windows in a row that bought too little) and whose window still found
+ * under one cached answer in IDLE_RATIO misses and rented lookups stops
+ * walking: its next tls_idle_left lookups pass through at the door
+ * (dcache_idle_pass(), the shim's, before anything else of the cache's;
  * dcache_lookup_len() and drive_lookup() for other callers), counted as
- * rented, then a window of walks looks again.  Each spell is twice the last
+ * rented.  The spell's last lookup sets the rent back to the one given
+ * (tls_idle_ended, applied by the next rent decision under the mutex): a
+ * spell counts no rent, so without that fresh look a directory could never
+ * be bought again and every window after a spell would call for another
+ * (the difftest, whose cache then answered 6 lookups of 316,000, against
+ * 37,804 with it).  A spell after another 8 bad windows is twice the last
  * (IDLE_MIN lookups, at most IDLE_MIN << IDLE_EXP_MAX); a window with more
  * than 2 answers a miss starts the next at IDLE_MIN again.  A pass-through
  * is the kernel's answer, so a spell changes no answer; it forgoes the
- * thread's cached answers, which its window found next to none (a cc1's has
- * 40 per miss).  Thread-local, as the window is: no lock, nothing shared
- * written; a fork child keeps its parent's spell, an exec ends it.
+ * thread's cached answers, which its windows found next to none of (a
+ * cc1's has 40 per miss).  Thread-local, as the window is: no lock, nothing
+ * shared written; a fork child keeps its parent's spell, an exec ends it.
  */
 #define IDLE_RATIO 16
 #define IDLE_MIN 4096
@@ -174,6 +182,7 @@ void dc_idle_pass(void)
 	rent_counts(b, &tls_rent_a0, &tls_rent_m0);
 	tls_rent_m0++; /* this one, counted by the caller */
 	tls_rent_n = 0;
+	tls_idle_ended = true; /* rent_now_locked(): the rent given, again */
 }
 
 static unsigned int rent_now_locked(void)
@@ -183,6 +192,10 @@ static unsigned int rent_now_locked(void)
 
 	if (!dc_dir_rent)
 		return 0;
+	if (tls_idle_ended) {
+		tls_idle_ended = false;
+		dc_rent_shift = 0; /* "Idle spells": a fresh look */
+	}
 	if (++tls_rent_n >= RENT_WINDOW && b) {
 		uint64_t a, m, da, dm;
 
@@ -197,7 +210,7 @@ static unsigned int rent_now_locked(void)
 			else if (da > 8 * dm && dc_rent_shift > 0)
 				dc_rent_shift--;
 			/* "Idle spells" */
-			if (da * IDLE_RATIO < dm) {
+			if (dc_rent_shift == RENT_SHIFT_MAX && da * IDLE_RATIO < dm) {
 				tls_idle_left = IDLE_MIN << tls_idle_exp;
 				if (tls_idle_exp < IDLE_EXP_MAX)
 					tls_idle_exp++;

@@ -1067,13 +1067,15 @@ static void test_dcache_dir_rent_doubles_while_buying_earns_nothing_then_comes_b
 	assert_true(back_at >= 0);
 }
 
-/* Idle spells (dcache_populate.c): a window of 512 rent decisions with
- * under one cached answer in 16 misses and rented lookups sends the thread
- * into a spell of 4,096 lookups (IDLE_MIN) that pass through before the
- * walk, even a name the cache holds, counted as rented and asking the
- * kernel nothing of the cache's own; the next bad window's spell is twice
- * as long; a window with more than two answers a miss starts the next spell
- * at 4,096 again.  A fresh directory asked one name is one rent decision. */
+/* Idle spells (dcache_populate.c): once the rent has doubled to its most
+ * (8 windows of 512 rent decisions, each with under one cached answer in 16
+ * misses and rented lookups), the thread goes into a spell of 4,096 lookups
+ * (IDLE_MIN) that pass through before the walk, even a name the cache holds,
+ * counted as rented and asking the kernel nothing of the cache's own; the
+ * spell's end sets the rent back to the one given; the next spell, after
+ * another 8 bad windows, is twice as long; a window with more than two
+ * answers a miss starts the next at 4,096 again.  A fresh directory asked
+ * one name is one rent decision (and one miss). */
 static int g_fresh;
 
 static void rent_decisions(int n, int answers_each)
@@ -1118,20 +1120,22 @@ static void test_dcache_idle_spell_passes_through_before_the_walk_and_doubles(vo
 	assert_int_equal(SAME(P("known"), Q_STAT), 0);
 	assert_int_equal(lookup(P("known"), Q_STAT, &st), 0); /* cached */
 	dcache_set_dir_rent(1);
-	rent_decisions(512, 0); /* nothing answered: a spell */
+	rent_decisions(7 * 512, 0); /* the rent doubles 7 times: no spell yet */
+	assert_int_equal(lookup(P("known"), Q_STAT, &st), 0);
+	rent_decisions(512, 0); /* the 8th: at its most, nothing answered */
 	spell[0] = spell_length();
-	rent_decisions(512, 0); /* again: twice as long */
+	rent_decisions(8 * 512, 0); /* from the rent given again: twice as long */
 	spell[1] = spell_length();
 	rent_decisions(512, 8); /* 8 answers a decision (2 misses): no spell; reset */
 	assert_int_equal(lookup(P("known"), Q_STAT, &st), 0);
-	rent_decisions(512, 0);
+	rent_decisions(8 * 512, 0);
 	spell[2] = spell_length();
-	rent_decisions(400, 0); /* less than a window: no spell */
+	rent_decisions(7 * 512, 0); /* fewer than 8 bad windows: no spell */
 	spell[3] = 0;
 	while (lookup(P("known"), Q_STAT, &st) == DCACHE_PASS && spell[3] < 100000)
 		spell[3]++;
 	dcache_set_dir_rent(0); /* before any assertion: the next tests rent nothing */
-	print_message("spells: %d, %d; after a good window %d; within a window %d\n", spell[0],
+	print_message("spells: %d, %d; after a good window %d; after 7 bad windows %d\n", spell[0],
 		      spell[1], spell[2], spell[3]);
 	assert_int_equal(spell[0], 4096);
 	assert_int_equal(spell[1], 8192);
