@@ -3355,8 +3355,14 @@ int main(int argc, char **argv)
 		       "(%llu in lookup helpers)\n", t.paths_shared, t.path_hits, t.path_hits_helpers);
 		printf("files' shared attributes: files_shared=%llu (%llu in lookup helpers)\n",
 		       t.files_shared, t.files_shared_helpers);
-		if (rc == 0 && t.hits + t.neg_hits == 0) {
-			fprintf(stderr, "rcuwalk_difftest: the shim answered nothing from its cache\n");
+		/* A run whose cache answered next to nothing compares the
+		 * kernel with itself: at least 2% of the lookups from the cache
+		 * (stop 44: an idle spell that never ended left 6 answers of
+		 * 316,000, which "nothing" did not catch). */
+		if (rc == 0 && (t.hits + t.neg_hits) * 50 < t.hits + t.neg_hits + t.pass) {
+			fprintf(stderr, "rcuwalk_difftest: the shim answered %llu of %llu lookups from "
+					"its cache, under 2%%\n", t.hits + t.neg_hits,
+				t.hits + t.neg_hits + t.pass);
 			rc = 1;
 		}
 		/* else the run proves nothing about the shared path table */
