@@ -52,11 +52,8 @@ static int drive_lookup(const char *path, attempt_fn attempt, void *ctx)
 	 * what it unhashes. */
 	if (caa_unlikely(LOAD_RELAXED(dc_maint)))
 		dc_maintenance();
-	if (caa_unlikely(tls_idle_left)) {
-		dc_idle_pass(); /* dcache_populate.c, "Idle spells" */
-		dcache_stat_inc(DCACHE_STAT_PASS);
-		return DCACHE_PASS;
-	}
+	if (caa_unlikely(tls_idle_left) && dcache_idle_pass())
+		return DCACHE_PASS; /* dcache_populate.c, "Idle spells" */
 	if (!dc_ensure_table()) {
 		dcache_stat_inc(DCACHE_STAT_PASS);
 		return DCACHE_PASS;

@@ -536,10 +536,9 @@ extern __thread unsigned char tls_pass_why __attribute__((tls_model("initial-exe
 enum { PASS_WHY_NONE, PASS_WHY_WATCH, PASS_WHY_FS, PASS_WHY_ATTR, PASS_WHY_RACY, PASS_WHY_RENT };
 
 /* Idle spells (dcache_populate.c): while tls_idle_left, a lookup passes
- * through before walking; dc_idle_pass() counts it down and notes it as
- * rented.  The calling thread's own, outside any read-side section. */
+ * through before walking (dcache_idle_pass(), which counts it down).  The
+ * calling thread's own, outside any read-side section. */
 extern __thread unsigned int tls_idle_left __attribute__((tls_model("initial-exec")));
-void dc_idle_pass(void);
 #define NOTE_PASS_WHY(d)                                                               \
 	do {                                                                          \
 		unsigned int f_ = d_flags(d);                                         \

@@ -163,26 +163,21 @@ static void rent_counts(const struct stat_block *b, uint64_t *a, uint64_t *m)
 
 int dcache_idle_pass(void)
 {
+	struct stat_block *b;
+
 	if (caa_likely(!tls_idle_left))
 		return 0;
-	dc_idle_pass();
-	dcache_stat_inc(DCACHE_STAT_PASS);
-	return 1;
-}
-
-void dc_idle_pass(void)
-{
-	struct stat_block *b = tls_stats;
-
 	tls_pass_why = PASS_WHY_RENT;
+	dcache_stat_inc(DCACHE_STAT_PASS); /* and DCACHE_STAT_PASS_RENT */
+	b = tls_stats;
 	if (--tls_idle_left || !b)
-		return;
+		return 1;
 	/* The spell's last lookup: a fresh window follows, without its
 	 * pass-throughs. */
 	rent_counts(b, &tls_rent_a0, &tls_rent_m0);
-	tls_rent_m0++; /* this one, counted by the caller */
 	tls_rent_n = 0;
 	tls_idle_ended = true; /* rent_now_locked(): the rent given, again */
+	return 1;
 }
 
 static unsigned int rent_now_locked(void)

@@ -823,10 +823,9 @@ int dcache_lookup_len(const char *path, size_t plen, unsigned flags, int amode, 
 		st = &tmp;
 	if (caa_unlikely(LOAD_RELAXED(dc_maint)))
 		dc_maintenance();
-	if (caa_unlikely(tls_idle_left)) {
-		dc_idle_pass(); /* the kernel answers: dcache_populate.c, "Idle spells" */
-		r = DCACHE_PASS;
-	} else if ((unsigned)amode > 7)
+	if (caa_unlikely(tls_idle_left) && dcache_idle_pass())
+		return DCACHE_PASS; /* the kernel answers: dcache_populate.c, "Idle spells" */
+	if ((unsigned)amode > 7)
 		r = DCACHE_PASS; /* faccessat: EINVAL, before the path is even read */
 	else if (plen >= PATH_MAX)
 		r = ENAMETOOLONG; /* getname(): before anything else */
