@@ -453,6 +453,43 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv)
 	chain(sig, si, ucv);
 }
 
+/*
+ * The first install, from preload_init(): one rt_sigaction call a signal
+ * where the kernel's action is SIG_DFL with no flags and an empty mask, as
+ * exec leaves every caught signal (flush_signal_handlers()): the usual case.
+ * Setting fault_handler with an empty mask and SA_SIGINFO is then what
+ * mirror_body() would set, and the call's answer, the kernel's action before
+ * it, is recorded as the program's: exactly what sigaction(sig, NULL, &o)
+ * tells the program without the shim (flags 0, no restorer), where the
+ * read-back reported glibc's SA_RESTORER.  Anything else (an earlier
+ * constructor's handler, a signal ignored across exec) is mirrored as a
+ * program's call is, two calls more.  Only the kernel's word of sa_mask is
+ * compared: glibc's sigaction() writes no more of it.  Under act_lock.
+ */
+#if defined(__x86_64__)
+#define FAULT_SA_RESTORER 0x04000000 /* the kernel's (asm/signal.h): glibc sets it */
+#else
+#define FAULT_SA_RESTORER 0
+#endif
+
+DCACHE_START_TEXT static int install_first(int sig)
+{
+	struct sigaction k, prev;
+
+	memset(&k, 0, sizeof(k));
+	memset(&prev, 0, sizeof(prev));
+	k.sa_sigaction = fault_handler;
+	k.sa_flags = SA_SIGINFO;
+	if (start_real_sigaction(sig, &k, &prev) != 0)
+		return -1;
+	if (prev.sa_handler == SIG_DFL && !(prev.sa_flags & ~FAULT_SA_RESTORER) &&
+	    !*(const unsigned long *)(const void *)&prev.sa_mask) {
+		prog_write(slot(sig), &prev);
+		return 0;
+	}
+	return mirror_body(sig, &prev, start_real_sigaction);
+}
+
 DCACHE_START_TEXT void preload_fault_init(void)
 {
 	sigset_t old;
@@ -463,14 +500,9 @@ DCACHE_START_TEXT void preload_fault_init(void)
 		return;
 	}
 	lock_acts_body(&old);
-	for (int i = 0; i < 2; i++) {
-		int sig = i ? SIGBUS : SIGSEGV;
-		struct sigaction cur;
-
-		if (start_real_sigaction(sig, NULL, &cur) != 0 ||
-		    mirror_body(sig, &cur, start_real_sigaction) != 0)
+	for (int i = 0; i < 2; i++)
+		if (install_first(i ? SIGBUS : SIGSEGV) != 0)
 			ok = 0;
-	}
 	if (ok)
 		__atomic_store_n(&preload_uaccess_ready, 1, __ATOMIC_RELEASE);
 	unlock_acts_body(&old);

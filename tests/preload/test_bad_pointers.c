@@ -484,6 +484,43 @@ static void test_bad_pointers_sigaction_reports_the_programs_own_handler(void **
 	assert_int_equal(sigaction(SIGBUS, &saved, NULL), 0);
 }
 
+/* SIGSEGV's and SIGBUS's actions as the program saw them when main() began,
+ * after every constructor (the shim's included). */
+static struct sigaction at_start[2];
+
+/* exec leaves every caught signal at SIG_DFL with no flags and an empty mask
+ * (ctest starts us so): sigaction() must say just that, as the kernel does
+ * without the shim, although the kernel holds the shim's handler (its
+ * first install records the kernel's answer; a read-back once reported
+ * glibc's SA_RESTORER and restorer).  Skipped where another library's
+ * constructor installed a handler first (ASan): the kernel's action before
+ * the shim is then not known here. */
+static void test_bad_pointers_dispositions_at_start_are_what_exec_left(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		const struct sigaction *a = &at_start[i];
+		sigset_t empty;
+
+		if (a->sa_handler != SIG_DFL)
+			skip();
+		sigemptyset(&empty);
+		assert_int_equal(a->sa_flags, 0);
+		assert_ptr_equal((void *)a->sa_restorer, NULL);
+		for (int sig = 1; sig < 65; sig++)
+			assert_int_equal(sigismember(&a->sa_mask, sig) == 1,
+					 sigismember(&empty, sig) == 1);
+	}
+	/* And the kernel holds the shim's handler, not SIG_DFL: the guard is
+	 * on (raw rt_sigaction: glibc's would go through the shim). */
+	for (int i = 0; i < 2; i++) {
+		struct { void *handler; unsigned long flags; void *restorer; unsigned long mask; } k;
+
+		assert_int_equal(syscall(SYS_rt_sigaction, i ? SIGBUS : SIGSEGV, NULL, &k, 8), 0);
+		assert_ptr_not_equal(k.handler, (void *)SIG_DFL);
+	}
+}
+
 /* Run fn in a child; its wait status. */
 static int in_child(void (*fn)(void))
 {
@@ -603,6 +640,7 @@ static void test_bad_pointers_path_in_truncated_mapping_is_efault(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_pointers_dispositions_at_start_are_what_exec_left),
 		cmocka_unit_test(test_bad_pointers_every_entry_point_answers_as_the_kernel),
 		cmocka_unit_test(test_bad_pointers_path_max_without_nul_before_prot_none_is_enametoolong),
 		cmocka_unit_test(test_bad_pointers_realpath_unreadable_path_or_buffer_is_efault),
@@ -616,5 +654,8 @@ int main(void)
 		fprintf(stderr, "test_bad_pointers: run with librcuwalk.so preloaded (ctest does)\n");
 		return 77;
 	}
+	memset(at_start, 0, sizeof(at_start));
+	if (sigaction(SIGSEGV, NULL, &at_start[0]) != 0 || sigaction(SIGBUS, NULL, &at_start[1]) != 0)
+		return 1;
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
