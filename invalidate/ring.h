@@ -86,6 +86,7 @@
 #define RING_BATCH_NS 250000L
 #define RING_SOCKET "sock"
 #define RING_HOLD "hold" /* --keep: launchers holding the session (watcher.c) */
+#define RING_LEARN "learn" /* what programs looked up (learn.c) */
 
 struct ring_rec {
 	int32_t wd;

@@ -160,6 +160,11 @@ int session_wanted(void)
 	return session_dir && !atomic_load_explicit(&dead, memory_order_relaxed);
 }
 
+const char *session_dir_path(void)
+{
+	return session_dir;
+}
+
 void session_mark_dead(void)
 {
 	atomic_store(&dead, 1);

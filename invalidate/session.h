@@ -31,6 +31,8 @@ int session_memfd_ok(int fd, uint64_t size, uid_t euid);
 /* Non-zero if RCUWALK_SESSION named a session that is not known dead.
  * Under fd_mutex (the first call may read the environment). */
 int session_wanted(void);
+/* The session's directory (RCUWALK_SESSION as copied at start), or NULL. */
+const char *session_dir_path(void);
 
 /* Attach: check the directory, map and check the ring, take the instance's
  * fd (close-on-exec, not moved high) with pidfd_getfd, or receive it over

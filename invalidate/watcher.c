@@ -107,7 +107,7 @@ static void reap_dead_sessions(const char *own)
 		return;
 	}
 	while ((e = readdir(d))) {
-		static const char *const files[] = { RING_SOCKET, RING_HOLD };
+		static const char *const files[] = { RING_SOCKET, RING_HOLD, RING_LEARN };
 		struct stat st;
 		int dfd;
 
@@ -590,6 +590,8 @@ static void cleanup(struct watcher *w)
 	snprintf(path, sizeof(path), "%s/" RING_SOCKET, w->dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/" RING_HOLD, w->dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/" RING_LEARN, w->dir);
 	unlink(path);
 	rmdir(w->dir);
 }

@@ -134,10 +134,20 @@ __attribute__((noinline, cold)) void preload_warm_spent(unsigned long long t0)
 	unsigned long long d = warm_clamped_since(t0);
 
 	errno = saved; /* the real call's */
-	if (d && __atomic_add_fetch(&preload_warm->spent, d, __ATOMIC_RELAXED) >=
-			 preload_warmup_ns + __atomic_load_n(&preload_warm->debt, __ATOMIC_RELAXED))
-		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_SEQ_CST,
-					    __ATOMIC_RELAXED); /* seq_cst: preload_warm_forks, below */
+	if (!d)
+		return;
+	unsigned long long spent = __atomic_add_fetch(&preload_warm->spent, d, __ATOMIC_RELAXED),
+			   due = preload_warmup_ns + __atomic_load_n(&preload_warm->debt, __ATOMIC_RELAXED);
+
+	if (spent < due)
+		return;
+	/* T spent: the learned warm-up may keep it going (warm_learn.c), up
+	 * to PRELOAD_WARM_EXTRA_NS more or its count (count_unusable). */
+	if (__atomic_load_n(&preload_warm->until, __ATOMIC_RELAXED) ? spent < due + PRELOAD_WARM_EXTRA_NS
+								      : preload_warm_extend())
+		return;
+	__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_SEQ_CST,
+				    __ATOMIC_RELAXED); /* seq_cst: preload_warm_forks, below */
 }
 
 /* ---------------------------------------------------------------------- */
@@ -327,7 +337,7 @@ DCACHE_FORK_TEXT void preload_fork_child_rewarm(void)
 		return; /* off for good, already warming up, or no warm-up asked */
 	struct preload_warm_counters *c = preload_warm;
 
-	if (c->seen || c->spent || c->debt)
+	if (c->seen || c->spent || c->debt || c->key || c->until)
 		*c = (struct preload_warm_counters){ 0 };
 	preload_warm_armed = 0;
 	__atomic_store_n(&preload_enabled, PRELOAD_WARMUP, __ATOMIC_RELAXED);
@@ -384,8 +394,10 @@ static void count_unusable(void)
 	preload_count_pass(PRELOAD_PASS_WARMUP);
 	if (preload_warmup_ns)
 		preload_warm_armed = 1;
-	if (preload_warmup &&
-	    __atomic_add_fetch(&preload_warm->seen, 1, __ATOMIC_RELAXED) >= preload_warmup)
+	unsigned long seen = __atomic_add_fetch(&preload_warm->seen, 1, __ATOMIC_RELAXED),
+		      until = __atomic_load_n(&preload_warm->until, __ATOMIC_RELAXED);
+
+	if (preload_warmup ? seen >= preload_warmup : until && seen >= until)
 		__atomic_compare_exchange_n(&preload_enabled, &w, PRELOAD_LOAD, 0, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED); /* seq_cst: preload_warm_forks */
 }

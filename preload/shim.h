@@ -43,14 +43,31 @@ extern __thread int preload_in_shim __attribute__((tls_model("initial-exec")));
  * (async-signal-safe), acted on by the next lookup (shim.c, apply_epochs). */
 extern unsigned int preload_cwd_epoch, preload_cred_epoch, preload_ns_epoch;
 
-/* The warm-up's counters (shim.c): seen, lookups seen in it (RCUWALK_WARMUP=N),
- * by every thread; spent, ns spent in their real calls (=Tus, the default);
- * debt, ns that its fork() calls add to T (shim.c, "fork debt").  Relaxed:
- * they decide when, never what. */
+/* The warm-up's counters (shim.c): seen, lookups seen in it, by every
+ * thread (RCUWALK_WARMUP=N ends it by them); spent, ns spent in their real
+ * calls (=Tus, the default); debt, ns that its fork() calls add to T (shim.c,
+ * "fork debt"); the learned warm-up's (warm_learn.c): key, the program's, set
+ * once the process came to its decision (0: not yet, or nothing to learn);
+ * until, while it keeps warming up past T, the count of lookups at which its
+ * cache starts at the latest (0: not extended).  Relaxed: they decide when,
+ * never what. */
 struct preload_warm_counters {
 	unsigned long seen;
 	unsigned long long spent, debt;
+	unsigned long long key;
+	unsigned long until;
 };
+
+/* The learned warm-up (warm_learn.c).  preload_warm_extend: the time budget
+ * is spent; 1 if the process keeps warming up (preload_warm->until set), 0
+ * if its cache starts now.  Async-signal-safe (a wrapper's warm-up path).
+ * preload_warm_learn_exit: the destructor's; records the process's lookups
+ * for its program if it came to the decision. */
+int preload_warm_extend(void);
+void preload_warm_learn_exit(void);
+/* The extension's bound in time: an extended warm-up ends once its real
+ * calls have taken this much more than T (warm_learn.c, W2). */
+#define PRELOAD_WARM_EXTRA_NS 4000000ull
 /* The warm-up's fork gate, alone on a page that the first warm-up fork()
  * marks MADV_WIPEONFORK (preload_fork_gate_wiped), so that a fork() child
  * finds it zero without writing it, and the parent writes it after a fork()

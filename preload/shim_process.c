@@ -1207,6 +1207,7 @@ __attribute__((constructor)) DCACHE_START_TEXT static void shim_init(void)
 __attribute__((destructor)) DCACHE_START_TEXT static void shim_fini(void)
 {
 	preload_in_shim++;
+	preload_warm_learn_exit();
 	preload_write_stats();
 }
 

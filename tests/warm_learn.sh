@@ -1,0 +1,72 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# warm_learn.sh LAUNCHER - the learned warm-up (preload/warm_learn.c): in a
+# session, once two processes of a program have recorded that they made few
+# lookups, the next ones keep passing theirs through past the warm-up's time
+# instead of starting a cache; a process of the same program that makes many
+# more starts its cache after 2 x the program's average + 256 lookups at the
+# latest; a count (--warmup=N) and --no-session learn nothing.
+#
+# The program: coreutils' stat, one statx per name, 300 names (20 present)
+# four times, then 3,000; --warmup=4us, so that the warm-up's time is spent
+# within a few lookups.  Each process's record (RCUWALK_STATS) says whether
+# its cache started (start_ns) and how many of its lookups passed in the
+# warm-up.  Against a library without the learned warm-up, the third and
+# fourth small runs start their caches and the test fails.
+set -eu
+launcher=$1
+command -v stat >/dev/null 2>&1 || { echo "warm_learn.sh: no stat(1)"; exit 77; }
+tmp=$(mktemp -d /tmp/rcuwalk-learn.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/d"
+i=0
+while [ $i -lt 3000 ]; do
+	[ $i -lt 20 ] && : >"$tmp/d/f$i"
+	echo "$tmp/d/f$i"
+	i=$((i + 1))
+done >"$tmp/big"
+head -n 300 "$tmp/big" >"$tmp/small"
+sleep 2.2 # older than --racy-ms: their attributes are cached
+fail=0
+
+# run NAME OPTIONS...: the five stat runs under `LAUNCHER OPTIONS --`; prints
+# "start_ns pass_warmup lookups" of each stat process's record, in order.
+run() {
+	name=$1
+	shift
+	rm -f "$tmp/rec.$name"
+	RCUWALK_STATS="$tmp/rec.$name" LC_ALL=C "$launcher" "$@" -- sh -c '
+		for i in 1 2 3 4; do stat -- $(cat "$1/small") >/dev/null 2>&1 || :; done
+		stat -- $(cat "$1/big") >/dev/null 2>&1 || :' sh "$tmp"
+	awk '{
+		s = p = l = -1
+		for (i = 1; i <= NF; i++) {
+			split($i, kv, "=")
+			if (kv[1] == "start_ns") s = kv[2] + 0
+			else if (kv[1] == "pass_warmup") p = kv[2] + 0
+			else if (kv[1] == "lookups") l = kv[2] + 0
+		}
+		if (l >= 290) print s, p, l
+	}' "$tmp/rec.$name"
+}
+
+# check NAME WANT OPTIONS...: WANT is five words, S (the cache started) or
+# W (every lookup passed in the warm-up) or B (the big run started after
+# 300 to 1,200 passed).
+check() {
+	name=$1 want=$2
+	shift 2
+	got=$(run "$name" "$@" | awk '{
+		if ($1 > 0 && NR == 5) w = ($2 <= 1200 && $2 >= 300) ? "B" : "S"
+		else if ($1 > 0) w = "S"
+		else w = ($2 == $3) ? "W" : "?"
+		printf "%s%s", (NR > 1 ? " " : ""), w
+	}')
+	echo "$name: $got (want $want)"
+	[ "$got" = "$want" ] || fail=1
+}
+
+check session "S S W W B" --warmup=4us
+check count "S S S S S" --warmup=4
+check nosession "S S S S S" --no-session --warmup=4us
+exit $fail
