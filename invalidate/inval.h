@@ -44,13 +44,15 @@ void inval_drain(void);
 void inval_session_env(const char *dir, const char *fds);
 
 /* The learned warm-up's store (invalidate/learn.c): the running average of
- * lookups that the processes of program `key` recorded, and how many did;
- * 0, or -1 if the session knows nothing of it (or there is no session).
- * Raw system calls, no lock, errno kept: any context, a signal handler's too. */
-int inval_learn_get(uint64_t key, uint64_t *looked, uint32_t *n);
-/* Fold one process's lookups into key's record.  Same context rules; a
- * record racing another may be lost (learn.c, L2). */
-void inval_learn_put(uint64_t key, uint64_t looked);
+ * lookups that the processes of program `key` recorded, how many did, and
+ * *rich (0-256: 256 when every recent one's cache paid richly); 0, or -1 if
+ * the session knows nothing of it (or there is no session).  Raw system
+ * calls, no lock, errno kept: any context, a signal handler's too. */
+int inval_learn_get(uint64_t key, uint64_t *looked, uint32_t *n, uint32_t *rich);
+/* Fold one process's lookups into key's record, and rich: 1 if its cache
+ * paid richly, 0 if it did not, -1 if it started none.  Same context rules;
+ * a record racing another may be lost (learn.c, L2). */
+void inval_learn_put(uint64_t key, uint64_t looked, int rich);
 
 /* The watch budget: at most n directory watches (0 = no limit of our own,
  * only the kernel's; n < 0 = the default, a quarter of the user's watch

@@ -12,12 +12,13 @@
  * made, which only the session sees.
  *
  * The store: the file RING_LEARN in the session's directory (0700, the
- * user's own: session.c's checks), LEARN_SLOTS slots of 16 bytes, slot
+ * user's own: session.c's checks), LEARN_SLOTS slots of 32 bytes, slot
  * key % LEARN_SLOTS, created by the first process that records (O_CREAT,
  * 0600) and removed with the directory (watcher.c).  A slot holds the key's
- * tag (its upper half, never 0), how many processes recorded (n, saturating)
- * and a running average of their lookups (each record moves it a quarter of
- * the way).
+ * tag (its upper half, never 0), how many processes recorded (n, saturating),
+ * a running average of their lookups and one of whether their caches paid
+ * richly (rich, 0 to 256: see inval.h), each record moving them a quarter of
+ * the way.
  *
  * Invariants
  * ==========
@@ -49,11 +50,15 @@
 
 #define LEARN_SLOTS 256u
 #define LEARN_N_MAX 1000000u
+#define LEARN_RICH_ONE 256u
 
 struct learn_slot {
 	uint32_t tag; /* key >> 32, 0 replaced by 1; 0 = empty */
 	uint32_t n;
 	uint64_t looked;
+	uint32_t rich; /* 0..LEARN_RICH_ONE: how many recent caches paid richly */
+	uint32_t pad;
+	uint64_t pad2;
 };
 
 static uint32_t learn_tag(uint64_t key)
@@ -84,7 +89,7 @@ static int learn_read(int fd, uint64_t key, struct learn_slot *s)
 	return syscall(SYS_pread64, fd, s, sizeof(*s), at) == (long)sizeof(*s) ? 0 : -1;
 }
 
-int inval_learn_get(uint64_t key, uint64_t *looked, uint32_t *n)
+int inval_learn_get(uint64_t key, uint64_t *looked, uint32_t *n, uint32_t *rich)
 {
 	int saved = errno, fd, r = -1;
 	struct learn_slot s;
@@ -96,6 +101,7 @@ int inval_learn_get(uint64_t key, uint64_t *looked, uint32_t *n)
 	if (learn_read(fd, key, &s) == 0 && s.tag == learn_tag(key)) {
 		*looked = s.looked;
 		*n = s.n;
+		*rich = s.rich > LEARN_RICH_ONE ? LEARN_RICH_ONE : s.rich;
 		r = 0;
 	}
 	syscall(SYS_close, fd);
@@ -103,7 +109,7 @@ int inval_learn_get(uint64_t key, uint64_t *looked, uint32_t *n)
 	return r;
 }
 
-void inval_learn_put(uint64_t key, uint64_t looked)
+void inval_learn_put(uint64_t key, uint64_t looked, int rich)
 {
 	int saved = errno, fd;
 	struct learn_slot s;
@@ -113,13 +119,19 @@ void inval_learn_put(uint64_t key, uint64_t looked)
 		return;
 	}
 	if (learn_read(fd, key, &s) != 0 || s.tag != learn_tag(key) || !s.n) {
+		memset(&s, 0, sizeof(s));
 		s.tag = learn_tag(key);
 		s.n = 1;
 		s.looked = looked;
+		s.rich = rich > 0 ? LEARN_RICH_ONE : 0;
 	} else {
 		/* a quarter of the way: 2 earlier records weigh 9/16 */
 		s.looked = looked >= s.looked ? s.looked + (looked - s.looked) / 4
 					       : s.looked - (s.looked - looked) / 4;
+		if (s.rich > LEARN_RICH_ONE)
+			s.rich = LEARN_RICH_ONE; /* scribbled */
+		if (rich >= 0)
+			s.rich = (s.rich * 3 + (rich ? LEARN_RICH_ONE : 0)) / 4;
 		s.n += s.n < LEARN_N_MAX;
 	}
 	syscall(SYS_pwrite64, fd, &s, sizeof(s), (off_t)((key % LEARN_SLOTS) * sizeof(s)));

@@ -779,6 +779,7 @@ DCACHE_START_TEXT __attribute__((noinline)) static void say_exclude_refused(cons
 int preload_enabled DCACHE_START_DATA;
 unsigned long preload_warmup DCACHE_START_DATA;
 unsigned long long preload_warmup_ns DCACHE_START_DATA;
+int preload_dir_rent_given DCACHE_START_DATA;
 uint64_t preload_tsc_mult DCACHE_START_DATA;
 int preload_attrs_faked DCACHE_START_DATA;
 int preload_strict DCACHE_START_DATA;
@@ -1001,6 +1002,7 @@ DCACHE_START_TEXT void preload_init(void)
 		unsigned long n = strtoul(s, NULL, 10);
 
 		rent = n > 65535 ? 65535 : (unsigned int)n;
+		preload_dir_rent_given = 1;
 	}
 	/* RCUWALK_RACY_MS: attributes of files changed this recently are not
 	 * kept (default 2000, 0 = off).  RCUWALK_NO_NEGATIVE=1: absent names are

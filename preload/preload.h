@@ -98,6 +98,10 @@ extern int preload_enabled;
  * 0 = no such limit.  Read-only after preload_init(). */
 extern unsigned long preload_warmup;
 extern unsigned long long preload_warmup_ns;
+/* 1 if RCUWALK_DIR_RENT (--dir-rent) was given: the rent is the user's own
+ * and the learned warm-up (warm_learn.c) leaves it.  Set before the first
+ * lookup, then only read. */
+extern int preload_dir_rent_given;
 /* RCUWALK_TSC_KHZ as ns per TSC tick, times 2^32 (0: the warm-up reads
  * CLOCK_MONOTONIC): set by preload_init() on x86-64 only, from a rate
  * within PRELOAD_TSC_KHZ_MIN..MAX (100 MHz to 100 GHz; the launcher passes

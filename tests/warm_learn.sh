@@ -5,7 +5,9 @@
 # lookups, the next ones keep passing theirs through past the warm-up's time
 # instead of starting a cache; a process of the same program that makes many
 # more starts its cache after 2 x the program's average + 256 lookups at the
-# latest; a count (--warmup=N) and --no-session learn nothing.
+# latest; a count (--warmup=N) and --no-session learn nothing.  And the
+# rent: once a program's caches have paid richly, its next processes buy
+# each directory at once, unless --dir-rent was given.
 #
 # The program: coreutils' stat, one statx per name, 300 names (20 present)
 # four times, then 3,000; --warmup=4us, so that the warm-up's time is spent
@@ -69,4 +71,30 @@ check() {
 check session "S S W W B" --warmup=4us
 check count "S S S S S" --warmup=4
 check nosession "S S S S S" --no-session --warmup=4us
+
+# The rent (W5): stat on the 3,000 names four times, each run's cache
+# answering ~3,000 lookups for a few misses and 4 rented ones: from the third
+# run on, its program's caches have paid richly and it buys the directory at
+# its first lookup (pass_rent 0); with --dir-rent=4 given, every run rents.
+# rent NAME WANT OPTIONS...: WANT is four words, R (pass_rent > 0) or 0.
+rent() {
+	name=$1 want=$2
+	shift 2
+	rm -f "$tmp/rec.$name"
+	RCUWALK_STATS="$tmp/rec.$name" LC_ALL=C "$launcher" "$@" -- sh -c '
+		for i in 1 2 3 4; do stat -- $(cat "$1/big") >/dev/null 2>&1 || :; done' sh "$tmp"
+	got=$(awk '{
+		r = l = -1
+		for (i = 1; i <= NF; i++) {
+			split($i, kv, "=")
+			if (kv[1] == "pass_rent") r = kv[2] + 0
+			else if (kv[1] == "lookups") l = kv[2] + 0
+		}
+		if (l >= 2900) printf "%s%s", (n++ ? " " : ""), (r > 0 ? "R" : r == 0 ? "0" : "?")
+	}' "$tmp/rec.$name")
+	echo "$name: $got (want $want)"
+	[ "$got" = "$want" ] || fail=1
+}
+rent rent "R R 0 0" --warmup=4us
+rent rentgiven "R R R R" --warmup=4us --dir-rent=4
 exit $fail
