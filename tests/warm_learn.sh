@@ -17,6 +17,9 @@
 # fourth small runs start their caches and the test fails.
 set -eu
 launcher=$1
+# ctest gives every test RCUWALK_WARMUP=0 and RCUWALK_DIR_RENT=0: each run
+# below says what it wants (a --dir-rent given is the user's own, W5).
+unset RCUWALK_WARMUP RCUWALK_DIR_RENT
 command -v stat >/dev/null 2>&1 || { echo "warm_learn.sh: no stat(1)"; exit 77; }
 tmp=$(mktemp -d /tmp/rcuwalk-learn.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
