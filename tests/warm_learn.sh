@@ -7,7 +7,8 @@
 # more starts its cache after 2 x the program's average + 256 lookups at the
 # latest; a count (--warmup=N) and --no-session learn nothing.  And the
 # rent: once a program's caches have paid richly, its next processes buy
-# each directory at once, unless --dir-rent was given.
+# each directory at once, unless --dir-rent was given.  And a scribbled
+# store changes no answer.
 #
 # The program: coreutils' stat, one statx per name, 300 names (20 present)
 # four times, then 3,000; --warmup=4us, so that the warm-up's time is spent
@@ -100,4 +101,23 @@ rent() {
 }
 rent rent "R R 0 0" --warmup=4us
 rent rentgiven "R R R R" --warmup=4us --dir-rent=4
+
+# A scribbled store (learn.c, L2): random bytes in place of the file, and
+# then a directory in its place, after two runs.  Every later run must give
+# stat(1)'s own output, the same as without the shim, and end.
+LC_ALL=C stat -c '%n %s %F' -- $(cat "$tmp/big") >"$tmp/want" 2>&1 || :
+RCUWALK_STATS="$tmp/rec.scribble" LC_ALL=C "$launcher" --warmup=4us -- sh -c '
+	for i in 1 2; do stat -- $(cat "$1/small") >/dev/null 2>&1 || :; done
+	head -c 8192 /dev/urandom >"$RCUWALK_SESSION/learn"
+	stat -c "%n %s %F" -- $(cat "$1/big") >"$1/got1" 2>&1 || :
+	rm -f "$RCUWALK_SESSION/learn"; mkdir "$RCUWALK_SESSION/learn"
+	stat -c "%n %s %F" -- $(cat "$1/big") >"$1/got2" 2>&1 || :
+	rmdir "$RCUWALK_SESSION/learn"' sh "$tmp"
+for g in got1 got2; do
+	if cmp -s "$tmp/want" "$tmp/$g"; then
+		echo "scribbled store ($g): stat's output as without the shim"
+	else
+		echo "scribbled store ($g): stat's output differs" && fail=1
+	fi
+done
 exit $fail
