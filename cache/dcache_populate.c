@@ -94,7 +94,7 @@ static void rent_counts(const struct stat_block *b, uint64_t *a, uint64_t *m);
 static __thread unsigned int tls_idle_exp __attribute__((tls_model("initial-exec"))); /* "Idle spells" */
 static __thread bool tls_idle_ended __attribute__((tls_model("initial-exec")));
 
-void dcache_set_dir_rent(unsigned int lookups)
+DCACHE_START_TEXT void dcache_set_dir_rent(unsigned int lookups)
 {
 	dc_dir_rent = lookups;
 	dc_rent_shift = 0; /* "The rent adapts", from the rent given */
