@@ -361,7 +361,9 @@ void dcache_set_ttl(uint64_t ttl_ns, uint64_t neg_ttl_ns);
  * watched, by this process or from the session, only at the (lookups + 1)-th
  * lookup of a name in it; the first `lookups` pass through
  * (DCACHE_STAT_PASS_RENT).  0: at the first, as before.  Call before
- * lookups, with dcache_init. */
+ * lookups, with dcache_init, or (preload/warm_learn.c) before this process's
+ * cache starts: a thread that starts it meanwhile may rent under either
+ * value, and renting or not changes no answer. */
 void dcache_set_dir_rent(unsigned int lookups);
 
 /* Complete-directory policy: after `probes` names were found absent in a

@@ -67,6 +67,9 @@
 #define LEARN_MIN_N 2            /* processes of the program recorded */
 #define LEARN_COST_NS 1500000ull /* a cache's start and first fills, here */
 #define LEARN_SLACK 256ul
+/* Above it an average is taken as scribbled (learn.c, L2), before the
+ * product below could wrap: 2^40 x a warm-up's ns a lookup fits 64 bits. */
+#define LEARN_AVG_MAX (1ull << 40)
 #define LEARN_RICH 192u /* of 256: 3 in 4 recent caches paid richly */
 #define LEARN_RICH_RATIO 16u /* richly: 16 answers a miss or rented lookup */
 
@@ -96,8 +99,9 @@ int preload_warm_extend(void)
 	if (!(key = program_key()))
 		return 0;
 	__atomic_store_n(&c->key, key, __ATOMIC_RELAXED); /* W4: record at exit */
-	if (inval_learn_get(key, &avg, &n, &rich) != 0 || n < LEARN_MIN_N || !seen)
-		return 0;
+	if (inval_learn_get(key, &avg, &n, &rich) != 0 || n < LEARN_MIN_N || !seen ||
+	    avg > LEARN_AVG_MAX)
+		return 0; /* nothing known, or a scribbled average: start as before */
 	if (avg > seen && (avg - seen) * (spent / seen) >= LEARN_COST_NS) {
 		/* Expected to repay its start.  W5: and if its program's caches
 		 * have paid richly, it buys each directory at once. */
@@ -105,8 +109,6 @@ int preload_warm_extend(void)
 			dcache_set_dir_rent(0);
 		return 0;
 	}
-	if (avg > (~0ul - LEARN_SLACK) / 2)
-		return 0; /* a scribbled average: start as before */
 	__atomic_store_n(&c->until, avg * 2 + LEARN_SLACK > seen ? avg * 2 + LEARN_SLACK : seen + 1,
 			 __ATOMIC_RELAXED);
 	return 1;
