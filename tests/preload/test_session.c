@@ -46,6 +46,7 @@
 #include <cmocka.h>
 
 #include "coh_helpers.h"
+#include "../cpu_lock.h"
 #include "../unit/raw_listdir.h"
 #include "inval.h"
 #include "ring.h"
@@ -632,11 +633,12 @@ static int helper_attach_stopped(const char *base)
 	unsigned int pid;
 	double t0, took;
 	pid_t c;
-	int r;
+	int r, lock;
 
 	/* Attached ourselves: the ring is published, the thread answers. */
 	if (check_exact(base, "attach-stopped", 0))
 		return 1;
+	lock = cpu_lock(LOCK_SH); /* a bound under 1 s (cpu_lock.h) */
 	if (session_pid(&pid) != 0 || kill((pid_t)pid, SIGSTOP) != 0)
 		FAIL("attach-stopped: cannot stop the watcher");
 	t0 = mono_now();
@@ -650,6 +652,7 @@ static int helper_attach_stopped(const char *base)
 	r = c < 0 ? 1 : reap(c);
 	took = mono_now() - t0;
 	kill((pid_t)pid, SIGCONT);
+	cpu_unlock(lock);
 	if (r)
 		return r;
 	fprintf(stderr, "attach-stopped: the process ran %.3f s (bound %.1f s)\n", took,
@@ -1768,11 +1771,35 @@ static int helper_search_child(const char *base, const char *how)
  * watcher stopped, this process's own mkdir (a sync point) must not hold
  * its next lookup longer than that.  Prints the staleness in ms. */
 #define STALL_BOUND_MS 100.0
+
+/* Every thread of this process on the CPUs in set (sched_setaffinity takes
+ * one thread); threads started later inherit it.  0, or -1 with errno. */
+static int pin_own_threads(const cpu_set_t *set)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int r = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+
+		if (e->d_name[0] == '.' || *end != '\0')
+			continue;
+		if (sched_setaffinity((pid_t)tid, sizeof(*set), set) != 0 && errno != ESRCH)
+			r = -1;
+	}
+	closedir(d);
+	return r;
+}
+
 static int helper_stall(const char *base, const char *how)
 {
 	char f[PLEN];
 	pid_t busy[1];
-	int nbusy = 0, stop = !strcmp(how, "stop") || !strcmp(how, "stop-sync");
+	int nbusy = 0, lock, stop = !strcmp(how, "stop") || !strcmp(how, "stop-sync");
 	unsigned int pid;
 	struct stat st;
 	double t0, t_stop, stale;
@@ -1784,6 +1811,9 @@ static int helper_stall(const char *base, const char *how)
 		return NO_SESSION;
 	if (session_pid(&pid) != 0)
 		FAIL("stall %s: cannot read the ring's header", how);
+	/* The measured window under the machine's CPU lock (cpu_lock.h):
+	 * exclusive where this test takes a CPU away, shared elsewhere. */
+	lock = cpu_lock(strcmp(how, "starve") ? LOCK_SH : LOCK_EX);
 	t_stop = mono_now();
 	if (stop && kill((pid_t)pid, SIGSTOP) != 0)
 		FAIL("stall %s: SIGSTOP %u: %s", how, pid, strerror(errno));
@@ -1805,12 +1835,20 @@ static int helper_stall(const char *base, const char *how)
 			k++;
 		CPU_ZERO(&one);
 		CPU_SET(k, &one);
+		/* Every thread of this process (the shim's reader among them)
+		 * off that CPU: what is measured is the shim's bound, not how
+		 * long a thread of ours waits behind the loop. */
+		CPU_CLR(k, &cpus);
+		if (pin_own_threads(&cpus) != 0)
+			FAIL("stall starve: this process's threads off CPU %d: %s", k,
+			     strerror(errno));
 		if (sched_setaffinity((pid_t)pid, sizeof(one), &one) != 0 ||
 		    sched_setscheduler((pid_t)pid, SCHED_IDLE, &sp) != 0)
 			FAIL("stall starve: the watcher on CPU %d at SCHED_IDLE: %s", k,
 			     strerror(errno));
 		busy[0] = fork();
 		if (busy[0] == 0) {
+			cpu_unlock(lock); /* the lock is the parent's to give back */
 			alarm(30);
 			struct sched_param fifo = { .sched_priority = 1 };
 
@@ -1852,6 +1890,7 @@ static int helper_stall(const char *base, const char *how)
 		kill(busy[i], SIGKILL);
 		waitpid(busy[i], NULL, 0);
 	}
+	cpu_unlock(lock);
 	fprintf(stderr, "stall %s: seen after %.3f ms (bound %.0f ms)\n", how, stale,
 		STALL_BOUND_MS);
 	if (stale > STALL_BOUND_MS)
