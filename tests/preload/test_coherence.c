@@ -1217,6 +1217,15 @@ static void test_fork_with_busy_threads_keeps_both_caches_exact(void **state)
 	int bad = 0;
 
 	(void)state;
+#if defined(__SANITIZE_ADDRESS__)
+	/* GCC 12's libasan takes no lock of its allocator around fork (LLVM
+	 * added that in 17): a fork taken while a busy thread is inside malloc
+	 * leaves the child's allocator locked, and its first malloc waits for
+	 * ever (CI, stop 45: the child in futex_wait inside ASan's allocator
+	 * region; once in ~8 runs).  The same test runs in the plain build. */
+	print_message("skipped: ASan's allocator is not fork-safe beside busy threads\n");
+	skip();
+#endif
 	sp(d, "t4");
 	mkdir_or_fail(d);
 	sp(kids, "t4/kids");
