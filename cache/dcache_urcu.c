@@ -15,8 +15,9 @@
  * This file defines each of them (hidden: the version script exports none)
  * as a forward to the real one, found with dlopen (RTLD_GLOBAL, as a
  * DT_NEEDED library would be: the shim's fork hooks find liburcu's with
- * dlsym(RTLD_NEXT)) and dlsym.  A host that already loaded liburcu-bp gets
- * its own copy back from dlopen, shared as before.
+ * dlsym(RTLD_NEXT)) and dlsym, both by their full names where that is
+ * safe (open_bp, open_cds_beside).  A host that already loaded liburcu-bp
+ * gets its own copy back, shared as before.
  *
  * Built into the shims only (librcuwalk.so and the tests' faulty one: the
  * object library rcuwalk_cache_urcu), never into rcuwalk_cache, which the
@@ -193,6 +194,56 @@ static void *open_cds_beside(void *bp)
 	return dlopen(path, RTLD_NOW | RTLD_GLOBAL);
 }
 
+/*
+ * liburcu-bp by its full name as well, from the directory the build found
+ * it in (RCUWALK_URCU_DIR): a bare soname makes the loader read
+ * /etc/ld.so.cache, and the munmap that ends that read alone cost ~200 us on
+ * the 2-vCPU VM, whose page tables the hypervisor shadows (both libraries
+ * loaded in 0.52-0.53 ms by full names against 0.74-0.80 ms; doc/
+ * benchmarks-by-stop.md, "Stop 46").  A liburcu-bp the process has loaded
+ * already is taken by the name it was loaded under (dl_iterate_phdr: no
+ * search), so a host's own copy is still the one shared.  Only where
+ * LD_LIBRARY_PATH is unset or empty, as for cds; anything else, or a
+ * failure, takes the soname's search, as before.
+ */
+#ifdef RCUWALK_URCU_DIR
+struct bp_loaded {
+	char path[512];
+};
+
+/* dl_iterate_phdr's callback: an object whose name ends in "/" and the soname. */
+static int find_loaded_bp(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct bp_loaded *b = arg;
+	const char *n = info->dlpi_name, *slash;
+
+	(void)size;
+	if (!n || n[0] != '/' || !(slash = strrchr(n, '/')) ||
+	    strcmp(slash + 1, RCUWALK_URCU_BP_SONAME) != 0 || strlen(n) >= sizeof(b->path))
+		return 0;
+	memcpy(b->path, n, strlen(n) + 1);
+	return 1;
+}
+#endif
+
+static void *open_bp(void)
+{
+#ifdef RCUWALK_URCU_DIR
+	const char *lp = getenv("LD_LIBRARY_PATH");
+	struct bp_loaded b = { "" };
+	void *h = NULL;
+
+	dl_iterate_phdr(find_loaded_bp, &b);
+	if (b.path[0])
+		h = dlopen(b.path, RTLD_NOW | RTLD_GLOBAL);
+	else if (!lp || !*lp)
+		h = dlopen(RCUWALK_URCU_DIR "/" RCUWALK_URCU_BP_SONAME, RTLD_NOW | RTLD_GLOBAL);
+	if (h)
+		return h;
+#endif
+	return dlopen(RCUWALK_URCU_BP_SONAME, RTLD_NOW | RTLD_GLOBAL);
+}
+
 int dcache_urcu_load(void)
 {
 	int r = __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);
@@ -204,7 +255,7 @@ int dcache_urcu_load(void)
 	pthread_mutex_lock(&load_mutex);
 	r = loaded;
 	if (!r) {
-		bp = dlopen(RCUWALK_URCU_BP_SONAME, RTLD_NOW | RTLD_GLOBAL);
+		bp = open_bp();
 		cds = bp ? open_cds_beside(bp) : NULL;
 		if (bp && !cds)
 			cds = dlopen(RCUWALK_URCU_CDS_SONAME, RTLD_NOW | RTLD_GLOBAL);

@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,9 +67,30 @@ static int shim_names_urcu(void)
 	return memmem(img, n, "liburcu-bp.so", 13) != NULL;
 }
 
+/* The loaded objects named liburcu-bp.so*: how many, and the last one's
+ * name as the loader took it (a full name given to dlopen, or the one its
+ * search found). */
+struct bp_seen {
+	int n;
+	char name[200];
+};
+
+static int see_bp(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct bp_seen *b = arg;
+	const char *n = info->dlpi_name, *slash = n ? strrchr(n, '/') : NULL;
+
+	(void)size;
+	if (slash && !strncmp(slash + 1, "liburcu-bp.so", 13)) {
+		b->n++;
+		xfmt(b->name, sizeof(b->name), "%s", n);
+	}
+	return 0;
+}
+
 static int helper(int argc, char **argv)
 {
-	char out[128];
+	char out[400];
 	int same = 1;
 
 	if (!strcmp(argv[1], "--fork-chdir")) {
@@ -98,7 +120,10 @@ static int helper(int argc, char **argv)
 	} else if (strcmp(argv[1], "--idle") != 0) {
 		return 2;
 	}
-	xfmt(out, sizeof(out), "urcu=%d same=%d\n", urcu_mapped(), same);
+	struct bp_seen bp = { 0, "-" };
+
+	dl_iterate_phdr(see_bp, &bp);
+	xfmt(out, sizeof(out), "urcu=%d same=%d bp=%d %s\n", urcu_mapped(), same, bp.n, bp.name);
 	raw_puts(1, out);
 	return 0;
 }
@@ -138,7 +163,7 @@ static const char *const no_extra[] = { NULL };
 static void test_process_that_looks_nothing_up_never_maps_liburcu(void **state)
 {
 	static const char *const args[] = { "--idle", NULL };
-	char out[128] = "";
+	char out[400] = "";
 
 	run(args, no_extra, out, sizeof(out));
 	assert_non_null(strstr(out, "urcu=0"));
@@ -147,7 +172,7 @@ static void test_process_that_looks_nothing_up_never_maps_liburcu(void **state)
 static void test_fork_and_chdir_without_lookups_never_map_liburcu(void **state)
 {
 	static const char *const args[] = { "--fork-chdir", NULL };
-	char out[128] = "";
+	char out[400] = "";
 
 	run(args, no_extra, out, sizeof(out));
 	assert_non_null(strstr(out, "urcu=0"));
@@ -156,7 +181,7 @@ static void test_fork_and_chdir_without_lookups_never_map_liburcu(void **state)
 static void test_first_lookup_maps_liburcu_and_answers_exactly(void **state)
 {
 	static const char *const args[] = { "--lookups", "20", "/etc/passwd", NULL };
-	char out[128] = "";
+	char out[400] = "";
 
 	run(args, no_extra, out, sizeof(out));
 	assert_non_null(strstr(out, "urcu=1"));
@@ -168,7 +193,7 @@ static void test_lookups_within_warmup_never_map_liburcu(void **state)
 	static const char *const four[] = { "--lookups", "4", "/etc/passwd", NULL };
 	static const char *const six[] = { "--lookups", "6", "/etc/passwd", NULL };
 	static const char *const warm[] = { "RCUWALK_WARMUP=5", NULL };
-	char out[128] = "";
+	char out[400] = "";
 
 	run(four, warm, out, sizeof(out));
 	assert_non_null(strstr(out, "urcu=0"));
@@ -178,6 +203,28 @@ static void test_lookups_within_warmup_never_map_liburcu(void **state)
 	assert_non_null(strstr(out, "same=1"));
 }
 
+/* liburcu-bp is opened by the full name the build found it under
+ * (RCUWALK_URCU_DIR, cache/dcache_urcu.c: open_bp), not by a search through
+ * /etc/ld.so.cache, where LD_LIBRARY_PATH is empty; with one set, by the
+ * soname's search.  Either way once, and every answer exact. */
+static void test_first_lookup_opens_liburcu_by_the_full_name_the_build_found(void **state)
+{
+	static const char *const args[] = { "--lookups", "20", "/etc/passwd", NULL };
+	static const char *const empty[] = { "LD_LIBRARY_PATH=", NULL };
+	static const char *const set[] = { "LD_LIBRARY_PATH=/nonexistent-rcuwalk-test", NULL };
+	char out[400] = "";
+
+	(void)state;
+#ifndef RCUWALK_URCU_DIR
+	skip();
+#else
+	run(args, empty, out, sizeof(out));
+	assert_non_null(strstr(out, "urcu=1 same=1 bp=1 " RCUWALK_URCU_DIR "/liburcu-bp.so"));
+	run(args, set, out, sizeof(out));
+	assert_non_null(strstr(out, "urcu=1 same=1 bp=1 /"));
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +232,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fork_and_chdir_without_lookups_never_map_liburcu),
 		cmocka_unit_test(test_first_lookup_maps_liburcu_and_answers_exactly),
 		cmocka_unit_test(test_lookups_within_warmup_never_map_liburcu),
+		cmocka_unit_test(test_first_lookup_opens_liburcu_by_the_full_name_the_build_found),
 	};
 	if (argc >= 2 && argv[1][0] == '-' && argv[1][1] == '-')
 		return helper(argc, argv);
