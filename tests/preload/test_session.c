@@ -727,10 +727,18 @@ static int held_watcher(const char *base, pid_t *wp)
  *        stopped: each answers exactly, within 2 s, from an instance of its
  *        own (one inotify_init1); their times are printed (the second waits
  *        for nothing: the session's start is past its bound). */
+/* "wait": the child must attach if the watcher published its ring this soon
+ * after the child started (its wait ends 100 ms after the session's
+ * directory was made, just before); published later (a loaded machine, an
+ * ASan build's watcher starting), the child keeps an instance of its own,
+ * as the contract says, and answers exactly all the same. */
+#define STARTING_ATTACH_BY_S 0.060
+
 static int helper_starting(const char *base, const char *how)
 {
 	int own = !strcmp(how, "own");
-	double t[3];
+	double t[3], ready = -1;
+	struct ring_hdr h;
 	pid_t w, c;
 	int r;
 
@@ -747,9 +755,22 @@ static int helper_starting(const char *base, const char *how)
 		if (!own) {
 			sleep_ms(30);
 			kill(w, SIGCONT);
+			if (session_header(&h) == 0)
+				ready = mono_now() - t[k];
 		}
 		r = c > 0 ? wait_bounded(c, 10) : -1;
 		t[k + 1] = mono_now();
+		if (!own && r >= 0 && WIFEXITED(r) && WEXITSTATUS(r) == 3) {
+			if (ready >= 0 && ready < STARTING_ATTACH_BY_S) {
+				kill(w, SIGKILL);
+				FAIL("starting wait: the ring was published %.3f s after the child "
+				     "started, and it did not attach",
+				     ready);
+			}
+			fprintf(stderr, "starting wait: the ring published after %.3f s, past the "
+				"child's wait: it kept an instance of its own (allowed)\n", ready);
+			r = 0;
+		}
 		if (r != 0 || t[k + 1] - t[k] > 2.0) {
 			kill(w, SIGKILL);
 			FAIL("starting %s: child %d: status %d after %.3f s", how, k, r, t[k + 1] - t[k]);
@@ -778,8 +799,12 @@ static int helper_starting_child(const char *base, const char *how)
 	scan_inotify(&s);
 	if (!strcmp(how, "own") && (n_init_ok != 1 || s.n != 1))
 		FAIL("starting own: %d inotify_init1, %d inotify fds (not one of its own)", n_init, s.n);
-	if (!strcmp(how, "wait") && (n_init || s.n != 1))
-		FAIL("starting wait: %d inotify_init1, %d inotify fds (not attached)", n_init, s.n);
+	if (!strcmp(how, "wait") && (n_init || s.n != 1)) {
+		/* The parent decides whether the watcher was ready in time. */
+		fprintf(stderr, "[%d] starting wait: %d inotify_init1, %d inotify fds (not attached)\n",
+			(int)getpid(), n_init, s.n);
+		return 3;
+	}
 	return 0;
 }
 
