@@ -202,25 +202,31 @@ static void *open_cds_beside(void *bp)
  * loaded in 0.52-0.53 ms by full names against 0.74-0.80 ms; doc/
  * benchmarks-by-stop.md, "Stop 46").  A liburcu-bp the process has loaded
  * already is taken by the name it was loaded under (dl_iterate_phdr: no
- * search), so a host's own copy is still the one shared.  Only where
+ * search), so a host's own copy is still the one shared, and one loaded
+ * under any other name sends us to the soname's search.  Only where
  * LD_LIBRARY_PATH is unset or empty, as for cds; anything else, or a
  * failure, takes the soname's search, as before.
  */
 #ifdef RCUWALK_URCU_DIR
 struct bp_loaded {
-	char path[512];
+	bool other;     /* an object named liburcu-bp* under another name */
+	char path[512]; /* one named by its full name ending in "/" soname */
 };
 
-/* dl_iterate_phdr's callback: an object whose name ends in "/" and the soname. */
+/* dl_iterate_phdr's callback: what of liburcu-bp the process has loaded. */
 static int find_loaded_bp(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct bp_loaded *b = arg;
-	const char *n = info->dlpi_name, *slash;
+	const char *n = info->dlpi_name, *slash = n ? strrchr(n, '/') : NULL;
 
 	(void)size;
-	if (!n || n[0] != '/' || !(slash = strrchr(n, '/')) ||
-	    strcmp(slash + 1, RCUWALK_URCU_BP_SONAME) != 0 || strlen(n) >= sizeof(b->path))
+	if (!slash || strncmp(slash + 1, "liburcu-bp", 10) != 0)
 		return 0;
+	if (n[0] != '/' || strcmp(slash + 1, RCUWALK_URCU_BP_SONAME) != 0 ||
+	    strlen(n) >= sizeof(b->path)) {
+		b->other = true;
+		return 1;
+	}
 	memcpy(b->path, n, strlen(n) + 1);
 	return 1;
 }
@@ -230,13 +236,16 @@ static void *open_bp(void)
 {
 #ifdef RCUWALK_URCU_DIR
 	const char *lp = getenv("LD_LIBRARY_PATH");
-	struct bp_loaded b = { "" };
+	struct bp_loaded b = { false, "" };
 	void *h = NULL;
 
+	/* A copy loaded under another name (a versioned file name, another
+	 * soname) goes to the soname's search, which finds a loaded object
+	 * by its soname: exactly as before. */
 	dl_iterate_phdr(find_loaded_bp, &b);
 	if (b.path[0])
 		h = dlopen(b.path, RTLD_NOW | RTLD_GLOBAL);
-	else if (!lp || !*lp)
+	else if (!b.other && (!lp || !*lp))
 		h = dlopen(RCUWALK_URCU_DIR "/" RCUWALK_URCU_BP_SONAME, RTLD_NOW | RTLD_GLOBAL);
 	if (h)
 		return h;

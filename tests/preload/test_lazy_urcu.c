@@ -17,6 +17,7 @@
  * there is nothing to load.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <fcntl.h>
@@ -93,6 +94,35 @@ static int helper(int argc, char **argv)
 	char out[400];
 	int same = 1;
 
+#ifdef RCUWALK_URCU_DIR
+	if (!strcmp(argv[1], "--host-copy") && argc == 4) {
+		/* A host's own liburcu-bp: a copy of the system's file under
+		 * its versioned name in a directory of its own, dlopen()ed by
+		 * that name before any lookup. */
+		static char img[4 << 20];
+		char dir[PLEN], copy[PLEN];
+		int in = (int)syscall(SYS_openat, AT_FDCWD, RCUWALK_URCU_DIR "/" RCUWALK_URCU_BP_SONAME,
+				      O_RDONLY | O_CLOEXEC), cfd;
+		size_t n = in >= 0 ? read_to_eof(in, img, sizeof(img)) : 0;
+
+		/* Raw system calls: no lookup through the shim before the
+		 * copy is loaded (ctest's RCUWALK_WARMUP=0 would start the
+		 * cache, and load liburcu, at the first). */
+		xfmt(dir, sizeof(dir), "/tmp/rcuwalk-host-copy.%d", (int)getpid());
+		if (in < 0 || n == 0 || n == sizeof(img) || syscall(SYS_mkdir, dir, 0700) != 0)
+			return 2;
+		syscall(SYS_close, in);
+		xfmt(copy, sizeof(copy), "%s/%s.0.0", dir, RCUWALK_URCU_BP_SONAME);
+		cfd = (int)syscall(SYS_openat, AT_FDCWD, copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+				   0755);
+		if (cfd < 0 || syscall(SYS_write, cfd, img, n) != (long)n || syscall(SYS_close, cfd) != 0 ||
+		    !dlopen(copy, RTLD_NOW | RTLD_GLOBAL))
+			return 2;
+		syscall(SYS_unlinkat, AT_FDCWD, copy, 0);
+		syscall(SYS_unlinkat, AT_FDCWD, dir, AT_REMOVEDIR);
+		argv[1] = "--lookups";
+	}
+#endif
 	if (!strcmp(argv[1], "--fork-chdir")) {
 		pid_t p = fork();
 
@@ -225,6 +255,26 @@ static void test_first_lookup_opens_liburcu_by_the_full_name_the_build_found(voi
 #endif
 }
 
+/* A host that loaded its own liburcu-bp (another file, under its versioned
+ * name) shares it with the shim: the shim's open_bp() sees a liburcu-bp
+ * under a name that is not the build's and takes the soname's search,
+ * which finds the loaded copy by its soname; by the build's full name it
+ * would have loaded a second copy (bp=2). */
+static void test_host_copy_of_liburcu_under_another_name_is_the_one_shared(void **state)
+{
+	static const char *const args[] = { "--host-copy", "20", "/etc/passwd", NULL };
+	static const char *const empty[] = { "LD_LIBRARY_PATH=", NULL };
+	char out[400] = "";
+
+	(void)state;
+#ifndef RCUWALK_URCU_DIR
+	skip();
+#else
+	run(args, empty, out, sizeof(out));
+	assert_non_null(strstr(out, "urcu=1 same=1 bp=1 /tmp/rcuwalk-host-copy."));
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +283,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_first_lookup_maps_liburcu_and_answers_exactly),
 		cmocka_unit_test(test_lookups_within_warmup_never_map_liburcu),
 		cmocka_unit_test(test_first_lookup_opens_liburcu_by_the_full_name_the_build_found),
+		cmocka_unit_test(test_host_copy_of_liburcu_under_another_name_is_the_one_shared),
 	};
 	if (argc >= 2 && argv[1][0] == '-' && argv[1][1] == '-')
 		return helper(argc, argv);
