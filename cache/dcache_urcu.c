@@ -46,6 +46,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,15 +177,23 @@ static void rd_learn_layout(void *bp)
  * search, as before.  A cds the host has loaded already is found by its
  * file identity either way (the loader compares st_dev and st_ino).
  */
-static void *open_cds_beside(void *bp)
+/* Whether a soname's search would look in LD_LIBRARY_PATH first: then only
+ * the search finds what the user asked for. */
+static bool library_path_set(void)
 {
 	const char *lp = getenv("LD_LIBRARY_PATH");
+
+	return lp && *lp;
+}
+
+static void *open_cds_beside(void *bp)
+{
 	struct link_map *lm = NULL;
 	char path[512];
 	const char *slash;
 	int n;
 
-	if ((lp && *lp) || dlinfo(bp, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name ||
+	if (library_path_set() || dlinfo(bp, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name ||
 	    lm->l_name[0] != '/' || !(slash = strrchr(lm->l_name, '/')))
 		return NULL;
 	n = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - lm->l_name), lm->l_name,
@@ -197,10 +206,10 @@ static void *open_cds_beside(void *bp)
 /*
  * liburcu-bp by its full name as well, from the directory the build found
  * it in (RCUWALK_URCU_DIR): a bare soname makes the loader read
- * /etc/ld.so.cache, and the munmap that ends that read alone cost ~200 us on
- * the 2-vCPU VM, whose page tables the hypervisor shadows (both libraries
- * loaded in 0.52-0.53 ms by full names against 0.74-0.80 ms; doc/
- * benchmarks-by-stop.md, "Stop 46").  A liburcu-bp the process has loaded
+ * /etc/ld.so.cache (open, fstat, mmap, close, munmap) in every process that
+ * starts a cache: on the 2-vCPU VM, whose page tables the hypervisor
+ * shadows, both libraries loaded in 412-478 us by full names against
+ * 507-647 us (doc/benchmarks-by-stop.md, "Stop 46").  A liburcu-bp the process has loaded
  * already is taken by the name it was loaded under (dl_iterate_phdr: no
  * search), so a host's own copy is still the one shared, and one loaded
  * under any other name sends us to the soname's search.  Only where
@@ -235,7 +244,6 @@ static int find_loaded_bp(struct dl_phdr_info *info, size_t size, void *arg)
 static void *open_bp(void)
 {
 #ifdef RCUWALK_URCU_DIR
-	const char *lp = getenv("LD_LIBRARY_PATH");
 	struct bp_loaded b = { false, "" };
 	void *h = NULL;
 
@@ -245,7 +253,7 @@ static void *open_bp(void)
 	dl_iterate_phdr(find_loaded_bp, &b);
 	if (b.path[0])
 		h = dlopen(b.path, RTLD_NOW | RTLD_GLOBAL);
-	else if (!b.other && (!lp || !*lp))
+	else if (!b.other && !library_path_set())
 		h = dlopen(RCUWALK_URCU_DIR "/" RCUWALK_URCU_BP_SONAME, RTLD_NOW | RTLD_GLOBAL);
 	if (h)
 		return h;
