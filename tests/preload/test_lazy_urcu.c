@@ -91,11 +91,12 @@ static int see_bp(struct dl_phdr_info *info, size_t size, void *arg)
 
 static int helper(int argc, char **argv)
 {
+	const char *mode = argv[1];
 	char out[400];
 	int same = 1;
 
 #ifdef RCUWALK_URCU_DIR
-	if (!strcmp(argv[1], "--host-copy") && argc == 4) {
+	if (!strcmp(mode, "--host-copy") && argc == 4) {
 		/* A host's own liburcu-bp: a copy of the system's file under
 		 * its versioned name in a directory of its own, dlopen()ed by
 		 * that name before any lookup. */
@@ -115,22 +116,24 @@ static int helper(int argc, char **argv)
 		xfmt(copy, sizeof(copy), "%s/%s.0.0", dir, RCUWALK_URCU_BP_SONAME);
 		cfd = (int)syscall(SYS_openat, AT_FDCWD, copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 				   0755);
-		if (cfd < 0 || syscall(SYS_write, cfd, img, n) != (long)n || syscall(SYS_close, cfd) != 0 ||
-		    !dlopen(copy, RTLD_NOW | RTLD_GLOBAL))
-			return 2;
-		syscall(SYS_unlinkat, AT_FDCWD, copy, 0);
+		int ok = cfd >= 0 && syscall(SYS_write, cfd, img, n) == (long)n &&
+			 syscall(SYS_close, cfd) == 0 && dlopen(copy, RTLD_NOW | RTLD_GLOBAL);
+
+		syscall(SYS_unlinkat, AT_FDCWD, copy, 0); /* the mapping stays */
 		syscall(SYS_unlinkat, AT_FDCWD, dir, AT_REMOVEDIR);
-		argv[1] = "--lookups";
+		if (!ok)
+			return 2;
+		mode = "--lookups";
 	}
 #endif
-	if (!strcmp(argv[1], "--fork-chdir")) {
+	if (!strcmp(mode, "--fork-chdir")) {
 		pid_t p = fork();
 
 		if (p == 0)
 			_exit(0);
 		if (p < 0 || waitpid(p, NULL, 0) != p || chdir("/") != 0)
 			return 2;
-	} else if (!strcmp(argv[1], "--lookups") && argc == 4) {
+	} else if (!strcmp(mode, "--lookups") && argc == 4) {
 		for (int i = 0, n = atoi(argv[2]); i < n; i++) {
 			struct stat a, b;
 			int ra, rb, ea, eb;
@@ -147,7 +150,7 @@ static int helper(int argc, char **argv)
 				     a.st_size != b.st_size || a.st_mtim.tv_nsec != b.st_mtim.tv_nsec)))
 				same = 0;
 		}
-	} else if (strcmp(argv[1], "--idle") != 0) {
+	} else if (strcmp(mode, "--idle") != 0) {
 		return 2;
 	}
 	struct bp_seen bp = { 0, "-" };
@@ -233,25 +236,36 @@ static void test_lookups_within_warmup_never_map_liburcu(void **state)
 	assert_non_null(strstr(out, "same=1"));
 }
 
+#ifdef RCUWALK_URCU_DIR
+static const char *const lookups20[] = { "--lookups", "20", "/etc/passwd", NULL };
+static const char *const no_library_path[] = { "LD_LIBRARY_PATH=", NULL };
+
+/* Run helper `args` with `extra` and expect `want` in what it printed. */
+static void run_expecting(const char *const *args, const char *const *extra, const char *want)
+{
+	char out[400] = "";
+
+	run(args, extra, out, sizeof(out));
+	if (!strstr(out, want))
+		fail_msg("want \"%s\" in: %s", want, out);
+}
+#endif
+
 /* liburcu-bp is opened by the full name the build found it under
  * (RCUWALK_URCU_DIR, cache/dcache_urcu.c: open_bp), not by a search through
  * /etc/ld.so.cache, where LD_LIBRARY_PATH is empty; with one set, by the
  * soname's search.  Either way once, and every answer exact. */
 static void test_first_lookup_opens_liburcu_by_the_full_name_the_build_found(void **state)
 {
-	static const char *const args[] = { "--lookups", "20", "/etc/passwd", NULL };
-	static const char *const empty[] = { "LD_LIBRARY_PATH=", NULL };
-	static const char *const set[] = { "LD_LIBRARY_PATH=/nonexistent-rcuwalk-test", NULL };
-	char out[400] = "";
-
 	(void)state;
 #ifndef RCUWALK_URCU_DIR
 	skip();
 #else
-	run(args, empty, out, sizeof(out));
-	assert_non_null(strstr(out, "urcu=1 same=1 bp=1 " RCUWALK_URCU_DIR "/liburcu-bp.so"));
-	run(args, set, out, sizeof(out));
-	assert_non_null(strstr(out, "urcu=1 same=1 bp=1 /"));
+	static const char *const set[] = { "LD_LIBRARY_PATH=/nonexistent-rcuwalk-test", NULL };
+
+	run_expecting(lookups20, no_library_path,
+		      "urcu=1 same=1 bp=1 " RCUWALK_URCU_DIR "/liburcu-bp.so");
+	run_expecting(lookups20, set, "urcu=1 same=1 bp=1 /");
 #endif
 }
 
@@ -262,16 +276,13 @@ static void test_first_lookup_opens_liburcu_by_the_full_name_the_build_found(voi
  * would have loaded a second copy (bp=2). */
 static void test_host_copy_of_liburcu_under_another_name_is_the_one_shared(void **state)
 {
-	static const char *const args[] = { "--host-copy", "20", "/etc/passwd", NULL };
-	static const char *const empty[] = { "LD_LIBRARY_PATH=", NULL };
-	char out[400] = "";
-
 	(void)state;
 #ifndef RCUWALK_URCU_DIR
 	skip();
 #else
-	run(args, empty, out, sizeof(out));
-	assert_non_null(strstr(out, "urcu=1 same=1 bp=1 /tmp/rcuwalk-host-copy."));
+	static const char *const args[] = { "--host-copy", "20", "/etc/passwd", NULL };
+
+	run_expecting(args, no_library_path, "urcu=1 same=1 bp=1 /tmp/rcuwalk-host-copy.");
 #endif
 }
 

@@ -761,7 +761,11 @@ static int helper_starting(const char *base, const char *how)
 		r = c > 0 ? wait_bounded(c, 10) : -1;
 		t[k + 1] = mono_now();
 		if (!own && r >= 0 && WIFEXITED(r) && WEXITSTATUS(r) == 3) {
-			if (ready >= 0 && ready < STARTING_ATTACH_BY_S) {
+			if (ready < 0) {
+				kill(w, SIGKILL);
+				FAIL("starting wait: the watcher never published its ring");
+			}
+			if (ready < STARTING_ATTACH_BY_S) {
 				kill(w, SIGKILL);
 				FAIL("starting wait: the ring was published %.3f s after the child "
 				     "started, and it did not attach",
