@@ -117,6 +117,9 @@ struct dcache_listing {
 	int can_put;       /* a listing read from now on may be published */
 	unsigned int inst; /* invalidate/'s instance generation at the ticket */
 	uint64_t gen;      /* the watch's generation at the ticket */
+	/* Set by the cache before kernel_listdir_typed: 1 = the session's
+	 * listing or none (a negative return, the kernel not asked). */
+	int only_shared;
 };
 
 /* A regular file's own watch on the session's instance and its generation
@@ -198,7 +201,9 @@ struct dcache_ops {
 	 * the mount table after getdents64: a mount point's d_type is the
 	 * covered entry's), DT_UNKNOWN for everything else.  A typed name is
 	 * hashed as a directory or regular file without an lstat of its own
-	 * (attributes, search and access permission are still asked lazily). */
+	 * (attributes, search and access permission are still asked lazily).
+	 * With `shared` and shared->only_shared: the session's listing only;
+	 * none (or more than `max` names) is a negative return, no getdents64. */
 	long (*kernel_listdir_typed)(const char *path, const struct dcache_listing *shared,
 				     size_t max,
 				     int (*add)(void *arg, const char *name, size_t len,
@@ -584,6 +589,10 @@ int dcache_arena_put(void *mem, int wd, uint64_t gen, const char *ents, size_t l
  * its length in bytes with *count names, -E2BIG (larger than cap) or
  * -ENOENT (none, or a corrupt arena: never a fault).  Any thread. */
 long dcache_arena_get(const void *mem, int wd, char *buf, size_t cap, size_t *count);
+/* dcache_arena_get, and -E2BIG for a listing of more than `max` names,
+ * found so before any name is copied.  Any thread. */
+long dcache_arena_get_max(const void *mem, int wd, char *buf, size_t cap, size_t max,
+			  size_t *count);
 /* Publish that entry `name` (len bytes) of directory `wd` is the directory
  * watched as `child`, (dev, ino), learned by a watch added through that
  * name after wd's generation was `gen`: as dcache_arena_put.  Any thread. */

@@ -635,7 +635,7 @@ static int arena_find(const struct arena_hdr *a, const uint32_t *head, uint32_t 
 
 struct take_listing {
 	char *buf;
-	size_t cap, count, len;
+	size_t cap, max, count, len;
 };
 
 static int take_listing(const struct arena_ent *e, const struct arena_ent *h, uint64_t ep,
@@ -643,7 +643,9 @@ static int take_listing(const struct arena_ent *e, const struct arena_ent *h, ui
 {
 	struct take_listing *t = arg;
 
-	if (h->len > t->cap)
+	/* h is a copy: its count is checked with the names below (A7); a
+	 * count over max refuses before any name is copied. */
+	if (h->len > t->cap || h->count > t->max)
 		return -E2BIG;
 	memcpy(t->buf, e->names, h->len);
 	if (ent_check(h, ep, t->buf, h->len, NULL, 0) != h->check)
@@ -657,8 +659,14 @@ static int take_listing(const struct arena_ent *e, const struct arena_ent *h, ui
 
 long dcache_arena_get(const void *mem, int wd, char *buf, size_t cap, size_t *count)
 {
+	return dcache_arena_get_max(mem, wd, buf, cap, SIZE_MAX, count);
+}
+
+long dcache_arena_get_max(const void *mem, int wd, char *buf, size_t cap, size_t max,
+			  size_t *count)
+{
 	const struct arena_hdr *a = mem;
-	struct take_listing t = { buf, cap, 0, 0 };
+	struct take_listing t = { buf, cap, max, 0, 0 };
 	int r;
 
 	if (wd < 0)

@@ -280,6 +280,9 @@ struct dir_state {
 	 * D_COMPLETE (acquire) and check d_seq after reading it. */
 	struct dir_listing *listing;
 	bool no_complete;           /* its listing cannot be used (too big, case-folded) */
+	bool early_tried;           /* completed, or tried, from the session's listing at its
+				     * first unknown name (dcache_populate.c, "From the
+				     * session's listing"); under dcache_mutex */
 	bool names_only;            /* its watch was asked for names only (a scratch
 				     * directory): no attribute or write event about its
 				     * entries reaches us; set with wd, under dcache_mutex */

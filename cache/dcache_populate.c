@@ -603,33 +603,63 @@ static bool listed_hash_locked(struct dentry *p, const char *name, size_t len)
 }
 
 /*
+ * From the session's listing.  A directory is listed after dc_complete_probes
+ * absent names (or COMPLETE_POS_PER_NEG times as many present ones), each
+ * asked of the kernel first: a later process of a session, whose
+ * directories the session has listed already, paid those lstats (and their
+ * offers) in every directory it searched, two for each -I directory of a
+ * compiler (`foo.h.gch`, `foo.h`), 100-235 a cc1 of the generated project at
+ * ~6 us each here, besides a completion it would make anyway.  So at a
+ * directory's first name that neither this process nor the session knows
+ * (shared_name_get found nothing), where the session holds a valid listing
+ * of at most EARLY_MAX names, the directory is completed from it at once
+ * (complete_dir_rcu(), early): one copy of the listing instead of the
+ * probes.  Tried once per directory (dir_state.early_tried): a listing the
+ * session does not have costs one arena look-up, never a getdents64
+ * (dcache_listing.only_shared).  Larger listings keep the probes: a process
+ * that asks one name of /usr/lib would copy thousands.  Only searchable
+ * directories (use_shared: the walk still checks search permission on the
+ * completed directory, MISS_SEARCH) and not scratch ones (names_only: their
+ * listings change all the time).  Completing earlier changes no answer: the
+ * listing is checked as at any completion (its generation, the names still
+ * queued as absent).
+ */
+#define EARLY_MAX 128u
+
+/*
  * Make directory p complete: read its listing and keep it (struct
  * dir_listing), then set D_COMPLETE, so that any name neither hashed nor
  * listed is answered ENOENT without the kernel; a listed name is hashed at
  * its first lookup (listed_hash_locked()).  Under rcu_read_lock(),
  * not under the mutex.  As for every insertion, p is watched and p->dir_gen
  * sampled before the kernel is asked; an event on p meanwhile (create, delete,
- * move) changes dir_gen and the listing is thrown away.
+ * move) changes dir_gen and the listing is thrown away.  early: only from
+ * the session's listing, of at most EARLY_MAX names, once per directory
+ * ("From the session's listing"); a listing it cannot have leaves p as it
+ * was.  Returns whether p was made complete.
  */
-static void complete_dir_rcu(struct dentry *p, const char *dpath)
+static bool complete_dir_rcu(struct dentry *p, const char *dpath, bool early)
 {
 	struct name_buf nb = { .p = p };
 	struct dir_listing *l;
 	struct dcache_listing ticket;
 	unsigned int gen;
 	uint64_t t0;
-	bool shared;
+	bool shared, done = false;
 	long r;
 
 	pthread_mutex_lock(&dcache_mutex);
-	if ((p->flags & (D_DEAD | D_COMPLETE | D_NOCACHE)) || d_wd(p) < 0 || p->dir->no_complete) {
+	if ((p->flags & (D_DEAD | D_COMPLETE | D_NOCACHE)) || d_wd(p) < 0 || p->dir->no_complete ||
+	    (early && p->dir->early_tried)) {
 		pthread_mutex_unlock(&dcache_mutex);
-		return;
+		return false;
 	}
 	if ((p->flags & D_TTL) && !dc_neg_ttl_ns) {
 		pthread_mutex_unlock(&dcache_mutex);
-		return; /* no absent name is cached there */
+		return false; /* no absent name is cached there */
 	}
+	if (early)
+		p->dir->early_tried = true;
 	gen = p->dir->dir_gen;
 	/* A session's shared listing (dcache_arena.c): p is alive and watched
 	 * under the mutex, so its watch id is the current instance's.  Not
@@ -637,16 +667,24 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 	shared = !(p->flags & D_TTL) && dc_ops->listing_ticket &&
 		 dc_ops->listing_ticket(d_wd(p), &ticket) == 1;
 	pthread_mutex_unlock(&dcache_mutex);
+	if (early && (!shared || !dc_ops->kernel_listdir_typed))
+		return false;
+	if (shared)
+		ticket.only_shared = early;
 
 	t0 = now_coarse();
 	if (dc_ops->kernel_listdir_typed)
-		r = dc_ops->kernel_listdir_typed(dpath, shared ? &ticket : NULL, dc_complete_max,
+		r = dc_ops->kernel_listdir_typed(dpath, shared ? &ticket : NULL,
+						 early && EARLY_MAX < dc_complete_max ? EARLY_MAX
+										       : dc_complete_max,
 						 name_buf_add_typed, &nb);
 	else
 		r = dc_ops->kernel_listdir(dpath, dc_complete_max, name_buf_add, &nb);
 	l = r >= 0 ? listing_build(&nb, t0) : NULL;
 	pthread_mutex_lock(&dcache_mutex);
-	if (r == -E2BIG || r == -EOPNOTSUPP) {
+	if (early && r < 0) {
+		/* none shared, or too big to take early: the probes decide */
+	} else if (r == -E2BIG || r == -EOPNOTSUPP) {
 		p->dir->no_complete = true; /* too big to list, or names fold case */
 	} else if (l && !(p->flags & (D_DEAD | D_COMPLETE)) && p->dir->dir_gen == gen &&
 		   dc_bytes + l->bytes <= dc_max_bytes / 2) {
@@ -690,6 +728,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 			STORE_RELEASE(p->flags, p->flags | D_COMPLETE);
 			if (p->dir->completions < USHRT_MAX)
 				p->dir->completions++;
+			done = true;
 		}
 		p->dir->neg_probes = 0;
 		p->dir->pos_probes = 0;
@@ -700,6 +739,7 @@ static void complete_dir_rcu(struct dentry *p, const char *dpath)
 	pthread_mutex_unlock(&dcache_mutex);
 	free(l); /* not attached */
 	free(nb.buf);
+	return done;
 }
 
 /*
@@ -859,6 +899,26 @@ int dc_populate_rcu(struct miss *m)
 				tlen = (long)stl;
 			}
 		}
+		/* "From the session's listing": instead of the kernel's lstat,
+		 * the whole directory, then walk again. */
+		if (use_shared && !from_shared && !p_names && dc_complete_probes) {
+			char c = path[dirlen];
+			bool done;
+
+			path[dirlen] = '\0';
+			done = complete_dir_rcu(p, path, true);
+			path[dirlen] = c;
+			if (done) {
+				/* As below: the session's search answer holds for p
+				 * (else the walk would ask it again, MISS_SEARCH). */
+				pthread_mutex_lock(&dcache_mutex);
+				if (search_shared && !(p->flags & (D_DEAD | D_SEARCHED)) &&
+				    p->dir->dir_gen == gen && dir_attr_watched_locked(p))
+					STORE_RELAXED(p->flags, p->flags | D_SEARCHED);
+				pthread_mutex_unlock(&dcache_mutex);
+				return 0;
+			}
+		}
 		if (!from_shared)
 			r = dc_ops->kernel_lstat(path, &st);
 		if (r == 0 && st.st_dev > UINT32_MAX)
@@ -973,7 +1033,7 @@ int dc_populate_rcu(struct miss *m)
 		pthread_mutex_unlock(&dcache_mutex);
 		if (complete && (dc_ops->kernel_listdir || dc_ops->kernel_listdir_typed)) {
 			path[dirlen] = '\0';
-			complete_dir_rcu(p, path);
+			complete_dir_rcu(p, path, false);
 		}
 		/* The final object of a plain stat, found unchanged (dir_gen)
 		 * when the reply was kept: the reply answers, as a second walk

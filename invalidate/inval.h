@@ -248,11 +248,13 @@ void inval_stats_get(struct inval_stats *out);
 /* Shared listings (doc/session.md, "Phase 2: shared entries"), for the
  * kernel_listdir_typed op: `t` is the ticket the cache passed it (NULL:
  * none).  inval_listing_get copies the session's listing of t's directory,
- * as dcache_arena_get (-ENOENT: read it from the kernel); inval_listing_put
+ * as dcache_arena_get_max (-ENOENT: read it from the kernel; -E2BIG: more
+ * than `max` names, or than cap bytes); inval_listing_put
  * offers the listing just read from the kernel (raw d_types, before any
  * mount check), published only if the ticket allows it.  Any thread, ops
  * context included; no lock, no syscall. */
-long inval_listing_get(const struct dcache_listing *t, char *buf, size_t cap, size_t *count);
+long inval_listing_get(const struct dcache_listing *t, char *buf, size_t cap, size_t max,
+		       size_t *count);
 void inval_listing_put(const struct dcache_listing *t, const char *ents, size_t len, size_t count);
 /* The process changed its credentials: it uses and offers no shared entry
  * any more (what it learned must not outlive them: shim.c empties its own

@@ -124,10 +124,11 @@ static void *ticket_arena(const struct dcache_listing *t, int put)
 	return session_arena();
 }
 
-long inval_listing_get(const struct dcache_listing *t, char *buf, size_t cap, size_t *count)
+long inval_listing_get(const struct dcache_listing *t, char *buf, size_t cap, size_t max,
+		       size_t *count)
 {
 	void *a = ticket_arena(t, 0);
-	long r = a ? dcache_arena_get(a, t->wd, buf, cap, count) : -ENOENT;
+	long r = a ? dcache_arena_get_max(a, t->wd, buf, cap, max, count) : -ENOENT;
 
 	if (r >= 0 && !ticket_arena(t, 0))
 		return -ENOENT;

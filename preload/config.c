@@ -287,13 +287,13 @@ static long shared_listing(const struct dcache_listing *shared, size_t max, char
 
 	if (!b)
 		return -ENOMEM;
-	n = inval_listing_get(shared, b, cap, count);
-	if (n == -E2BIG && max < (16u << 20) / (NAME_MAX + 2)) {
+	n = inval_listing_get(shared, b, cap, max, count);
+	if (n == -E2BIG && max < (16u << 20) / (NAME_MAX + 2) && cap < max * (NAME_MAX + 2)) {
 		char *c = realloc(b, cap = max * (NAME_MAX + 2));
 
 		if (c) {
 			b = c;
-			n = inval_listing_get(shared, b, cap, count);
+			n = inval_listing_get(shared, b, cap, max, count);
 		}
 	}
 	if (n < 0)
@@ -327,6 +327,8 @@ static long raw_listdir_typed(const char *path, const struct dcache_listing *sha
 		count = (long)scount;
 		goto filter;
 	}
+	if (shared && shared->only_shared)
+		return n < 0 ? n : -ENOENT; /* none shared: the cache asked for no read */
 	fd = listdir_open(path);
 	if (fd < 0)
 		return fd;

@@ -1632,6 +1632,64 @@ static int helper_relist_child(const char *base, int wait_ms)
 	return check_exact(p, "relist child", 1);
 }
 
+/* (early) "From the session's listing" (cache/dcache_populate.c): base/d
+ * holds `files` names (made behind the shim); this process completes it with
+ * five absent names through the shim (its listing read from the kernel and
+ * offered to the session); then children, each asking two names of d, one
+ * present and one absent (too few to complete d by the probes: 2 absent or 8
+ * present), until one has taken the session's listing (listings_shared) or
+ * 8 have run; then d/late is made behind the shim and a last child must find
+ * it (the listing taken early is checked as any other). */
+static int helper_early(const char *base, const char *files)
+{
+	char d[PLEN], p[PLEN];
+	struct stat st;
+	int n = atoi(files);
+
+	snprintf(d, sizeof(d), "%s/d", base);
+	if (raw_mkdir(d) != 0)
+		FAIL("early: mkdir");
+	for (int i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "%s/f%d", d, i);
+		if (raw_write_file(p, 1, 0) != 0)
+			FAIL("early: create %s", p);
+	}
+	for (int i = 0; i < 5; i++) {
+		snprintf(p, sizeof(p), "%s/x%d", d, i);
+		if (stat(p, &st) == 0 || errno != ENOENT)
+			FAIL("early: %s not absent", p);
+	}
+	if (rounds_until("early-child", base, "listings_shared", 0, 1, 8) < 0)
+		FAIL("early: a child failed");
+	snprintf(p, sizeof(p), "%s/late", d);
+	if (raw_write_file(p, 1, 0) != 0)
+		FAIL("early: create %s", p);
+	if (reap(spawn_helper("early-child", base, "late")) != 0)
+		FAIL("early: the last child failed");
+	return 0;
+}
+
+/* wait: the ms to wait first (rounds_until), or "late": look d/late up. */
+static int helper_early_child(const char *base, const char *wait)
+{
+	char p[PLEN];
+	int ms = atoi(wait);
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	if (!strcmp(wait, "late")) {
+		snprintf(p, sizeof(p), "%s/d/late", base);
+		return check_exact(p, "early child, after d/late was made", 0);
+	}
+	nanosleep(&ts, NULL);
+	snprintf(p, sizeof(p), "%s/d/f0", base);
+	if (check_exact(p, "early child", 0))
+		return 1;
+	snprintf(p, sizeof(p), "%s/d/y%d", base, (int)getpid());
+	if (check_exact(p, "early child", 1))
+		return 1;
+	return check_exact(p, "early child", 2);
+}
+
 /* A regular file's attributes shared by the session (ENT_FILE: the file's
  * own watch vouches for them) stay exact after changes that its
  * directory's watch sees under its name without a new name (a write, a
@@ -2110,6 +2168,10 @@ static int helper(int argc, char **argv)
 		return helper_attach_way(a, b);
 	if (!strcmp(m, "search-child"))
 		return helper_search_child(a, b);
+	if (!strcmp(m, "early"))
+		return helper_early(a, b);
+	if (!strcmp(m, "early-child"))
+		return helper_early_child(a, b);
 	if (!strcmp(m, "relist-child"))
 		return helper_relist_child(a, atoi(b));
 	if (!strcmp(m, "dir-attrs-child"))
@@ -2561,20 +2623,30 @@ static void test_session_watcher_death_seen_by_process_without_reader_thread(voi
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* run_session_stats(mode, name, arg), asserting a clean exit: `field`
+ * summed over the session's records. */
+static long long session_stats_field(const char *mode, const char *name, const char *arg,
+				     const char *field)
+{
+	char d[PLEN], stats[PLEN];
+	long long v;
+	int st;
+
+	st = run_session_stats(mode, name, arg, d, stats);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	v = stats_field(stats, field);
+	assert_true(v >= 0);
+	return v;
+}
+
 /* One run of helper_foreign (child `what`): the process's invalidations. */
 static long long foreign_invalidations(const char *what, int attempt)
 {
-	char d[PLEN], name[48], stats[PLEN];
-	long long inv;
-	int st;
+	char name[48];
 
 	snprintf(name, sizeof(name), "foreign-%s-%d", what, attempt);
-	st = run_session_stats("foreign", name, what, d, stats);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
-	inv = stats_field(stats, "invalidations");
-	assert_true(inv >= 0);
-	return inv;
+	return session_stats_field("foreign", name, what, "invalidations");
 }
 
 /* A session process's cached file keeps its attributes while another
@@ -2639,6 +2711,41 @@ static void test_session_shared_listings_exact_across_processes(void **state)
 	assert_true(shared >= 1);
 	assert_true(watches >= 1);
 	assert_true(names >= 1);
+}
+
+/* The listings the children of helper_early took from the session, for a
+ * directory of `files` names; every answer they gave exact. */
+static long long early_listings(const char *name, const char *files)
+{
+	unsetenv("RCUWALK_SHARED_PATHS");
+	return session_stats_field("early", name, files, "listings_shared");
+}
+
+/* A later process's first name in a directory the session has listed, not
+ * known to the session by itself, completes the directory from the
+ * session's listing: no lstat of the name, nor of the next one (before,
+ * two absent names were asked of the kernel in every directory first:
+ * ~100 lstats a cc1 of the generated project).  Children asking one
+ * present and one absent name take the listing (0 before). */
+static void test_session_later_process_completes_a_directory_from_the_session_listing_at_once(
+	void **state)
+{
+	long long n = early_listings("early-small", "20");
+
+	(void)state;
+	print_message("listings taken by children asking 2 names each: %lld\n", n);
+	assert_true(n >= 1);
+}
+
+/* ... but not a listing of more than EARLY_MAX (128) names: a process that
+ * asks one name of a large directory would copy all of them.  The probes
+ * decide there, as without a session. */
+static void test_session_large_directory_is_not_completed_at_its_first_name(void **state)
+{
+	long long n = early_listings("early-large", "200");
+
+	(void)state;
+	assert_int_equal(n, 0);
 }
 
 /* The shared path table (cache/dcache_spath.c): in the scenario above the
@@ -2997,6 +3104,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_session_watcher_death_seen_by_process_without_reader_thread),
 		cmocka_unit_test(test_session_foreign_directory_records_reach_nothing),
 		cmocka_unit_test(test_session_shared_listings_exact_across_processes),
+		cmocka_unit_test(
+			test_session_later_process_completes_a_directory_from_the_session_listing_at_once),
+		cmocka_unit_test(test_session_large_directory_is_not_completed_at_its_first_name),
 		cmocka_unit_test(test_session_shared_path_answers_exact_across_processes),
 		cmocka_unit_test(test_session_filesystem_class_taken_by_mount_id_where_the_kernel_has_them),
 		cmocka_unit_test(test_session_shared_directory_attributes_exact_after_inode_flag_ioctl),

@@ -64,6 +64,14 @@ static void test_dcache_arena_listing_put_is_read_back_whole(void **state)
 	assert_int_equal(dcache_arena_get(a, 8, out, sizeof(out), &count), -ENOENT);
 	/* A buffer too small: -E2BIG, not a cut listing. */
 	assert_int_equal(dcache_arena_get(a, 7, out, len - 1, &count), -E2BIG);
+	/* More names than asked for (dcache_arena_get_max): -E2BIG, and not
+	 * a byte of the names copied; as many as asked: the listing. */
+	memset(out, 0x5a, sizeof(out));
+	assert_int_equal(dcache_arena_get_max(a, 7, out, sizeof(out), 49, &count), -E2BIG);
+	for (size_t i = 0; i < sizeof(out); i++)
+		assert_int_equal((unsigned char)out[i], 0x5a);
+	assert_int_equal(dcache_arena_get_max(a, 7, out, sizeof(out), 50, &count), (long)len);
+	assert_int_equal(count, 50);
 	/* An empty directory is a listing too. */
 	assert_int_equal(dcache_arena_put(a, 9, dcache_arena_gen(a, 9), NULL, 0, 0), 0);
 	assert_int_equal(dcache_arena_get(a, 9, out, sizeof(out), &count), 0);
