@@ -81,14 +81,21 @@ DCACHE_FORK_TEXT void preload_count_pass(enum preload_pass why)
 		__atomic_fetch_add(&b->c[why], 1, __ATOMIC_RELAXED);
 }
 
+/* The blocks handed out only (as dcache_stats_sum: the pool's untouched
+ * pages are not read). */
 static void pass_sum(uint64_t out[PRELOAD_PASS_N_])
 {
+	unsigned int used = __atomic_load_n(&pass_used, __ATOMIC_ACQUIRE);
+
 	memset(out, 0, sizeof(uint64_t) * PRELOAD_PASS_N_);
 	for (int k = 0; k < PRELOAD_PASS_N_; k++)
 		out[k] += __atomic_load_n(&pass_first.c[k], __ATOMIC_ACQUIRE);
-	for (unsigned int i = 1; i <= PASS_BLOCKS; i++)
+	for (unsigned int i = 1; i < (used < PASS_BLOCKS ? used : PASS_BLOCKS); i++)
 		for (int k = 0; k < PRELOAD_PASS_N_; k++)
 			out[k] += __atomic_load_n(&pass_pool[i].c[k], __ATOMIC_ACQUIRE);
+	if (used > PASS_BLOCKS)
+		for (int k = 0; k < PRELOAD_PASS_N_; k++)
+			out[k] += __atomic_load_n(&pass_pool[PASS_BLOCKS].c[k], __ATOMIC_ACQUIRE);
 }
 
 /* ---------------------------------------------------------------------- */

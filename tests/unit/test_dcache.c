@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -956,6 +957,37 @@ static void test_dcache_stats_count_hits_misses_and_negative_hits(void **state)
 	assert_int_equal(c.hits, b.hits + 1);
 	assert_int_equal(c.neg_hits, b.neg_hits + 2);
 	assert_int_equal(c.misses, b.misses + 1); /* only the first "g" */
+}
+
+static void *one_hit(void *arg)
+{
+	struct stat st;
+
+	*(int *)arg = lookup(P("f"), Q_STAT, &st);
+	return NULL;
+}
+
+/* Each thread counts in a block of its own, the 257th and later in one
+ * shared block: the sum has every thread's counts, from blocks handed out
+ * only (dcache_stats_sum does not read the pool's untouched pages). */
+static void test_dcache_stats_sum_counts_every_thread_past_the_blocks(void **state)
+{
+	struct dcache_stats a, b;
+	struct stat st;
+
+	x_file(P("f"), 1);
+	assert_int_equal(lookup(P("f"), Q_STAT, &st), 0);
+	dcache_stats_sum(&a);
+	for (int i = 0; i < 300; i++) {
+		pthread_t t;
+		int r = -1;
+
+		assert_int_equal(pthread_create(&t, NULL, one_hit, &r), 0);
+		assert_int_equal(pthread_join(t, NULL), 0);
+		assert_int_equal(r, 0);
+	}
+	dcache_stats_sum(&b);
+	assert_int_equal(b.hits, a.hits + 300);
 }
 
 /* Directory rent (dcache_populate.c): a directory not watched yet is
@@ -3243,6 +3275,7 @@ int main(void)
 		T(test_dcache_stat_miss_of_final_object_asks_kernel_once),
 		T(test_dcache_negative_dentry_answers_paths_below_without_kernel),
 		T(test_dcache_stats_count_hits_misses_and_negative_hits),
+		T(test_dcache_stats_sum_counts_every_thread_past_the_blocks),
 		T(test_dcache_dir_rent_first_lookups_pass_through_then_it_is_watched),
 		T(test_dcache_dir_rent_doubles_while_buying_earns_nothing_then_comes_back),
 		T(test_dcache_idle_spell_passes_through_before_the_walk_and_doubles),
