@@ -530,8 +530,18 @@ prefix_only:
 		if (!d) {
 			/* A complete directory's listed names are in its bloom
 			 * too (complete_dir_rcu). */
-			if (complete && maybe && ds && listed_rcu(ds, h, name, len))
+			if (complete && maybe && ds && listed_rcu(ds, h, name, len)) {
+				/* An open of it (NEGONLY) needs the kernel
+				 * whatever it is, as for D_UNK below: passed
+				 * without a dentry.  A compiler opens each header
+				 * it finds once; hashing it cost a fill and ~200
+				 * bytes of heap (a page fault every ~20 headers:
+				 * ~37 a later cc1 of the generated project), for
+				 * a hit nobody asked.  A later stat hashes it. */
+				if (last && (qflags & DCACHE_Q_NEGONLY))
+					return d_seq_retry(cur, cur_seq) ? WALK_RETRY : DCACHE_PASS;
 				return miss_listed(m, cur, cur_seq, name, len);
+			}
 			if (d_seq_retry(cur, cur_seq))
 				return WALK_RETRY;
 			if (complete) {

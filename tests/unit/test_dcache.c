@@ -1706,6 +1706,38 @@ static void complete_dir(const char *dir)
 	assert_int_equal(t_list_calls - l0, 1);
 }
 
+/* An open (NEGONLY) of a name a complete directory lists goes to the kernel
+ * without a dentry for the name (dcache_walk.c): nothing asked, nothing
+ * hashed, whatever the name is (a file, a directory, with a trailing
+ * slash); its first stat hashes it as before, and an absent name is still
+ * ENOENT from the listing. */
+static void test_dcache_open_of_a_listed_name_passes_without_hashing_it(void **state)
+{
+	struct stat st;
+	unsigned long k0;
+	size_t n1;
+
+	(void)state;
+	x_mkdir(P("d"));
+	for (int i = 0; i < 20; i++)
+		x_file(P("d/f%03d", i), (size_t)i);
+	x_mkdir(P("d/sub"));
+	inval_drain();
+	complete_dir("d");
+	n1 = dcache_count();
+	k0 = t_kernel_calls;
+	assert_int_equal(lookup(P("d/f007"), Q_OPEN, &st), DCACHE_PASS);
+	assert_int_equal(lookup(P("d/f007/"), Q_OPEN, &st), DCACHE_PASS);
+	assert_int_equal(lookup(P("d/sub"), Q_OPEN, &st), DCACHE_PASS);
+	assert_int_equal(lookup(P("d/absent"), Q_OPEN, &st), ENOENT);
+	calls_equal(k0, 0);
+	assert_int_equal(dcache_count(), n1);
+	assert_int_equal(SAME_ST(P("d/f007"), Q_STAT, &st), 0);
+	assert_int_equal(st.st_size, 7);
+	assert_int_equal(dcache_count(), n1 + 1);
+	assert_int_equal(SAME(P("d/f007/"), Q_OPEN), ENOTDIR);
+}
+
 /* A complete directory keeps its listing and hashes a listed name only at
  * its first lookup (dcache_populate.c, listed_hash_locked()): listing 201
  * names makes no dentry for them; an absent name is ENOENT from the listing
@@ -3308,6 +3340,7 @@ int main(void)
 		T(test_dcache_no_negative_asks_kernel_for_every_absent_name),
 		T(test_dcache_excluded_directory_passes_through),
 		T(test_dcache_complete_directory_hashes_listed_names_at_first_lookup),
+		T(test_dcache_open_of_a_listed_name_passes_without_hashing_it),
 		T(test_dcache_complete_directory_answers_unseen_absent_name_without_kernel),
 		T(test_dcache_complete_directory_placeholders_resolve_links_and_dirs),
 		T(test_dcache_complete_directory_sees_create_unlink_and_renames),
