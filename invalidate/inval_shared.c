@@ -102,6 +102,7 @@ static int listing_ticket(int wd, struct dcache_listing *t)
 	t->wd = wd;
 	t->inst = gen;
 	t->can_put = r;
+	t->only_shared = 0; /* the cache sets it for the listing op only */
 	/* Caught up with the session: its shared path table may answer us
 	 * (until the cache is emptied: dcache_spath_use). */
 	{
