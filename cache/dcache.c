@@ -322,21 +322,36 @@ int dcache_last_pass_classified(void)
 	return tls_last_pass_why != PASS_WHY_NONE;
 }
 
+/* The blocks of stat_pool handed out: stat_pool[0..n) and, if *shared, the
+ * block of the threads past them, stat_pool[STAT_BLOCKS].  The others were
+ * never written (a block is taken, by its index, before its first count):
+ * the pool is 33 KiB of .bss, and reading or clearing all of it was 8 page
+ * faults (the sum at every exit, for the learned warm-up's record; the
+ * clear in a fork child). */
+static unsigned int stat_blocks_used(bool *shared)
+{
+	unsigned int used = __atomic_load_n(&stat_pool_used, __ATOMIC_RELAXED);
+
+	*shared = used > STAT_BLOCKS;
+	return used < STAT_BLOCKS ? used : STAT_BLOCKS;
+}
+
+static void stat_block_add(uint64_t c[DCACHE_STAT_N_], const struct stat_block *b)
+{
+	for (int k = 0; k < DCACHE_STAT_N_; k++)
+		c[k] += LOAD_RELAXED(b->c[k]);
+}
+
 void dcache_stats_sum(struct dcache_stats *out)
 {
 	uint64_t c[DCACHE_STAT_N_] = { 0 };
-	unsigned int used = __atomic_load_n(&stat_pool_used, __ATOMIC_RELAXED);
+	bool shared;
+	unsigned int n = stat_blocks_used(&shared);
 
-	/* Only the blocks handed out: the others were never written (a block
-	 * is taken, by its index, before its first count).  The pool is 33 KiB
-	 * of .bss, and reading all of it at every exit (the learned warm-up's
-	 * record) was 8 page faults a process. */
-	for (unsigned int i = 0; i < (used < STAT_BLOCKS ? used : STAT_BLOCKS); i++)
-		for (int k = 0; k < DCACHE_STAT_N_; k++)
-			c[k] += LOAD_RELAXED(stat_pool[i].c[k]);
-	if (used > STAT_BLOCKS) /* the shared block of the threads past them */
-		for (int k = 0; k < DCACHE_STAT_N_; k++)
-			c[k] += LOAD_RELAXED(stat_pool[STAT_BLOCKS].c[k]);
+	for (unsigned int i = 0; i < n; i++)
+		stat_block_add(c, &stat_pool[i]);
+	if (shared)
+		stat_block_add(c, &stat_pool[STAT_BLOCKS]);
 	out->hits = c[DCACHE_STAT_HIT];
 	out->neg_hits = c[DCACHE_STAT_NEG_HIT];
 	out->misses = c[DCACHE_STAT_MISS];
@@ -1130,13 +1145,12 @@ DCACHE_FORK_TEXT void dcache_fork_child(void)
 	for (unsigned int i = 0; i < WD_BUCKETS; i++)
 		if (dc_wd_map[i])
 			dc_wd_map[i] = NULL;
-	/* Counters are per process: the parent reports its own at exit.
-	 * Blocks past stat_pool_used were never handed out, never written. */
+	/* Counters are per process: the parent reports its own at exit. */
 	{
-		unsigned int used = __atomic_load_n(&stat_pool_used, __ATOMIC_RELAXED);
+		bool shared;
 
-		memset(stat_pool, 0, (used < STAT_BLOCKS ? used : STAT_BLOCKS) * sizeof(stat_pool[0]));
-		if (used > STAT_BLOCKS)
+		memset(stat_pool, 0, stat_blocks_used(&shared) * sizeof(stat_pool[0]));
+		if (shared)
 			memset(&stat_pool[STAT_BLOCKS], 0, sizeof(stat_pool[0]));
 	}
 }

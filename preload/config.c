@@ -328,7 +328,7 @@ static long raw_listdir_typed(const char *path, const struct dcache_listing *sha
 		goto filter;
 	}
 	if (shared && shared->only_shared)
-		return n < 0 ? n : -ENOENT; /* none shared: the cache asked for no read */
+		return n; /* none shared (n < 0 here): the cache asked for no read */
 	fd = listdir_open(path);
 	if (fd < 0)
 		return fd;

@@ -28,6 +28,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,21 +82,34 @@ DCACHE_FORK_TEXT void preload_count_pass(enum preload_pass why)
 		__atomic_fetch_add(&b->c[why], 1, __ATOMIC_RELAXED);
 }
 
-/* The blocks handed out only (as dcache_stats_sum: the pool's untouched
- * pages are not read). */
-static void pass_sum(uint64_t out[PRELOAD_PASS_N_])
+/* The blocks of pass_pool handed out (as cache/dcache.c's stat_pool):
+ * pass_pool[1..n) and, if *shared, pass_pool[PASS_BLOCKS]; the pool's
+ * untouched pages are neither read nor cleared. */
+static unsigned int pass_blocks_used(bool *shared)
 {
 	unsigned int used = __atomic_load_n(&pass_used, __ATOMIC_ACQUIRE);
 
-	memset(out, 0, sizeof(uint64_t) * PRELOAD_PASS_N_);
+	*shared = used > PASS_BLOCKS;
+	return used < PASS_BLOCKS ? used : PASS_BLOCKS;
+}
+
+static void pass_block_add(uint64_t out[PRELOAD_PASS_N_], const struct pass_block *b)
+{
 	for (int k = 0; k < PRELOAD_PASS_N_; k++)
-		out[k] += __atomic_load_n(&pass_first.c[k], __ATOMIC_ACQUIRE);
-	for (unsigned int i = 1; i < (used < PASS_BLOCKS ? used : PASS_BLOCKS); i++)
-		for (int k = 0; k < PRELOAD_PASS_N_; k++)
-			out[k] += __atomic_load_n(&pass_pool[i].c[k], __ATOMIC_ACQUIRE);
-	if (used > PASS_BLOCKS)
-		for (int k = 0; k < PRELOAD_PASS_N_; k++)
-			out[k] += __atomic_load_n(&pass_pool[PASS_BLOCKS].c[k], __ATOMIC_ACQUIRE);
+		out[k] += __atomic_load_n(&b->c[k], __ATOMIC_ACQUIRE);
+}
+
+static void pass_sum(uint64_t out[PRELOAD_PASS_N_])
+{
+	bool shared;
+	unsigned int n = pass_blocks_used(&shared);
+
+	memset(out, 0, sizeof(uint64_t) * PRELOAD_PASS_N_);
+	pass_block_add(out, &pass_first);
+	for (unsigned int i = 1; i < n; i++)
+		pass_block_add(out, &pass_pool[i]);
+	if (shared)
+		pass_block_add(out, &pass_pool[PASS_BLOCKS]);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -440,8 +454,13 @@ DCACHE_START_TEXT void preload_write_stats(void)
 static void stats_fork_child(void)
 {
 	struct inval_stats is;
+	bool shared;
+	unsigned int n = pass_blocks_used(&shared);
 
-	memset(pass_pool, 0, sizeof(pass_pool));
+	if (n > 1)
+		memset(&pass_pool[1], 0, (n - 1) * sizeof(pass_pool[0]));
+	if (shared)
+		memset(&pass_pool[PASS_BLOCKS], 0, sizeof(pass_pool[0]));
 	memset(&pass_first, 0, sizeof(pass_first));
 	memset(&base, 0, sizeof(base));
 	nsamples = 0;
